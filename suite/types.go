@@ -1,0 +1,119 @@
+package suite
+
+import "time"
+
+// PlanPath is where the host puts the plan in the guest (second cpio).
+const PlanPath = "/kci/plan.json"
+
+// Plan is what the host asks the guest agent to do. It travels as JSON in
+// the per-run initramfs.
+type Plan struct {
+	Sanity      bool          `json:"sanity"`   // refuse to run on a debug kernel
+	Survival    bool          `json:"survival"` // run the carrier × path matrix
+	Variants    []string      `json:"variants"` // benchmark variants; empty = none
+	Bench       BenchParams   `json:"bench"`
+	Profile     bool          `json:"profile"`           // sample CPU stacks during the window
+	Command     []string      `json:"command,omitempty"` // kci run -- CMD: run this instead
+	StepTimeout time.Duration `json:"step_timeout_ns"`
+}
+
+// BenchParams is the traffic and measurement window. Defaults are the
+// user's: 3 pairs × 36 B × 14 Mbit/s, 5 s + 5 s warm-up, 60 s window.
+type BenchParams struct {
+	Pairs       int           `json:"pairs"`
+	PayloadSize int           `json:"payload_size"`
+	RateMbit    float64       `json:"rate_mbit"`
+	ServerLead  time.Duration `json:"server_lead_ns"`
+	Warmup      time.Duration `json:"warmup_ns"`
+	Window      time.Duration `json:"window_ns"`
+	ServerCPUs  []int         `json:"server_cpus,omitempty"`
+	ClientCPUs  []int         `json:"client_cpus,omitempty"`
+	SamplerCPU  int           `json:"sampler_cpu"`
+}
+
+// DefaultBench returns the user's traffic setup.
+func DefaultBench() BenchParams {
+	return BenchParams{
+		Pairs: 3, PayloadSize: 36, RateMbit: 14,
+		ServerLead: 5 * time.Second, Warmup: 5 * time.Second, Window: 60 * time.Second,
+		ServerCPUs: []int{0, 2, 4}, ClientCPUs: []int{1, 3, 5}, SamplerCPU: 6,
+	}
+}
+
+// Sanity is the guest's own check that the numbers it is about to produce
+// are from a production-like kernel.
+type Sanity struct {
+	Release  string   `json:"release"`
+	BuildID  string   `json:"build_id"`
+	Version  string   `json:"version"` // /proc/version
+	Lockdep  bool     `json:"lockdep"` // any lockdep evidence found
+	JIT      bool     `json:"jit"`
+	NumCPU   int      `json:"num_cpu"`
+	Problems []string `json:"problems,omitempty"` // non-empty = run refused
+}
+
+// Caps is what the running kernel offers, probed from BTF and by trying.
+type Caps struct {
+	Kfuncs      map[string]bool `json:"kfuncs"`
+	Tracepoints map[string]bool `json:"tracepoints"`
+	MapTypes    map[string]bool `json:"map_types"`
+	TCX         bool            `json:"tcx"`
+}
+
+// Cell is one survival matrix cell.
+type Cell struct {
+	Carrier  string `json:"carrier"`
+	Path     string `json:"path"`
+	Expected string `json:"expected"`         // survives | lost | skip
+	Observed string `json:"observed"`         // survives | lost | skip | error
+	Reason   string `json:"reason,omitempty"` // why expected, or why skipped
+	Detail   string `json:"detail,omitempty"`
+	Pass     bool   `json:"pass"`
+}
+
+// ProgStat is one BPF program's BPF_ENABLE_STATS counters over the window.
+type ProgStat struct {
+	Name      string `json:"name"`
+	Type      string `json:"type"` // sched_cls, tracing, ...
+	RunTimeNs uint64 `json:"run_time_ns"`
+	RunCnt    uint64 `json:"run_cnt"`
+}
+
+// CPUStat is one CPU's /proc/stat delta over the window, in percent.
+type CPUStat struct {
+	CPU  int     `json:"cpu"`
+	Busy float64 `json:"busy"`
+	Sys  float64 `json:"sys"`
+	Soft float64 `json:"soft"`
+}
+
+// LoStat is the loopback device counter delta over the window.
+type LoStat struct {
+	RxPackets uint64 `json:"rx_packets"`
+	TxPackets uint64 `json:"tx_packets"`
+	RxErrors  uint64 `json:"rx_errors"`
+	TxErrors  uint64 `json:"tx_errors"`
+	RxDropped uint64 `json:"rx_dropped"`
+	TxDropped uint64 `json:"tx_dropped"`
+}
+
+// VariantResult is one benchmark variant's measurement in one boot.
+type VariantResult struct {
+	Variant   string            `json:"variant"`
+	Skipped   string            `json:"skipped,omitempty"` // missing capability
+	Programs  []ProgStat        `json:"programs,omitempty"`
+	Counters  map[string]uint64 `json:"counters,omitempty"` // stats map, summed over CPUs
+	Lo        LoStat            `json:"lo"`
+	PerSecond []uint64          `json:"per_second,omitempty"` // packets received per second
+	CPUs      []CPUStat         `json:"cpus,omitempty"`
+	PPS       float64           `json:"pps"`
+	Window    time.Duration     `json:"window_ns"`
+	Valid     bool              `json:"valid"`
+	Invalid   string            `json:"invalid,omitempty"` // why not valid
+}
+
+// Profile is a CPU profile sampled in the guest during one variant's window.
+type Profile struct {
+	Variant string `json:"variant"`
+	Folded  string `json:"folded"` // "a;b;c count" lines, symbolised in the guest
+}
