@@ -1,0 +1,368 @@
+package results
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// AggSet is one repetition set of the user's table: per variant, the cost
+// of each program.
+type AggSet struct {
+	Label    string
+	Variants []AggEntry
+}
+
+// AggEntry is one variant's measurement within a set.
+type AggEntry struct {
+	Variant string
+	Costs   []ProgCost
+}
+
+// AggTable is the user's cross-set summary: for each variant, each
+// program's ns/pkt per set, and the variant total as mean ± spread with
+// spread = (max − min) / 2 over the sets.
+type AggTable struct {
+	Title    string       `json:"title,omitempty"`
+	Sets     []string     `json:"sets"`
+	Variants []AggVariant `json:"variants"`
+	Notes    []string     `json:"notes,omitempty"`
+}
+
+// AggVariant is one variant's block of the table.
+type AggVariant struct {
+	Variant  string    `json:"variant"`
+	Programs []AggProg `json:"programs"`
+	Totals   []float64 `json:"totals"` // per set; NaN where the set lacks the variant
+	Mean     float64   `json:"mean"`
+	Spread   float64   `json:"spread"`
+}
+
+// AggProg is one program's row: ns/pkt per set (NaN where the set lacks
+// the variant).
+type AggProg struct {
+	Name   string    `json:"name"`
+	Values []float64 `json:"values"`
+}
+
+// BuildAgg aggregates sets. Variants are listed in order of first
+// appearance, programs likewise; a program missing from a set that has its
+// variant counts 0 there, as a program that did not run.
+func BuildAgg(title string, sets []AggSet) AggTable {
+	t := AggTable{Title: title}
+	vidx := map[string]int{}
+	for _, s := range sets {
+		t.Sets = append(t.Sets, s.Label)
+		for _, e := range s.Variants {
+			if _, ok := vidx[e.Variant]; !ok {
+				vidx[e.Variant] = len(t.Variants)
+				t.Variants = append(t.Variants, AggVariant{Variant: e.Variant})
+			}
+		}
+	}
+	for vi := range t.Variants {
+		v := &t.Variants[vi]
+		pidx := map[string]int{}
+		v.Totals = make([]float64, len(sets))
+		for si, s := range sets {
+			e := findEntry(s, v.Variant)
+			if e == nil {
+				v.Totals[si] = math.NaN()
+				continue
+			}
+			for _, c := range e.Costs {
+				if _, ok := pidx[c.Name]; !ok {
+					pidx[c.Name] = len(v.Programs)
+					v.Programs = append(v.Programs, AggProg{Name: c.Name})
+				}
+			}
+			v.Totals[si] = Total(e.Costs)
+		}
+		for pi := range v.Programs {
+			p := &v.Programs[pi]
+			p.Values = make([]float64, len(sets))
+			for si, s := range sets {
+				e := findEntry(s, v.Variant)
+				if e == nil {
+					p.Values[si] = math.NaN()
+					continue
+				}
+				for _, c := range e.Costs {
+					if c.Name == p.Name {
+						p.Values[si] += c.NsPerPkt
+					}
+				}
+			}
+		}
+		v.Mean, v.Spread = meanSpread(v.Totals)
+	}
+	return t
+}
+
+func findEntry(s AggSet, variant string) *AggEntry {
+	for i := range s.Variants {
+		if s.Variants[i].Variant == variant {
+			return &s.Variants[i]
+		}
+	}
+	return nil
+}
+
+// meanSpread ignores NaN (absent) sets.
+func meanSpread(xs []float64) (mean, spread float64) {
+	n := 0
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, x := range xs {
+		if math.IsNaN(x) {
+			continue
+		}
+		n++
+		mean += x
+		lo, hi = math.Min(lo, x), math.Max(hi, x)
+	}
+	if n == 0 {
+		return math.NaN(), math.NaN()
+	}
+	return mean / float64(n), (hi - lo) / 2
+}
+
+// Column widths of the user's table.
+const (
+	aggNameW = 16
+	aggSetW  = 10
+)
+
+// Render writes the table in the user's layout (the mail's): variant and
+// program columns 16 wide, one right-aligned column per set at least 10
+// wide, then "mean ± spread" on each variant's first line, a blank line
+// after each variant. Trailing blanks are trimmed.
+func (t AggTable) Render(w io.Writer) error {
+	var b strings.Builder
+	line := func(s string) {
+		b.WriteString(strings.TrimRight(s, " "))
+		b.WriteByte('\n')
+	}
+	widths := make([]int, len(t.Sets))
+	setsW := 0
+	for i, s := range t.Sets {
+		widths[i] = max(aggSetW, len([]rune(s)))
+		setsW += widths[i] + 1
+	}
+	if t.Title != "" {
+		line(t.Title)
+	}
+	h := fmt.Sprintf("%-*s %-*s ", aggNameW, "variant", aggNameW, "prog")
+	for i, s := range t.Sets {
+		h += fmt.Sprintf("%*s ", widths[i], s)
+	}
+	line(h + "   total mean ± spread")
+	line(strings.Repeat("-", 2*(aggNameW+1)+setsW+24))
+	for _, v := range t.Variants {
+		for pi, p := range v.Programs {
+			name := ""
+			if pi == 0 {
+				name = v.Variant
+			}
+			row := fmt.Sprintf("%-*s %-*s ", aggNameW, name, aggNameW, p.Name)
+			for si, x := range p.Values {
+				row += fmt.Sprintf("%*s ", widths[si], fmtNs(x))
+			}
+			if pi == 0 {
+				row += fmt.Sprintf("   %7s ± %-5s", fmtNs(v.Mean), fmtNs(v.Spread))
+			}
+			line(row)
+		}
+		if len(v.Programs) == 0 {
+			line(fmt.Sprintf("%-*s %-*s", aggNameW, v.Variant, aggNameW, "(no programs)"))
+		}
+		line("")
+	}
+	for _, n := range t.Notes {
+		line(n)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// String renders the table.
+func (t AggTable) String() string {
+	var b strings.Builder
+	t.Render(&b)
+	return b.String()
+}
+
+func fmtNs(x float64) string {
+	if math.IsNaN(x) {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", x)
+}
+
+// ReadBpfstatsSet reads one set directory of <variant>.bpfstats files, in
+// file name order; the set is labelled with the directory's base name.
+func ReadBpfstatsSet(dir string) (AggSet, error) {
+	set := AggSet{Label: filepath.Base(filepath.Clean(dir))}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return set, fmt.Errorf("results: agg: %w", err)
+	}
+	var names []string
+	for _, e := range ents {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), BpfstatsExt) {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		progs, err := ReadBpfstats(filepath.Join(dir, n))
+		if err != nil {
+			return set, fmt.Errorf("results: agg: %w", err)
+		}
+		costs, _ := PerPacket(progs)
+		set.Variants = append(set.Variants, AggEntry{Variant: strings.TrimSuffix(n, BpfstatsExt), Costs: costs})
+	}
+	if len(set.Variants) == 0 {
+		return set, fmt.Errorf("results: agg: %s: no %s files and no %s", dir, BpfstatsExt, RunFile)
+	}
+	return set, nil
+}
+
+// RunSets turns a run record into sets, one per repetition, separately for
+// base and patched kernels (mixing them in one mean would hide the very
+// difference under test). Variants are named <tree>-<variant>; invalid and
+// skipped results are left out and listed in notes. prefix, if not empty,
+// goes before each set label to tell runs apart.
+func RunSets(run *Run, prefix string) (byRole map[string][]AggSet, notes []string) {
+	byRole = map[string][]AggSet{}
+	type key struct {
+		role string
+		rep  int
+	}
+	idx := map[key]int{}
+	boots := append([]Boot(nil), run.Boots...)
+	sort.SliceStable(boots, func(i, j int) bool { return boots[i].Seq < boots[j].Seq })
+	for _, b := range boots {
+		label := fmt.Sprintf("rep-%d", b.Rep)
+		if prefix != "" {
+			label = fmt.Sprintf("%s/%d", prefix, b.Rep)
+		}
+		if b.Error != "" {
+			notes = append(notes, fmt.Sprintf("excluded: %s %s %s: boot failed: %s", label, b.Tree, b.Role, b.Error))
+		}
+		k := key{b.Role, b.Rep}
+		for _, v := range b.Variants {
+			name := variantLabel(b.Tree, v.Variant)
+			switch {
+			case v.Skipped != "":
+				notes = append(notes, fmt.Sprintf("skipped: %s %s %s: %s", label, name, b.Role, v.Skipped))
+				continue
+			case !v.Valid:
+				notes = append(notes, fmt.Sprintf("excluded: %s %s %s: invalid: %s", label, name, b.Role, v.Invalid))
+				continue
+			}
+			i, ok := idx[k]
+			if !ok {
+				i = len(byRole[b.Role])
+				idx[k] = i
+				byRole[b.Role] = append(byRole[b.Role], AggSet{Label: label})
+			}
+			costs, _ := PerPacket(v.Programs)
+			byRole[b.Role][i].Variants = append(byRole[b.Role][i].Variants, AggEntry{Variant: name, Costs: costs})
+		}
+	}
+	for role := range byRole {
+		sets := byRole[role]
+		sort.SliceStable(sets, func(i, j int) bool { return repOf(sets[i].Label) < repOf(sets[j].Label) })
+	}
+	return byRole, notes
+}
+
+func repOf(label string) int {
+	i := strings.LastIndexAny(label, "-/")
+	var n int
+	fmt.Sscanf(label[i+1:], "%d", &n)
+	return n
+}
+
+// Agg builds the user's tables from dirs: directories of .bpfstats files
+// make one table, in the order given (one set each); kci run directories
+// add one table per kernel role whose sets are the runs' repetitions.
+func Agg(dirs []string) ([]AggTable, error) {
+	var plain []AggSet
+	var runs []*Run
+	var runDirs []string
+	for _, d := range dirs {
+		if IsRunDir(d) {
+			r, err := Load(d)
+			if err != nil {
+				return nil, err
+			}
+			runs = append(runs, r)
+			runDirs = append(runDirs, d)
+			continue
+		}
+		s, err := ReadBpfstatsSet(d)
+		if err != nil {
+			return nil, err
+		}
+		plain = append(plain, s)
+	}
+	var tables []AggTable
+	if len(plain) > 0 {
+		tables = append(tables, BuildAgg("", plain))
+	}
+	if len(runs) == 0 {
+		return tables, nil
+	}
+	sets := map[string][]AggSet{}
+	var notes []string
+	emulated := false
+	var names []string
+	for i, r := range runs {
+		prefix := ""
+		if len(runs) > 1 {
+			prefix = r.ID
+		}
+		byRole, n := RunSets(r, prefix)
+		for role, s := range byRole {
+			sets[role] = append(sets[role], s...)
+		}
+		notes = append(notes, n...)
+		emulated = emulated || r.Emulated("")
+		names = append(names, filepath.Base(filepath.Clean(runDirs[i])))
+	}
+	for _, role := range []string{RoleBase, RolePatched} {
+		if len(sets[role]) == 0 {
+			continue
+		}
+		title := fmt.Sprintf("%s kernels, %s", role, strings.Join(names, " "))
+		if emulated {
+			title += " (" + EmulatedLabel + ")"
+		}
+		tables = append(tables, BuildAgg(title, sets[role]))
+	}
+	if len(notes) > 0 && len(tables) > 0 {
+		last := &tables[len(tables)-1]
+		last.Notes = append(last.Notes, notes...)
+	}
+	return tables, nil
+}
+
+// RenderAgg writes tables one after another, separated by a blank line.
+func RenderAgg(w io.Writer, tables []AggTable) error {
+	for i, t := range tables {
+		if i > 0 {
+			if _, err := io.WriteString(w, "\n"); err != nil {
+				return err
+			}
+		}
+		if err := t.Render(w); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,137 @@
+package results
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/kci-dev/kci/suite"
+)
+
+// BpfstatsExt is the suffix of the user's per-variant stats files.
+const BpfstatsExt = ".bpfstats"
+
+// preloaded are the BPF iterators the kernel loads itself (BPF_PRELOAD);
+// bpftool lists them in every dump but they belong to no variant.
+var preloaded = map[string]bool{"dump_bpf_map": true, "dump_bpf_prog": true}
+
+// ParseBpfstats reads one `bpftool -j prog show` dump, optionally preceded
+// by '#' comment lines. Programs without run stats (bpftool omits the
+// fields when nothing ran) come back with zero counters; the kernel's
+// preloaded iterators are dropped.
+func ParseBpfstats(data []byte) ([]suite.ProgStat, error) {
+	var body bytes.Buffer
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 64*1024), 64*1024*1024)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if bytes.HasPrefix(bytes.TrimLeft(line, " \t"), []byte("#")) {
+			continue
+		}
+		body.Write(line)
+		body.WriteByte('\n')
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	trimmed := bytes.TrimSpace(body.Bytes())
+	type prog struct {
+		Name      string `json:"name"`
+		Type      string `json:"type"`
+		RunTimeNs uint64 `json:"run_time_ns"`
+		RunCnt    uint64 `json:"run_cnt"`
+	}
+	var progs []prog
+	if bytes.HasPrefix(trimmed, []byte("{")) {
+		// bpftool prints a bare object for `prog show id N`.
+		var p prog
+		if err := json.Unmarshal(trimmed, &p); err != nil {
+			return nil, err
+		}
+		progs = []prog{p}
+	} else if err := json.Unmarshal(trimmed, &progs); err != nil {
+		return nil, err
+	}
+	out := make([]suite.ProgStat, 0, len(progs))
+	for _, p := range progs {
+		if preloaded[p.Name] {
+			continue
+		}
+		if p.Name == "" {
+			p.Name = "?"
+		}
+		out = append(out, suite.ProgStat{Name: p.Name, Type: p.Type, RunTimeNs: p.RunTimeNs, RunCnt: p.RunCnt})
+	}
+	return out, nil
+}
+
+// ReadBpfstats reads and parses one .bpfstats file.
+func ReadBpfstats(path string) ([]suite.ProgStat, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("results: read bpfstats: %w", err)
+	}
+	progs, err := ParseBpfstats(b)
+	if err != nil {
+		return nil, fmt.Errorf("results: parse %s: %w", path, err)
+	}
+	return progs, nil
+}
+
+// ProgCost is one program's cost per packet in one measurement.
+type ProgCost struct {
+	Name     string  `json:"name"`
+	Type     string  `json:"type"`
+	NsPerPkt float64 `json:"ns_per_pkt"`
+}
+
+// PerPacket applies the user's rule to one measurement: a program's ns/pkt
+// is run_time_ns / ref_cnt with ref_cnt the largest run_cnt among the
+// sched_cls programs, so reapers that run on every freed skb are weighted
+// by packets, not by their own invocations. Programs that never ran cost 0
+// and are kept. Programs of the same name are summed. It returns the costs
+// in first-seen order and ref_cnt.
+func PerPacket(progs []suite.ProgStat) ([]ProgCost, uint64) {
+	var ref uint64
+	for _, p := range progs {
+		if p.Type == "sched_cls" && p.RunCnt > ref {
+			ref = p.RunCnt
+		}
+	}
+	idx := map[string]int{}
+	var out []ProgCost
+	for _, p := range progs {
+		v := 0.0
+		if p.RunCnt > 0 && ref > 0 {
+			v = float64(p.RunTimeNs) / float64(ref)
+		}
+		if i, ok := idx[p.Name]; ok {
+			out[i].NsPerPkt += v
+			continue
+		}
+		idx[p.Name] = len(out)
+		out = append(out, ProgCost{Name: p.Name, Type: p.Type, NsPerPkt: v})
+	}
+	return out, ref
+}
+
+// Total sums the per-program costs: the variant's BPF cost per packet.
+func Total(costs []ProgCost) float64 {
+	t := 0.0
+	for _, c := range costs {
+		t += c.NsPerPkt
+	}
+	return t
+}
+
+// variantLabel names a variant the user's way, <tree>-<object>, whether or
+// not the guest already prefixed it.
+func variantLabel(tree, variant string) string {
+	if tree == "" || strings.HasPrefix(variant, tree+"-") {
+		return variant
+	}
+	return tree + "-" + variant
+}

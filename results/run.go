@@ -1,0 +1,193 @@
+// Package results holds kci's run records and everything computed from
+// them: the user's aggregate table, the base-vs-patched statistics, the
+// survival matrix and the rendered reports. It is the last stage before ci/
+// and imports only earlier stages.
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/kci-dev/kci/kernel"
+	"github.com/kci-dev/kci/suite"
+)
+
+// SchemaVersion is the run.json layout version. Readers refuse newer
+// records instead of misreading them.
+const SchemaVersion = 1
+
+// RunFile is the name of the run record inside a run directory.
+const RunFile = "run.json"
+
+// Roles of a kernel within a tree.
+const (
+	RoleBase    = "base"
+	RolePatched = "patched"
+)
+
+// Accelerators a boot can run under.
+const (
+	AccelKVM = "kvm"
+	AccelTCG = "tcg"
+)
+
+// EmulatedLabel marks numbers measured under TCG: only base-vs-patched
+// ratios from the same run mean anything there.
+const EmulatedLabel = "emulated — relative only"
+
+// Run is everything one `kci test` (or `kci run`) measured, as stored in
+// run.json. Durations are nanoseconds in JSON.
+type Run struct {
+	Schema           int        `json:"schema"`
+	ID               string     `json:"id"`
+	Args             []string   `json:"args,omitempty"` // the command line that started the run
+	Start            time.Time  `json:"start"`
+	End              time.Time  `json:"end,omitzero"`
+	Incomplete       bool       `json:"incomplete"`
+	IncompleteReason string     `json:"incomplete_reason,omitempty"`
+	Host             Host       `json:"host"`
+	Trees            []Tree     `json:"trees,omitempty"`
+	Plan             suite.Plan `json:"plan"`
+	Phases           []Phase    `json:"phases,omitempty"`
+	Boots            []Boot     `json:"boots,omitempty"`
+	// MergedFrom lists the shard run ids a merged record was built from.
+	MergedFrom []string `json:"merged_from,omitempty"`
+}
+
+// Host describes the machine the run was measured on.
+type Host struct {
+	Hostname string  `json:"hostname"`
+	Kernel   string  `json:"kernel"` // host uname -r
+	CPUModel string  `json:"cpu_model"`
+	NProc    int     `json:"nproc"`
+	MemBytes uint64  `json:"mem_bytes"`
+	Accel    string  `json:"accel"` // kvm | tcg
+	Checks   []Check `json:"checks,omitempty"`
+}
+
+// Check is one `kci doctor` finding.
+type Check struct {
+	Name   string `json:"name"`
+	Status string `json:"status"` // ok | warn | fail
+	Detail string `json:"detail,omitempty"`
+	Fix    string `json:"fix,omitempty"`
+}
+
+// Check statuses.
+const (
+	CheckOK   = "ok"
+	CheckWarn = "warn"
+	CheckFail = "fail"
+)
+
+// Tree is one kernel tree of the run: its base and patched kernels and the
+// config policy verdict that was applied to them.
+type Tree struct {
+	Name          string            `json:"name"`
+	Base          *kernel.Artifacts `json:"base,omitempty"`
+	Patched       *kernel.Artifacts `json:"patched,omitempty"`
+	ConfigVerdict string            `json:"config_verdict,omitempty"`
+	Drift         []string          `json:"drift,omitempty"` // differences from the production config
+}
+
+// Phase is one timed stage of the run (build, image, boot, suite...).
+type Phase struct {
+	Name     string        `json:"name"`
+	Tree     string        `json:"tree,omitempty"`
+	Kernel   string        `json:"kernel,omitempty"` // base | patched
+	Start    time.Time     `json:"start"`
+	Duration time.Duration `json:"duration_ns"`
+}
+
+// Boot is one fresh boot of one kernel and what the guest reported.
+type Boot struct {
+	Seq         int                   `json:"seq"` // global order within the run, from 1
+	Tree        string                `json:"tree"`
+	Role        string                `json:"role"` // base | patched
+	Rep         int                   `json:"rep"`  // repetition, from 1
+	Accel       string                `json:"accel"`
+	BootToReady time.Duration         `json:"boot_to_ready_ns"`
+	Sanity      *suite.Sanity         `json:"sanity,omitempty"`
+	Caps        *suite.Caps           `json:"caps,omitempty"`
+	Cells       []suite.Cell          `json:"cells,omitempty"`
+	Variants    []suite.VariantResult `json:"variants,omitempty"`
+	Error       string                `json:"error,omitempty"`       // one-line cause
+	ErrorKind   string                `json:"error_kind,omitempty"`  // whose fault: e.g. boot, crash, timeout, infra
+	ConsoleLog  string                `json:"console_log,omitempty"` // relative to the run dir
+}
+
+// ErrorKindInfra marks a boot that failed for the machine's reasons, not
+// the kernel's; such failures are never blamed on the patch.
+const ErrorKindInfra = "infra"
+
+// TreeNames returns the trees of the run in recorded order, including trees
+// that only appear in boots.
+func (r *Run) TreeNames() []string {
+	var names []string
+	seen := map[string]bool{}
+	add := func(n string) {
+		if n != "" && !seen[n] {
+			seen[n] = true
+			names = append(names, n)
+		}
+	}
+	for _, t := range r.Trees {
+		add(t.Name)
+	}
+	for _, b := range r.Boots {
+		add(b.Tree)
+	}
+	return names
+}
+
+// Tree returns the named tree, or nil.
+func (r *Run) Tree(name string) *Tree {
+	for i := range r.Trees {
+		if r.Trees[i].Name == name {
+			return &r.Trees[i]
+		}
+	}
+	return nil
+}
+
+// Emulated reports whether any number of tree was measured under TCG
+// (tree "" = the whole run).
+func (r *Run) Emulated(tree string) bool {
+	if r.Host.Accel == AccelTCG {
+		return true
+	}
+	for _, b := range r.Boots {
+		if (tree == "" || b.Tree == tree) && b.Accel == AccelTCG {
+			return true
+		}
+	}
+	return false
+}
+
+// Load reads dir/run.json.
+func Load(dir string) (*Run, error) {
+	b, err := os.ReadFile(filepath.Join(dir, RunFile))
+	if err != nil {
+		return nil, fmt.Errorf("results: load run: %w", err)
+	}
+	var r Run
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("results: load run %s: %w", dir, err)
+	}
+	switch {
+	case r.Schema == 0:
+		return nil, fmt.Errorf("results: load run %s: no schema version: not a kci run record", dir)
+	case r.Schema > SchemaVersion:
+		return nil, fmt.Errorf("results: load run %s: schema %d is newer than this kci understands (%d)", dir, r.Schema, SchemaVersion)
+	}
+	return &r, nil
+}
+
+// IsRunDir reports whether dir holds a run record.
+func IsRunDir(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, RunFile))
+	return err == nil
+}
