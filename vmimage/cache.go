@@ -1,0 +1,97 @@
+package vmimage
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// lockKey serialises builders of one key across processes; a crashed
+// holder releases the flock implicitly, so there are no stale locks.
+func lockKey(dir, key string) (func(), error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("vmimage: cache: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, key+".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("vmimage: cache lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("vmimage: cache lock: %w", err)
+	}
+	return func() {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}
+
+// publishFile writes path through a temporary file in the same directory
+// and renames it into place, so readers see all of it or nothing.
+func publishFile(path string, write func(io.Writer) error) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // no-op after the rename
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o444); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// concatFiles appends cpio archives, each padded to 4 bytes: the kernel
+// only recognises the next archive's header at an aligned offset.
+func concatFiles(w io.Writer, paths ...string) error {
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		n, err := io.Copy(w, f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("copy %s: %w", p, err)
+		}
+		if pad := (4 - n%4) % 4; pad > 0 {
+			if _, err := w.Write(make([]byte, pad)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Compose writes the initrd for one run to dst: the image followed by a
+// small cpio holding files (e.g. the plan at suite.PlanPath). Later
+// archives override earlier ones when the kernel unpacks them.
+func (img *Image) Compose(dst string, files ...File) error {
+	f, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("vmimage: run image: %w", err)
+	}
+	err = concatFiles(f, img.Path)
+	if err == nil && len(files) > 0 {
+		err = writeCPIO(f, files)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("vmimage: run image %s: %w", dst, err)
+	}
+	return nil
+}
