@@ -1,15 +1,33 @@
 package kernel
 
+import "time"
+
 // Artifacts is a built kernel as published in the cache. Every path is
 // absolute and read-only once published.
 type Artifacts struct {
-	Key     string   `json:"key"`               // cache key: hash(base id, patches, final config)
-	Dir     string   `json:"dir"`               // the published cache directory
-	BzImage string   `json:"bzimage"`           // arch/x86/boot/bzImage
-	Vmlinux string   `json:"vmlinux"`           // with BTF, for symbolisation and BTF checks
-	Config  string   `json:"config"`            // the final .config
-	Log     string   `json:"log"`               // build log
-	Release string   `json:"release"`           // kernel release string (uname -r)
-	BaseID  string   `json:"base_id"`           // identity of the base source
-	Patches []string `json:"patches,omitempty"` // subjects of the applied series, in order
+	Key        string   `json:"key"`     // cache key: hash(base id, base config, fragments, patches)
+	Dir        string   `json:"dir"`     // the published cache directory
+	BzImage    string   `json:"bzimage"` // arch/x86/boot/bzImage
+	Vmlinux    string   `json:"vmlinux"` // with BTF, for symbolisation and BTF checks
+	Config     string   `json:"config"`  // the final .config
+	Log        string   `json:"log"`     // build log
+	Release    string   `json:"release"` // kernel release string (uname -r)
+	BuildID    string   `json:"build_id"`
+	BaseID     string   `json:"base_id"` // identity of the base source (git tree hash)
+	BaseOrigin string   `json:"base_origin"`
+	Version    string   `json:"version"`
+	Patches    []string `json:"patches,omitempty"` // subjects of the applied series, in order
+	ConfigHash string   `json:"config_hash"`       // sha256 of the final .config
+	Fragments  []string `json:"fragments,omitempty"`
+	Drift      []Drift  `json:"drift,omitempty"`    // performance-relevant differences from production
+	Verified   []string `json:"verified,omitempty"` // what the series adds, found in vmlinux BTF
+	Parent     string   `json:"parent,omitempty"`   // key of the build this one was seeded from
+	Phases     []Phase  `json:"phases"`
+	CacheHit   bool     `json:"-"` // this call found it published
+}
+
+// Phase is one timed step of producing a kernel.
+type Phase struct {
+	Name     string        `json:"name"`
+	Duration time.Duration `json:"duration_ns"`
 }

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kci-dev/kci/kernel"
+)
+
+func init() { commands = append(commands, newConfigCmd) }
+
+func newConfigCmd() *cobra.Command {
+	var tree string
+	cmd := &cobra.Command{
+		Use:   "config [--tree NAME]",
+		Short: "Show a tree's effective config fragments, the policy verdict and the drift from production",
+		RunE: func(cmd *cobra.Command, args []string) error {
+			b, t, err := newBuilder(tree, 0)
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			a, err := b.Tree(cmd.Context(), t)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "tree %s: base config %s, fragments in order:\n", t.Name, orDefault(b.Project.Config.Base, "tinyconfig"))
+			for _, f := range a.Fragments {
+				fmt.Fprintf(w, "  %s\n", f)
+			}
+			fmt.Fprintf(w, "policy: PASS — every requested option has its value; forbidden debug options all off:\n  ")
+			for i, f := range kernel.Forbidden {
+				if i > 0 {
+					fmt.Fprint(w, ", ")
+				}
+				fmt.Fprint(w, f)
+			}
+			fmt.Fprintf(w, "\nfinal config: %s (sha256 %s)\n", a.Config, a.ConfigHash[:16])
+			fmt.Fprintf(w, "production drift vs %s (%d performance-relevant options differ):\n", kernel.DebianProductionConfig, len(a.Drift))
+			for _, d := range a.Drift {
+				fmt.Fprintf(w, "  %s\n", d)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&tree, "tree", "stock", "tree from kci.yaml")
+	return cmd
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}

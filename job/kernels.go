@@ -1,0 +1,165 @@
+// Package job wires the stages into kci's jobs: build the kernels a tree
+// needs, boot them, run the suite, record and compare the results.
+package job
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/kci-dev/kci/kernel"
+	"github.com/kci-dev/kci/project"
+)
+
+// Builder builds the kernels of a project's trees, each one seeded from the
+// build below it (stock → tree → tree + patch) so only touched files rebuild.
+type Builder struct {
+	Cache   *kernel.Cache
+	Project *project.File
+	Opts    kernel.Options
+}
+
+func (b *Builder) fragments(t *project.Tree) ([]string, error) {
+	req, err := b.Cache.RequiredFragments()
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range b.Project.Config.Fragments {
+		req = append(req, b.Project.Abs(f))
+	}
+	if t != nil {
+		for _, f := range t.Fragments {
+			req = append(req, b.Project.Abs(f))
+		}
+	}
+	return req, nil
+}
+
+func (b *Builder) baseRequest() kernel.Request {
+	base := b.Project.Base
+	if base.Tarball != "" {
+		base.Tarball = b.Project.Abs(base.Tarball)
+	}
+	if base.Git != "" {
+		base.Git = b.Project.Abs(base.Git)
+	}
+	cfg := b.Project.Config.Base
+	if cfg != "" && cfg != "tinyconfig" && cfg != "defconfig" {
+		cfg = b.Project.Abs(cfg)
+	}
+	return kernel.Request{Base: base, BaseConfig: cfg}
+}
+
+// Series loads a tree's series.
+func (b *Builder) Series(t *project.Tree) ([]kernel.Patch, error) {
+	var paths []string
+	for _, s := range t.Series {
+		paths = append(paths, b.Project.Abs(s))
+	}
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	return kernel.LoadSeries(paths...)
+}
+
+// Stock builds the bare base with kci's fragments (and the project's).
+func (b *Builder) Stock(ctx context.Context) (*kernel.Artifacts, error) {
+	req := b.baseRequest()
+	frags, err := b.fragments(nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Fragments, req.Keep = frags, true
+	return b.Cache.Build(ctx, req, b.Opts)
+}
+
+// Tree builds tree t's kernel: the base plus its series.
+func (b *Builder) Tree(ctx context.Context, t *project.Tree) (*kernel.Artifacts, error) {
+	stock, err := b.Stock(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("stock kernel: %w", err)
+	}
+	series, err := b.Series(t)
+	if err != nil {
+		return nil, err
+	}
+	if len(series) == 0 && len(t.Fragments) == 0 {
+		return stock, nil
+	}
+	req := b.baseRequest()
+	if req.Fragments, err = b.fragments(t); err != nil {
+		return nil, err
+	}
+	req.Patches, req.Parent, req.Keep = series, stock, true
+	a, err := b.Cache.Build(ctx, req, b.Opts)
+	if err != nil {
+		return nil, fmt.Errorf("tree %s: %w", t.Name, err)
+	}
+	return a, nil
+}
+
+// Patched builds tree t plus patches, seeded from the tree's kernel.
+func (b *Builder) Patched(ctx context.Context, t *project.Tree, tree *kernel.Artifacts, patches []kernel.Patch) (*kernel.Artifacts, error) {
+	series, err := b.Series(t)
+	if err != nil {
+		return nil, err
+	}
+	req := b.baseRequest()
+	if req.Fragments, err = b.fragments(t); err != nil {
+		return nil, err
+	}
+	req.Patches = append(append([]kernel.Patch{}, series...), patches...)
+	req.Parent = tree
+	return b.Cache.Build(ctx, req, b.Opts)
+}
+
+// AppliesTo reports whether patches apply on top of tree t's series, using
+// a scratch index: no checkout, nothing written to any tree.
+func (b *Builder) AppliesTo(ctx context.Context, t *project.Tree, patches []kernel.Patch) (bool, error) {
+	src, err := b.Cache.Import(ctx, b.baseRequest().Base)
+	if err != nil {
+		return false, err
+	}
+	series, err := b.Series(t)
+	if err != nil {
+		return false, err
+	}
+	idx, err := os.CreateTemp("", "kci-index-*")
+	if err != nil {
+		return false, err
+	}
+	idx.Close()
+	defer os.Remove(idx.Name())
+	git := func(stdin []byte, args ...string) error {
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "git", args...)
+		cmd.Dir = src.Dir
+		cmd.Env = append(os.Environ(), "GIT_INDEX_FILE="+idx.Name())
+		if stdin != nil {
+			cmd.Stdin = strings.NewReader(string(stdin))
+		}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, out)
+		}
+		return nil
+	}
+	if err := git(nil, "read-tree", src.Commit); err != nil {
+		return false, err
+	}
+	for _, p := range series {
+		if err := git(p.Data, "apply", "--cached"); err != nil {
+			return false, fmt.Errorf("tree %s: its own series does not apply (%s): %w", t.Name, p.Name(), err)
+		}
+	}
+	for _, p := range patches {
+		if err := git(p.Data, "apply", "--cached"); err != nil {
+			return false, nil
+		}
+	}
+	return true, nil
+}

@@ -1,0 +1,416 @@
+package kernel
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"debug/elf"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// objDirName is the build directory, a direct child of the source tree:
+// Kbuild then uses srctree := .., so commands (and .cmd files) are the same
+// in every kci worktree and a copied build directory stays valid.
+const objDirName = ".kci-o"
+
+// Request says what to build.
+type Request struct {
+	Base       Base
+	BaseConfig string     // "tinyconfig" (default), "defconfig", or a full config file
+	Fragments  []string   // fragment files, applied in order after BaseConfig
+	Patches    []Patch    // the series, in order
+	Parent     *Artifacts // a build of a prefix of this one: its build tree seeds ours
+	Keep       bool       // keep source + objects so later builds can start from them
+}
+
+// Options tune a build without changing what is built.
+type Options struct {
+	Jobs     int       // make -j; default nproc
+	Progress io.Writer // receives make's output lines as they come (optional)
+	Timeout  time.Duration
+}
+
+// Build produces the kernel req describes, from the cache when it is there.
+func (c *Cache) Build(ctx context.Context, req Request, opt Options) (*Artifacts, error) {
+	var phases []Phase
+	timed := func(name string, f func() error) error {
+		t := time.Now()
+		err := f()
+		phases = append(phases, Phase{Name: name, Duration: time.Since(t)})
+		return err
+	}
+	var src *Source
+	if err := timed("import", func() (err error) { src, err = c.Import(ctx, req.Base); return }); err != nil {
+		return nil, err
+	}
+	frags := make([]Fragment, 0, len(req.Fragments))
+	var fragText []string
+	for _, p := range req.Fragments {
+		f, err := ReadFragment(p)
+		if err != nil {
+			return nil, &ConfigError{Violations: []Violation{{Option: "-", Source: p, Why: err.Error()}}}
+		}
+		frags = append(frags, f)
+		data, _ := os.ReadFile(p)
+		fragText = append(fragText, string(data))
+	}
+	baseCfg := req.BaseConfig
+	if baseCfg == "" {
+		baseCfg = "tinyconfig"
+	}
+	baseCfgID := baseCfg
+	if baseCfg != "tinyconfig" && baseCfg != "defconfig" {
+		data, err := os.ReadFile(baseCfg)
+		if err != nil {
+			return nil, fmt.Errorf("base config: %w", err)
+		}
+		baseCfgID = string(data)
+	}
+	parts := []string{"kci-build-v1", src.ID, baseCfgID}
+	parts = append(parts, fragText...)
+	for _, p := range req.Patches {
+		parts = append(parts, string(p.Data))
+	}
+	key := hashStrings(parts...)[:24]
+	final := c.path("kernels", key)
+	if a, err := loadArtifacts(final); err == nil {
+		a.CacheHit = true
+		return a, nil
+	}
+	unlock, err := c.lock("build-" + key)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if a, err := loadArtifacts(final); err == nil {
+		a.CacheHit = true
+		return a, nil
+	}
+
+	tree := c.path("builds", key)
+	obj := filepath.Join(tree, objDirName)
+	keepTree := false
+	defer func() {
+		if !keepTree {
+			removeWorktree(src, tree)
+		}
+	}()
+	// A leftover tree is from an interrupted run: start over.
+	removeWorktree(src, tree)
+	if err := timed("worktree", func() error { return worktree(ctx, src, tree) }); err != nil {
+		return nil, err
+	}
+	if err := timed("apply", func() error { return applySeries(ctx, tree, req.Patches) }); err != nil {
+		return nil, err
+	}
+	if req.Parent != nil {
+		pobj := filepath.Join(c.path("builds", req.Parent.Key), objDirName)
+		if _, err := os.Stat(filepath.Join(pobj, "vmlinux")); err == nil {
+			// cp -a keeps mtimes: objects stay newer than the backdated sources.
+			if err := timed("seed", func() error {
+				_, err := command{timeout: 10 * time.Minute}.run(ctx, "cp", "-a", "--reflink=auto", pobj, obj)
+				return err
+			}); err != nil {
+				return nil, infra("seed build dir from "+req.Parent.Key, err)
+			}
+		}
+	}
+	if err := os.MkdirAll(obj, 0o755); err != nil {
+		return nil, infra("build dir", err)
+	}
+	logPath := c.path("logs", key+".log")
+	os.MkdirAll(filepath.Dir(logPath), 0o755)
+	logf, err := os.Create(logPath)
+	if err != nil {
+		return nil, infra("build log", err)
+	}
+	defer logf.Close()
+	var logw io.Writer = logf
+	if opt.Progress != nil {
+		logw = io.MultiWriter(logf, opt.Progress)
+	}
+	mk := makeCommand{Tree: tree, Jobs: opt.Jobs, CCache: haveCCache(), Release: "-kci"}
+	run := func(timeout time.Duration, targets ...string) (string, error) {
+		args := mk.Args(targets...)
+		fmt.Fprintf(logf, "$ make %s\n", strings.Join(args, " "))
+		return command{dir: tree, env: mk.Env(), timeout: timeout, out: logw}.run(ctx, "make", args...)
+	}
+
+	var values Values
+	var drift []Drift
+	if err := timed("config", func() error {
+		if baseCfg == "tinyconfig" || baseCfg == "defconfig" {
+			target := baseCfg
+			if target == "defconfig" {
+				target = "x86_64_defconfig"
+			}
+			if _, err := run(5*time.Minute, target); err != nil {
+				return infra("make "+target, err)
+			}
+		} else if err := copyFile(baseCfg, filepath.Join(obj, ".config")); err != nil {
+			return infra("base config", err)
+		}
+		cur, err := os.ReadFile(filepath.Join(obj, ".config"))
+		if err != nil {
+			return infra("config", err)
+		}
+		if err := os.WriteFile(filepath.Join(obj, ".config"), mergeInto(cur, frags), 0o644); err != nil {
+			return infra("config", err)
+		}
+		if out, err := run(5*time.Minute, "olddefconfig"); err != nil {
+			// A Kconfig syntax error is the patch's.
+			return &BuildError{First: firstError(out), Log: logPath, Tail: tail(out, 20)}
+		}
+		data, err := os.ReadFile(filepath.Join(obj, ".config"))
+		if err != nil {
+			return infra("config", err)
+		}
+		values = ParseValues(data)
+		if vs := Verify(values, frags, kconfigDeps(tree)); len(vs) > 0 {
+			return &ConfigError{Violations: vs}
+		}
+		if prod, err := ReadConfigFile(ctx, DebianProductionConfig); err == nil {
+			drift = CompareProduction(values, prod)
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+
+	if err := timed("build", func() error {
+		to := opt.Timeout
+		if to == 0 {
+			to = 2 * time.Hour
+		}
+		out, err := run(to, "bzImage")
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				return &BuildError{First: firstError(out), Log: logPath, Tail: tail(out, 20)}
+			}
+			return infra("make", err)
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+
+	a := &Artifacts{
+		Key: key, BaseID: src.ID, BaseOrigin: src.Origin, Version: src.Version,
+		Fragments: req.Fragments, Drift: drift,
+	}
+	for _, p := range req.Patches {
+		a.Patches = append(a.Patches, p.Subject)
+	}
+	if req.Parent != nil {
+		a.Parent = req.Parent.Key
+	}
+	if err := timed("verify", func() error {
+		rel, err := os.ReadFile(filepath.Join(obj, "include", "config", "kernel.release"))
+		if err != nil {
+			return infra("kernel.release", err)
+		}
+		a.Release = strings.TrimSpace(string(rel))
+		if a.BuildID, err = elfBuildID(filepath.Join(obj, "vmlinux")); err != nil {
+			return infra("build id", err)
+		}
+		found, missing, err := VerifyAdds(filepath.Join(obj, "vmlinux"), req.Patches)
+		if err != nil {
+			return infra("verify", err)
+		}
+		a.Verified = found
+		if len(missing) > 0 {
+			return &VerifyError{Missing: missing}
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+
+	tmp, err := tempDir(final)
+	if err != nil {
+		return nil, infra("publish", err)
+	}
+	defer os.RemoveAll(tmp)
+	t := time.Now()
+	for _, f := range [][2]string{
+		{filepath.Join(obj, "arch/x86/boot/bzImage"), "bzImage"},
+		{filepath.Join(obj, "vmlinux"), "vmlinux"},
+		{filepath.Join(obj, ".config"), "config"},
+		{logPath, "build.log"},
+	} {
+		if err := copyFile(f[0], filepath.Join(tmp, f[1])); err != nil {
+			return nil, infra("publish", err)
+		}
+	}
+	cfg, _ := os.ReadFile(filepath.Join(tmp, "config"))
+	sum := sha256.Sum256(cfg)
+	a.ConfigHash = hex.EncodeToString(sum[:])
+	a.setDir(final)
+	phases = append(phases, Phase{Name: "publish", Duration: time.Since(t)})
+	a.Phases = phases
+	js, _ := json.MarshalIndent(a, "", "  ")
+	if err := os.WriteFile(filepath.Join(tmp, "build.json"), js, 0o644); err != nil {
+		return nil, infra("publish", err)
+	}
+	if err := publish(tmp, final); err != nil {
+		return nil, infra("publish", err)
+	}
+	keepTree = req.Keep
+	return loadArtifacts(final)
+}
+
+func (a *Artifacts) setDir(dir string) {
+	a.Dir = dir
+	a.BzImage = filepath.Join(dir, "bzImage")
+	a.Vmlinux = filepath.Join(dir, "vmlinux")
+	a.Config = filepath.Join(dir, "config")
+	a.Log = filepath.Join(dir, "build.log")
+}
+
+func loadArtifacts(dir string) (*Artifacts, error) {
+	data, err := os.ReadFile(filepath.Join(dir, "build.json"))
+	if err != nil {
+		return nil, err
+	}
+	var a Artifacts
+	if err := json.Unmarshal(data, &a); err != nil {
+		return nil, err
+	}
+	a.setDir(dir) // the cache may have moved
+	return &a, nil
+}
+
+// makeCommand is the kernel make invocation, as a pure value for tests and
+// dry runs.
+type makeCommand struct {
+	Tree    string
+	Jobs    int
+	CCache  bool
+	Release string // LOCALVERSION
+}
+
+// Args are make's arguments for targets.
+func (m makeCommand) Args(targets ...string) []string {
+	j := m.Jobs
+	if j <= 0 {
+		j = runtime.NumCPU()
+	}
+	args := []string{"O=" + objDirName, "ARCH=x86_64", fmt.Sprintf("-j%d", j)}
+	if m.CCache {
+		args = append(args, "CC=ccache gcc", "HOSTCC=ccache gcc")
+	}
+	if m.Release != "" {
+		args = append(args, "LOCALVERSION="+m.Release)
+	}
+	return append(args, targets...)
+}
+
+// Env makes builds reproducible and lets ccache hit across worktrees.
+func (m makeCommand) Env() []string {
+	return []string{
+		"KBUILD_BUILD_TIMESTAMP=2000-01-01 00:00:00 UTC",
+		"KBUILD_BUILD_USER=kci", "KBUILD_BUILD_HOST=kci",
+		"CCACHE_NOHASHDIR=1", "CCACHE_BASEDIR=" + m.Tree,
+		"LC_ALL=C",
+	}
+}
+
+func haveCCache() bool {
+	_, err := exec.LookPath("ccache")
+	return err == nil
+}
+
+var errorLine = regexp.MustCompile(`(: (fatal )?error: |undefined reference to|: multiple definition of|^ld: |Error: |\*\*\* No rule)`)
+
+// firstError is the first compiler/linker error in make's output.
+func firstError(out string) string {
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var fallback string
+	for sc.Scan() {
+		l := sc.Text()
+		if errorLine.MatchString(l) {
+			return strings.TrimSpace(l)
+		}
+		if fallback == "" && strings.Contains(l, "make[") && strings.Contains(l, "Error") {
+			fallback = strings.TrimSpace(l)
+		}
+	}
+	return fallback
+}
+
+func copyFile(from, to string) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(to)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+// elfBuildID reads the GNU build id note of vmlinux; the guest reports the
+// same id from /sys/kernel/notes, proving which kernel booted.
+func elfBuildID(path string) (string, error) {
+	f, err := elf.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	for _, s := range f.Sections {
+		if s.Type != elf.SHT_NOTE {
+			continue
+		}
+		data, err := s.Data()
+		if err != nil {
+			continue
+		}
+		if id := noteBuildID(data, f.ByteOrder); id != "" {
+			return id, nil
+		}
+	}
+	return "", fmt.Errorf("%s: no build id note", path)
+}
+
+// noteBuildID walks ELF notes for NT_GNU_BUILD_ID (3, "GNU").
+func noteBuildID(data []byte, bo binary.ByteOrder) string {
+	for len(data) >= 12 {
+		nsz, dsz, typ := bo.Uint32(data), bo.Uint32(data[4:]), bo.Uint32(data[8:])
+		off := 12 + int(align4(nsz))
+		end := off + int(align4(dsz))
+		if end > len(data) || off > len(data) {
+			return ""
+		}
+		name := strings.TrimRight(string(data[12:12+nsz]), "\x00")
+		if typ == 3 && name == "GNU" {
+			return hex.EncodeToString(data[off : off+int(dsz)])
+		}
+		data = data[end:]
+	}
+	return ""
+}
+
+func align4(n uint32) uint32 { return (n + 3) &^ 3 }

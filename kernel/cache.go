@@ -1,0 +1,81 @@
+package kernel
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// Cache is kci's content-addressed store: imported bases, build trees,
+// published kernels. Everything is published by atomic rename; writers
+// of one key serialise on a lock file.
+type Cache struct {
+	Root string
+}
+
+// DefaultCache is $KCI_CACHE, or ~/.cache/kci.
+func DefaultCache() (*Cache, error) {
+	if d := os.Getenv("KCI_CACHE"); d != "" {
+		return &Cache{Root: d}, nil
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return nil, infra("cache dir", err)
+	}
+	return &Cache{Root: filepath.Join(d, "kci")}, nil
+}
+
+func (c *Cache) path(elem ...string) string {
+	return filepath.Join(append([]string{c.Root}, elem...)...)
+}
+
+// lock takes an exclusive flock on name; the returned func releases it.
+// A crashed holder releases it implicitly, so no stale locks.
+func (c *Cache) lock(name string) (func(), error) {
+	p := c.path("locks", name+".lock")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return nil, infra("cache lock", err)
+	}
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, infra("cache lock", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		f.Close()
+		return nil, infra("cache lock", err)
+	}
+	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+}
+
+// tempDir makes a private directory next to final, so the publishing
+// rename stays on one filesystem.
+func tempDir(final string) (string, error) {
+	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
+		return "", err
+	}
+	return os.MkdirTemp(filepath.Dir(final), ".tmp-"+filepath.Base(final)+"-")
+}
+
+// publish renames tmp to final atomically. If final appeared meanwhile
+// (another process won), tmp is dropped and final kept.
+func publish(tmp, final string) error {
+	if err := os.Rename(tmp, final); err != nil {
+		if _, serr := os.Stat(final); serr == nil {
+			os.RemoveAll(tmp)
+			return nil
+		}
+		return fmt.Errorf("publish %s: %w", final, err)
+	}
+	return nil
+}
+
+func hashStrings(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		fmt.Fprintf(h, "%d:%s\n", len(p), p)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}

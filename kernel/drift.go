@@ -1,0 +1,126 @@
+package kernel
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// DebianProductionConfig is the reference a kci kernel is compared with:
+// the config Debian ships its amd64 6.12 kernel with (linux-config-6.12).
+const DebianProductionConfig = "/usr/src/linux-config-6.12/config.amd64_none_amd64.xz"
+
+// perfOption is a performance-relevant option the drift report watches.
+// Why is set where kci differs from production on purpose.
+type perfOption struct {
+	Name string
+	Why  string
+}
+
+// perfOptions is the curated list: options that change what a per-packet
+// cost or a CPU-accounting number means.
+var perfOptions = []perfOption{
+	{"CC_OPTIMIZE_FOR_PERFORMANCE", ""},
+	{"HZ", ""},
+	{"HIGH_RES_TIMERS", ""},
+	{"NO_HZ_IDLE", ""},
+	{"NO_HZ_FULL", ""},
+	{"PREEMPT_NONE", ""},
+	{"PREEMPT_VOLUNTARY", ""},
+	{"PREEMPT", ""},
+	{"PREEMPT_DYNAMIC", ""},
+	{"PREEMPT_RCU", ""},
+	{"JUMP_LABEL", ""},
+	{"MODULES", ""},
+	{"BUG", ""},
+	{"CPU_MITIGATIONS", ""},
+	{"MITIGATION_RETPOLINE", ""},
+	{"MITIGATION_RETHUNK", ""},
+	{"MITIGATION_PAGE_TABLE_ISOLATION", ""},
+	{"MITIGATION_SRSO", ""},
+	{"MITIGATION_IBRS_ENTRY", ""},
+	{"MITIGATION_CALL_DEPTH_TRACKING", ""},
+	{"X86_KERNEL_IBT", ""},
+	{"STACKPROTECTOR_STRONG", ""},
+	{"RANDOMIZE_BASE", ""},
+	{"UNWINDER_ORC", ""},
+	{"SLUB_TINY", ""},
+	{"SLAB_FREELIST_RANDOM", ""},
+	{"SLAB_FREELIST_HARDENED", ""},
+	{"INIT_ON_ALLOC_DEFAULT_ON", ""},
+	{"HARDENED_USERCOPY", ""},
+	{"VIRT_CPU_ACCOUNTING_GEN", ""},
+	{"IRQ_TIME_ACCOUNTING", ""},
+	{"PARAVIRT", ""},
+	{"KVM_GUEST", ""},
+	{"RPS", ""},
+	{"XPS", ""},
+	{"NET_RX_BUSY_POLL", ""},
+	{"BPF_JIT", ""},
+	{"BPF_JIT_ALWAYS_ON", "kci refuses to measure the interpreter; production enables the JIT by sysctl, so JIT'd code is what both run"},
+	{"NR_CPUS", "only sizes per-CPU areas; the guest has a handful of vCPUs"},
+	{"NUMA", "the guest is a single memory node; NUMA code paths would be idle anyway"},
+	{"CGROUPS", "the guest runs everything in the root cgroup, where production also charges no socket memory"},
+	{"MEMCG", "root-cgroup sockets are not charged to a memcg, so no per-packet accounting cost either way"},
+	{"CGROUP_BPF", "no cgroup BPF programs attached: its static key keeps the hooks off in production too"},
+	{"SECURITY", "LSM hooks cost per socket syscall (the traffic generator), not per BPF program run; bpf_stats numbers are unaffected"},
+	{"SECURITY_NETWORK", "as SECURITY"},
+	{"SECURITY_APPARMOR", "as SECURITY"},
+	{"SECURITY_SELINUX", "as SECURITY"},
+	{"BPF_LSM", "no BPF LSM programs attached"},
+	{"NETFILTER", "no netfilter rules on the loopback path: without rules no hooks are registered"},
+	{"TRANSPARENT_HUGEPAGE", "no effect on skb/BPF map allocation paths measured here"},
+}
+
+// Drift is one performance-relevant option that differs from production.
+type Drift struct {
+	Option     string `json:"option"`
+	Here       string `json:"here"`
+	Production string `json:"production"`
+	Why        string `json:"why,omitempty"` // empty: not deliberate
+}
+
+func (d Drift) String() string {
+	s := fmt.Sprintf("%s: here %s, production %s", d.Option, d.Here, d.Production)
+	if d.Why != "" {
+		return s + " — deliberate: " + d.Why
+	}
+	return s + " — NOT deliberate: numbers may not transfer"
+}
+
+// CompareProduction lists the curated options where final differs from prod.
+func CompareProduction(final, prod Values) []Drift {
+	var ds []Drift
+	for _, o := range perfOptions {
+		h, p := final.Get(o.Name), prod.Get(o.Name)
+		if h != p {
+			ds = append(ds, Drift{Option: o.Name, Here: h, Production: p, Why: o.Why})
+		}
+	}
+	return ds
+}
+
+// ReadConfigFile reads a .config, decompressing .xz/.gz by extension.
+func ReadConfigFile(ctx context.Context, path string) (Values, error) {
+	var data []byte
+	var err error
+	switch {
+	case strings.HasSuffix(path, ".xz"):
+		ctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		data, err = exec.CommandContext(ctx, "xz", "-dc", path).Output()
+	case strings.HasSuffix(path, ".gz"):
+		ctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		data, err = exec.CommandContext(ctx, "gzip", "-dc", path).Output()
+	default:
+		data, err = os.ReadFile(path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read config %s: %w", path, err)
+	}
+	return ParseValues(data), nil
+}

@@ -1,0 +1,106 @@
+package kernel
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Fault says whose fault a failure is: the patch's (it does not apply, its
+// config is wrong, it does not build) or the machine's (a host tool is
+// missing, the disk is full). Only patch faults are reported as the
+// series' regressions.
+type Fault string
+
+const (
+	FaultPatch Fault = "patch"
+	FaultInfra Fault = "infra"
+)
+
+// ApplyError: a patch of the series does not apply.
+type ApplyError struct {
+	Patch   string // patch file
+	Subject string
+	File    string // failing file, when git says
+	Hunk    string // failing hunk header or line, when git says
+	Output  string // git's output
+}
+
+func (e *ApplyError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "patch %s does not apply", e.Patch)
+	if e.Subject != "" {
+		fmt.Fprintf(&b, " (%q)", e.Subject)
+	}
+	if e.File != "" {
+		fmt.Fprintf(&b, ": %s", e.File)
+		if e.Hunk != "" {
+			fmt.Fprintf(&b, " %s", e.Hunk)
+		}
+	}
+	return b.String()
+}
+
+func (e *ApplyError) Fault() Fault { return FaultPatch }
+
+// ConfigError: the final .config breaks the policy. Every violation is
+// listed, never just the first.
+type ConfigError struct {
+	Violations []Violation
+}
+
+func (e *ConfigError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "config policy: %d violation(s)", len(e.Violations))
+	for _, v := range e.Violations {
+		b.WriteString("\n  ")
+		b.WriteString(v.String())
+	}
+	return b.String()
+}
+
+func (e *ConfigError) Fault() Fault { return FaultPatch }
+
+// BuildError: make failed. First is the first compiler/linker error line.
+type BuildError struct {
+	First string
+	Log   string // path of the full build log
+	Tail  string // last lines of the log
+}
+
+func (e *BuildError) Error() string {
+	if e.First == "" {
+		return fmt.Sprintf("kernel build failed (log: %s)", e.Log)
+	}
+	return fmt.Sprintf("kernel build failed: %s (log: %s)", e.First, e.Log)
+}
+
+func (e *BuildError) Fault() Fault { return FaultPatch }
+
+// VerifyError: the built kernel does not carry what the series adds, i.e.
+// the build is stale or the series was not applied.
+type VerifyError struct {
+	Missing []string
+}
+
+func (e *VerifyError) Error() string {
+	return "built kernel lacks what the series adds: " + strings.Join(e.Missing, ", ")
+}
+
+func (e *VerifyError) Fault() Fault { return FaultInfra }
+
+// InfraError: the machine, not the patch, failed us.
+type InfraError struct {
+	Op  string
+	Err error
+}
+
+func (e *InfraError) Error() string { return e.Op + ": " + e.Err.Error() }
+func (e *InfraError) Unwrap() error { return e.Err }
+func (e *InfraError) Fault() Fault  { return FaultInfra }
+
+func infra(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &InfraError{Op: op, Err: err}
+}

@@ -1,0 +1,280 @@
+package kernel
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// DebianTarball is where Debian's linux-source-6.12 package puts the source.
+const DebianTarball = "/usr/src/linux-source-6.12.tar.xz"
+
+// Base is where a tree's source comes from: exactly one of Tarball or Git.
+type Base struct {
+	Tarball string `yaml:"tarball,omitempty" json:"tarball,omitempty"`
+	Git     string `yaml:"git,omitempty" json:"git,omitempty"` // an existing checkout; never modified
+	Ref     string `yaml:"ref,omitempty" json:"ref,omitempty"` // with Git; default HEAD
+}
+
+// Source is an imported base: a kci-owned git repository at a commit.
+type Source struct {
+	Dir     string `json:"dir"`
+	Commit  string `json:"commit"`
+	ID      string `json:"id"`      // git tree hash: content identity, independent of dates
+	Version string `json:"version"` // e.g. 6.12.117, from the top Makefile
+	Origin  string `json:"origin"`  // e.g. "debian linux-source-6.12 6.12.117-1~deb12u1"
+}
+
+// fixed dates make imported commits, and so worktrees, reproducible.
+var gitEnv = []string{
+	"GIT_AUTHOR_NAME=kci", "GIT_AUTHOR_EMAIL=kci@localhost",
+	"GIT_COMMITTER_NAME=kci", "GIT_COMMITTER_EMAIL=kci@localhost",
+	"GIT_AUTHOR_DATE=2000-01-01T00:00:00Z", "GIT_COMMITTER_DATE=2000-01-01T00:00:00Z",
+}
+
+// Import makes b available as a git repository in the cache, once.
+func (c *Cache) Import(ctx context.Context, b Base) (*Source, error) {
+	switch {
+	case b.Tarball != "" && b.Git != "":
+		return nil, fmt.Errorf("base: give a tarball or a git checkout, not both")
+	case b.Git != "":
+		return c.importGit(ctx, b)
+	case b.Tarball != "":
+		return c.importTarball(ctx, b.Tarball)
+	}
+	return nil, fmt.Errorf("base: no source given (tarball or git)")
+}
+
+func (c *Cache) importTarball(ctx context.Context, tarball string) (*Source, error) {
+	name, origin, err := tarballName(ctx, tarball)
+	if err != nil {
+		return nil, err
+	}
+	final := c.path("base", name)
+	src := filepath.Join(final, "src")
+	if s, err := openSource(ctx, src, origin); err == nil {
+		return s, nil
+	}
+	unlock, err := c.lock("base-" + name)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if s, err := openSource(ctx, src, origin); err == nil {
+		return s, nil
+	}
+	tmp, err := tempDir(final)
+	if err != nil {
+		return nil, infra("import "+tarball, err)
+	}
+	defer os.RemoveAll(tmp)
+	x := command{dir: tmp, timeout: 20 * time.Minute}
+	if _, err := x.run(ctx, "tar", "xf", tarball); err != nil {
+		return nil, infra("import "+tarball, err)
+	}
+	top, err := singleDir(tmp)
+	if err != nil {
+		return nil, infra("import "+tarball, err)
+	}
+	if err := os.Rename(filepath.Join(tmp, top), filepath.Join(tmp, "src")); err != nil {
+		return nil, infra("import "+tarball, err)
+	}
+	// -f: Debian's tarball has a top-level .gitignore that ignores /*.
+	g := command{dir: filepath.Join(tmp, "src"), env: gitEnv, timeout: 20 * time.Minute}
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "main", "."},
+		{"add", "-f", "-A", "."},
+		{"commit", "-q", "-m", "import " + origin},
+	} {
+		if _, err := g.run(ctx, "git", args...); err != nil {
+			return nil, infra("import "+tarball, err)
+		}
+	}
+	if err := excludeBuildDirs(filepath.Join(tmp, "src")); err != nil {
+		return nil, infra("import "+tarball, err)
+	}
+	if err := publish(tmp, final); err != nil {
+		return nil, infra("import "+tarball, err)
+	}
+	return openSource(ctx, src, origin)
+}
+
+// tarballName names a tarball's import. Debian's package gets its version in
+// the name; any other tarball is named by its content hash.
+func tarballName(ctx context.Context, tarball string) (name, origin string, err error) {
+	if _, err := os.Stat(tarball); err != nil {
+		return "", "", infra("base tarball", err)
+	}
+	if abs, _ := filepath.Abs(tarball); abs == DebianTarball {
+		out, err := exec.CommandContext(ctx, "dpkg-query", "-W", "-f=${Version}", "linux-source-6.12").Output()
+		if err == nil && len(out) > 0 {
+			v := string(out)
+			return "debian-" + strings.NewReplacer("~", "_", ":", "_", "/", "_").Replace(v),
+				"debian linux-source-6.12 " + v, nil
+		}
+	}
+	f, err := os.Open(tarball)
+	if err != nil {
+		return "", "", infra("base tarball", err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", "", infra("base tarball", err)
+	}
+	sum := hex.EncodeToString(h.Sum(nil))
+	return "tar-" + sum[:16], "tarball " + filepath.Base(tarball) + " sha256:" + sum[:16], nil
+}
+
+func (c *Cache) importGit(ctx context.Context, b Base) (*Source, error) {
+	abs, err := filepath.Abs(b.Git)
+	if err != nil {
+		return nil, infra("base git", err)
+	}
+	ref := b.Ref
+	if ref == "" {
+		ref = "HEAD"
+	}
+	// A shared clone: worktrees hang off kci's repository, not the user's,
+	// so the user's checkout (and its .git) is never modified.
+	mirror := c.path("base", "git-"+hashStrings(abs)[:16], "src")
+	unlock, err := c.lock("base-git-" + hashStrings(abs)[:16])
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if _, err := os.Stat(mirror); err != nil {
+		if err := os.MkdirAll(filepath.Dir(mirror), 0o755); err != nil {
+			return nil, infra("base git", err)
+		}
+		g := command{timeout: 30 * time.Minute}
+		if _, err := g.run(ctx, "git", "clone", "-q", "--shared", "--no-checkout", abs, mirror); err != nil {
+			return nil, infra("base git "+abs, err)
+		}
+		if err := excludeBuildDirs(mirror); err != nil {
+			return nil, infra("base git", err)
+		}
+	}
+	g := command{dir: mirror, timeout: 30 * time.Minute}
+	if _, err := g.run(ctx, "git", "fetch", "-q", "--no-tags", abs, ref); err != nil {
+		return nil, fmt.Errorf("base git %s: ref %q: %w", abs, ref, err)
+	}
+	out, err := g.run(ctx, "git", "rev-parse", "FETCH_HEAD")
+	if err != nil {
+		return nil, infra("base git", err)
+	}
+	commit := strings.TrimSpace(out)
+	// Pin it so gc cannot drop it while worktrees use it.
+	if _, err := g.run(ctx, "git", "update-ref", "refs/kci/"+commit, commit); err != nil {
+		return nil, infra("base git", err)
+	}
+	return describeSource(ctx, mirror, commit, "git "+abs+" "+ref)
+}
+
+func openSource(ctx context.Context, dir, origin string) (*Source, error) {
+	if _, err := os.Stat(filepath.Join(dir, ".git")); err != nil {
+		return nil, err
+	}
+	out, err := command{dir: dir}.run(ctx, "git", "rev-parse", "HEAD")
+	if err != nil {
+		return nil, err
+	}
+	return describeSource(ctx, dir, strings.TrimSpace(out), origin)
+}
+
+func describeSource(ctx context.Context, dir, commit, origin string) (*Source, error) {
+	g := command{dir: dir}
+	out, err := g.run(ctx, "git", "rev-parse", commit+"^{tree}")
+	if err != nil {
+		return nil, infra("describe source", err)
+	}
+	mk, err := g.run(ctx, "git", "show", commit+":Makefile")
+	if err != nil {
+		return nil, fmt.Errorf("base %s: no top-level Makefile: not a kernel tree", origin)
+	}
+	return &Source{Dir: dir, Commit: commit, ID: strings.TrimSpace(out), Version: makefileVersion(mk), Origin: origin}, nil
+}
+
+var mkVar = regexp.MustCompile(`^(VERSION|PATCHLEVEL|SUBLEVEL|EXTRAVERSION)\s*=\s*(\S*)`)
+
+func makefileVersion(mk string) string {
+	v := map[string]string{}
+	sc := bufio.NewScanner(strings.NewReader(mk))
+	for n := 0; sc.Scan() && n < 20; n++ {
+		if m := mkVar.FindStringSubmatch(sc.Text()); m != nil {
+			v[m[1]] = m[2]
+		}
+	}
+	return fmt.Sprintf("%s.%s.%s%s", v["VERSION"], v["PATCHLEVEL"], v["SUBLEVEL"], v["EXTRAVERSION"])
+}
+
+func singleDir(dir string) (string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return "", err
+	}
+	if len(ents) != 1 || !ents[0].IsDir() {
+		return "", fmt.Errorf("tarball must hold one top-level directory, found %d entries", len(ents))
+	}
+	return ents[0].Name(), nil
+}
+
+// excludeBuildDirs keeps kci's in-tree build directories out of git status.
+func excludeBuildDirs(repo string) error {
+	p := filepath.Join(repo, ".git", "info", "exclude")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = f.WriteString("/" + objDirName + "/\n")
+	return err
+}
+
+// worktree checks out src at commit into dir and backdates every file, so
+// that a build directory copied from an earlier build of the same sources
+// is newer than them and only what a patch touches gets rebuilt.
+func worktree(ctx context.Context, src *Source, dir string) error {
+	g := command{dir: src.Dir, timeout: 10 * time.Minute}
+	if _, err := g.run(ctx, "git", "worktree", "add", "-q", "--detach", dir, src.Commit); err != nil {
+		return infra("worktree", err)
+	}
+	old := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Name() == ".git" && p != dir {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			return nil
+		}
+		return os.Chtimes(p, old, old)
+	})
+	return infra("worktree backdate", err)
+}
+
+func removeWorktree(src *Source, dir string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	command{dir: src.Dir}.run(ctx, "git", "worktree", "remove", "--force", dir)
+	os.RemoveAll(dir)
+	command{dir: src.Dir}.run(ctx, "git", "worktree", "prune")
+}

@@ -1,0 +1,169 @@
+// Package project reads kci.yaml: the trees to test on, config policy
+// inputs, the guest's size and the benchmark's traffic.
+package project
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	kci "github.com/kci-dev/kci"
+	"github.com/kci-dev/kci/kernel"
+)
+
+// FileName is the project file looked up in the current directory.
+const FileName = "kci.yaml"
+
+// File is kci.yaml.
+type File struct {
+	Base   kernel.Base `yaml:"base"`
+	Config Config      `yaml:"config"`
+	Trees  []Tree      `yaml:"trees"`
+	VM     VM          `yaml:"vm"`
+	Bench  Bench       `yaml:"bench"`
+	Reps   int         `yaml:"reps"`
+
+	// Dir is the directory relative paths are resolved against.
+	Dir string `yaml:"-"`
+	// Path is where the file was read from ("embedded default" if so).
+	Path string `yaml:"-"`
+}
+
+type Config struct {
+	Base       string   `yaml:"base"`
+	Fragments  []string `yaml:"fragments"`
+	Production string   `yaml:"production"`
+}
+
+type Tree struct {
+	Name      string   `yaml:"name"`
+	Series    []string `yaml:"series"`
+	Fragments []string `yaml:"fragments"`
+}
+
+type VM struct {
+	CPUs      int    `yaml:"cpus"`
+	MemoryMiB int    `yaml:"memory_mib"`
+	Accel     string `yaml:"accel"`
+	Pin       string `yaml:"pin"`
+}
+
+type Bench struct {
+	Variants    []string      `yaml:"variants"`
+	Pairs       int           `yaml:"pairs"`
+	PayloadSize int           `yaml:"payload_size"`
+	RateMbit    float64       `yaml:"rate_mbit"`
+	ServerLead  time.Duration `yaml:"server_lead"`
+	Warmup      time.Duration `yaml:"warmup"`
+	Window      time.Duration `yaml:"window"`
+}
+
+// Parse reads a project file; unknown keys are an error naming the line.
+func Parse(name string, data []byte) (*File, error) {
+	var f File
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	seen := map[string]bool{}
+	for i, t := range f.Trees {
+		if t.Name == "" {
+			return nil, fmt.Errorf("%s: trees[%d] has no name", name, i)
+		}
+		if seen[t.Name] {
+			return nil, fmt.Errorf("%s: tree %q defined twice", name, t.Name)
+		}
+		seen[t.Name] = true
+	}
+	if len(f.Trees) == 0 {
+		return nil, fmt.Errorf("%s: no trees", name)
+	}
+	if f.Reps < 0 {
+		return nil, fmt.Errorf("%s: reps must be positive", name)
+	}
+	f.Path = name
+	return &f, nil
+}
+
+// Load reads ./kci.yaml if there is one, else the embedded default, whose
+// series are materialised under cacheDir.
+func Load(cacheDir string) (*File, error) {
+	if data, err := os.ReadFile(FileName); err == nil {
+		f, err := Parse(FileName, data)
+		if err != nil {
+			return nil, err
+		}
+		f.Dir, _ = os.Getwd()
+		return f, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	return Embedded(cacheDir)
+}
+
+// Embedded is the default project shipped inside the kci binary.
+func Embedded(cacheDir string) (*File, error) {
+	data, err := fs.ReadFile(kci.Default, FileName)
+	if err != nil {
+		return nil, err
+	}
+	f, err := Parse("embedded default kci.yaml", data)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(cacheDir, "embedded")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	err = fs.WalkDir(kci.Default, "patches", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(kci.Default, p)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(dir, p)
+		if old, err := os.ReadFile(dst); err == nil && bytes.Equal(old, b) {
+			return nil
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o644)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("embedded patches: %w", err)
+	}
+	f.Dir = dir
+	return f, nil
+}
+
+// Abs resolves a path of the project file.
+func (f *File) Abs(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(f.Dir, p)
+}
+
+// Tree finds a tree by name.
+func (f *File) Tree(name string) (*Tree, error) {
+	for i := range f.Trees {
+		if f.Trees[i].Name == name {
+			return &f.Trees[i], nil
+		}
+	}
+	var names []string
+	for _, t := range f.Trees {
+		names = append(names, t.Name)
+	}
+	return nil, fmt.Errorf("no tree %q in %s (trees: %v)", name, f.Path, names)
+}
