@@ -1,0 +1,36 @@
+package ci
+
+import (
+	"context"
+	"fmt"
+	"io"
+)
+
+// DryRun prints what GitHub would receive and sends nothing: it holds no
+// client and no token.
+type DryRun struct {
+	W io.Writer
+}
+
+// Post prints the comment body exactly as it would be posted and the check
+// run's name, conclusion and title.
+func (d DryRun) Post(_ context.Context, t Target, r Report) (Result, error) {
+	if err := r.Validate(); err != nil {
+		return Result{}, err
+	}
+	res := Result{Tree: r.Tree}
+	if t.PR != 0 {
+		body := CommentBody(r)
+		fmt.Fprintf(d.W, "--- dry run: comment on %s, tree %s (%d bytes; creates the comment marked %s or edits it)\n%s\n", t, r.Tree, len(body), Marker(r.Tree), body)
+		res.CommentURL = "(dry run)"
+	}
+	if t.SHA != "" {
+		fmt.Fprintf(d.W, "--- dry run: check run %q on %s: conclusion %s, title %q (commit status fallback: %s, %q)\n",
+			CheckName(r.Tree), t.commit(), r.Conclusion, CheckTitle(r), StatusState(r.Conclusion), StatusDescription(r))
+		res.Check = "check run (dry run)"
+	}
+	if t.PR == 0 && t.SHA == "" {
+		fmt.Fprintf(d.W, "--- dry run: tree %s: no pull request and no commit given, nothing would be posted\n", r.Tree)
+	}
+	return res, nil
+}

@@ -1,0 +1,165 @@
+// Package ci posts kci's reports where reviewers read them: one sticky
+// comment per tree on the pull request, a check run (or commit status) on
+// the head commit, and the GitHub Actions step summary. Its input is plain
+// data (Report), so it depends on no other kci stage.
+package ci
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// Conclusions a report can carry. Neutral is for results that say nothing
+// either way: emulated (TCG) timings, too few samples for a confidence
+// interval.
+const (
+	Success = "success"
+	Failure = "failure"
+	Neutral = "neutral"
+)
+
+// GitHub's documented size limits.
+const (
+	CommentLimit      = 65536   // issue comment body, characters
+	CheckSummaryLimit = 65535   // check run output.summary, characters
+	CheckTitleLimit   = 255     // not documented as hard; keeps the UI tidy
+	StatusDescLimit   = 140     // commit status description
+	StepSummaryLimit  = 1 << 20 // $GITHUB_STEP_SUMMARY, per step
+)
+
+// Report is what gets posted for one tree.
+type Report struct {
+	Tree       string // kernel tree name, e.g. "gtp"; one comment per tree
+	Markdown   string // the full report
+	Conclusion string // Success, Failure or Neutral
+	Title      string // one line, e.g. "gtp: no significant change (emulated)"
+	Summary    string // one short line for places with little room (commit status)
+	DetailsURL string // link to the run and its artifacts; may be empty
+}
+
+// Validate checks the fields every poster relies on.
+func (r Report) Validate() error {
+	if r.Tree == "" {
+		return fmt.Errorf("report has no tree name")
+	}
+	switch r.Conclusion {
+	case Success, Failure, Neutral:
+	default:
+		return fmt.Errorf("report for tree %s: conclusion %q is not success, failure or neutral", r.Tree, r.Conclusion)
+	}
+	return nil
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]`)
+
+// safeTree makes a tree name usable inside an HTML comment and a check
+// name. Tree names come from run records, which a pull request's own job
+// wrote, so they are untrusted: "x -->" must not close the marker.
+func safeTree(tree string) string {
+	s := unsafeName.ReplaceAllString(tree, "_")
+	if len(s) > 64 {
+		s = s[:64]
+	}
+	return s
+}
+
+// Marker is the hidden line that identifies the sticky comment of a tree.
+func Marker(tree string) string {
+	return "<!-- kci:tree=" + safeTree(tree) + " -->"
+}
+
+// CheckName is the name of the check run (and commit status context).
+func CheckName(tree string) string { return "kci / " + safeTree(tree) }
+
+// CommentBody is the full comment text: the marker on the first line, then
+// the report, trimmed to GitHub's limit.
+func CommentBody(r Report) string {
+	head := Marker(r.Tree) + "\n"
+	return head + Trim(r.Markdown, CommentLimit-len(head), trimNote(r.DetailsURL))
+}
+
+func trimNote(detailsURL string) string {
+	if detailsURL != "" {
+		return fmt.Sprintf("\n\n> [!NOTE]\n> Report trimmed to fit GitHub's size limit; the full report is in the [run and its artifacts](%s).\n", detailsURL)
+	}
+	return "\n\n> [!NOTE]\n> Report trimmed to fit GitHub's size limit; the full report is in the run's artifacts.\n"
+}
+
+// Trim returns s if it fits in limit bytes, else its longest prefix that
+// ends at a line break (or failing that a rune boundary) and leaves room
+// for note, with an unclosed code fence closed, followed by note. Bytes
+// bound characters from above, so the result fits however GitHub counts.
+func Trim(s string, limit int, note string) string {
+	if len(s) <= limit {
+		return s
+	}
+	const fence = "\n```\n"
+	budget := limit - len(note) - len(fence)
+	if budget <= 0 {
+		return truncRunes(note, limit)
+	}
+	cut := truncRunes(s, budget)
+	if i := strings.LastIndexByte(cut, '\n'); i > len(cut)/2 {
+		cut = cut[:i]
+	}
+	if strings.Count(cut, "```")%2 == 1 {
+		cut += fence
+	}
+	return cut + note
+}
+
+// truncRunes cuts s to at most n bytes without splitting a UTF-8 sequence.
+func truncRunes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// oneLine flattens text for single-line fields (titles, descriptions).
+func oneLine(s string, limit int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= limit {
+		return s
+	}
+	return truncRunes(s, limit-len("…")) + "…"
+}
+
+// CheckTitle is the check run's output title.
+func CheckTitle(r Report) string {
+	t := r.Title
+	if t == "" {
+		t = "kci " + r.Tree + ": " + r.Conclusion
+	}
+	return oneLine(t, CheckTitleLimit)
+}
+
+// StatusState maps a conclusion onto a commit status state, which has no
+// "neutral": neutral results must not block a merge, so they are success
+// with the description saying neutral.
+func StatusState(conclusion string) string {
+	if conclusion == Failure {
+		return "failure"
+	}
+	return "success"
+}
+
+// StatusDescription is the commit status's one-line description.
+func StatusDescription(r Report) string {
+	d := r.Summary
+	if d == "" {
+		d = r.Title
+	}
+	if d == "" {
+		d = r.Conclusion
+	}
+	if r.Conclusion == Neutral && !strings.HasPrefix(strings.ToLower(d), "neutral") {
+		d = "neutral: " + d
+	}
+	return oneLine(d, StatusDescLimit)
+}
