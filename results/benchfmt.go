@@ -1,0 +1,110 @@
+package results
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// BenchFile is the name of the Go benchmark format file of one kernel,
+// inside the run directory.
+func BenchFile(tree, role string) string {
+	return fmt.Sprintf("bench-%s-%s.txt", tree, role)
+}
+
+// BenchFormat writes one kernel's valid samples in the Go benchmark
+// format, one line per program and per variant total per repetition
+// ("Benchmark<variant>/<prog> <packets> <x> ns/pkt"), so that
+// `benchstat base.txt patched.txt` compares them. The configuration lines
+// are identical for both kernels of a tree so benchstat pairs them.
+func BenchFormat(w io.Writer, run *Run, tree, role string) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# kci run %s, tree %s, %s kernel", run.ID, tree, role)
+	if t := run.Tree(tree); t != nil {
+		k := t.Base
+		if role == RolePatched {
+			k = t.Patched
+		}
+		if id := KernelID(k); id != "" {
+			b.WriteString(" " + id)
+		}
+	}
+	b.WriteString("\n")
+	fmt.Fprintf(&b, "# compare: benchstat %s %s\n", BenchFile(tree, RoleBase), BenchFile(tree, RolePatched))
+	writeBenchConfig(&b, run, tree)
+	writeBenchLines(&b, run, tree, role)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// BenchStream writes every kernel of the run in one stream, with a "role"
+// configuration key telling base from patched:
+// `benchstat -col role FILE` compares them.
+func BenchStream(w io.Writer, run *Run) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# kci run %s; compare with: benchstat -col role FILE\n", run.ID)
+	for _, tree := range run.TreeNames() {
+		for _, role := range []string{RoleBase, RolePatched} {
+			writeBenchConfig(&b, run, tree)
+			fmt.Fprintf(&b, "role: %s\n", role)
+			writeBenchLines(&b, run, tree, role)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeBenchConfig(b *strings.Builder, run *Run, tree string) {
+	b.WriteString("goos: linux\ngoarch: amd64\n")
+	fmt.Fprintf(b, "pkg: kci/%s\n", tree)
+	if run.Host.CPUModel != "" {
+		fmt.Fprintf(b, "cpu: %s\n", run.Host.CPUModel)
+	}
+	fmt.Fprintf(b, "tree: %s\n", tree)
+	if run.Emulated(tree) {
+		fmt.Fprintf(b, "accel: %s\n", AccelTCG)
+		fmt.Fprintf(b, "note: %s\n", EmulatedLabel)
+	} else if run.Host.Accel != "" {
+		fmt.Fprintf(b, "accel: %s\n", run.Host.Accel)
+	}
+}
+
+func writeBenchLines(b *strings.Builder, run *Run, tree, role string) {
+	boots := append([]Boot(nil), run.Boots...)
+	sort.SliceStable(boots, func(i, j int) bool { return boots[i].Seq < boots[j].Seq })
+	for _, bt := range boots {
+		if bt.Tree != tree || bt.Role != role {
+			continue
+		}
+		for _, v := range bt.Variants {
+			if !v.Valid || v.Skipped != "" {
+				continue
+			}
+			costs, ref := PerPacket(v.Programs)
+			iters := max(ref, 1)
+			name := benchName(v.Variant)
+			for _, c := range costs {
+				fmt.Fprintf(b, "Benchmark%s/%s %d %.3f ns/pkt\n", name, benchName(c.Name), iters, c.NsPerPkt)
+			}
+			fmt.Fprintf(b, "Benchmark%s/%s %d %.3f ns/pkt\n", name, TotalRow, iters, Total(costs))
+		}
+	}
+}
+
+// benchName keeps a name one benchmark-format field: no blanks, no '/'.
+func benchName(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case ' ', '\t', '/':
+			return '_'
+		}
+		return r
+	}, s)
+}
+
+// benchPaths are the bench files WriteReports leaves in dir for a tree.
+func benchPaths(dir, tree string) (base, patched string) {
+	return filepath.Join(dir, BenchFile(tree, RoleBase)), filepath.Join(dir, BenchFile(tree, RolePatched))
+}

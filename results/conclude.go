@@ -1,0 +1,198 @@
+package results
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kci-dev/kci/kernel"
+)
+
+// Conclusion is the one-word outcome of a tree, as a CI check run shows it.
+type Conclusion struct {
+	State   string `json:"state"` // success | failure | neutral
+	Title   string `json:"title"`
+	Summary string `json:"summary"`
+}
+
+// Conclusion states.
+const (
+	Success = "success"
+	Failure = "failure"
+	Neutral = "neutral"
+)
+
+// TreeReport is everything shown about one tree.
+type TreeReport struct {
+	Tree          string        `json:"tree"`
+	Base          string        `json:"base_kernel,omitempty"`
+	Patched       string        `json:"patched_kernel,omitempty"`
+	Patches       []string      `json:"patches,omitempty"`
+	ConfigVerdict string        `json:"config_verdict,omitempty"`
+	Drift         []string      `json:"drift,omitempty"`
+	Perf          TreeAB        `json:"perf"`
+	Survival      []SurvivalRow `json:"survival,omitempty"`
+	Changes       []CellChange  `json:"survival_changes,omitempty"`
+	Conclusion    Conclusion    `json:"conclusion"`
+}
+
+// Analyze computes the report of one tree.
+func Analyze(run *Run, tree string) TreeReport {
+	tr := TreeReport{Tree: tree, Perf: Compare(run, tree), Survival: Survival(run, tree)}
+	tr.Changes = changesOf(tr.Survival)
+	if t := run.Tree(tree); t != nil {
+		tr.Base, tr.Patched = KernelID(t.Base), KernelID(t.Patched)
+		if t.Patched != nil {
+			tr.Patches = t.Patched.Patches
+		}
+		tr.ConfigVerdict, tr.Drift = t.ConfigVerdict, t.Drift
+		if len(tr.Drift) == 0 && t.Patched != nil {
+			for _, d := range t.Patched.Drift {
+				tr.Drift = append(tr.Drift, d.String())
+			}
+		}
+	}
+	tr.Conclusion = conclude(run, tr)
+	return tr
+}
+
+func changesOf(rows []SurvivalRow) []CellChange {
+	var out []CellChange
+	for _, r := range rows {
+		if r.Change != "" {
+			out = append(out, CellChange{Kind: r.Change, Base: *r.Base, Patched: *r.Patched})
+		}
+	}
+	return out
+}
+
+// KernelID names a built kernel briefly: release and short cache key.
+func KernelID(a *kernel.Artifacts) string {
+	if a == nil {
+		return ""
+	}
+	key := a.Key
+	if len(key) > 12 {
+		key = key[:12]
+	}
+	switch {
+	case a.Release == "":
+		return key
+	case key == "":
+		return a.Release
+	}
+	return a.Release + " (" + key + ")"
+}
+
+// Conclude decides the outcome of one tree: failure for survival
+// regressions, a patched kernel that fails where base did not, or a
+// significant slowdown beyond the noise; neutral when the numbers cannot
+// decide (emulated, too few samples, incomplete run); success otherwise.
+func Conclude(run *Run, tree string) Conclusion {
+	return Analyze(run, tree).Conclusion
+}
+
+func conclude(run *Run, tr TreeReport) Conclusion {
+	name := tr.Tree
+	var regs, fixes []string
+	for _, c := range tr.Changes {
+		cell := c.Base.Carrier + " × " + c.Base.Path
+		if c.Kind == Regression {
+			regs = append(regs, cell)
+		} else {
+			fixes = append(fixes, cell)
+		}
+	}
+	var baseFail, patchedFail []string
+	for _, b := range run.Boots {
+		if b.Tree != name || b.Error == "" || b.ErrorKind == ErrorKindInfra {
+			continue
+		}
+		if b.Role == RolePatched {
+			patchedFail = append(patchedFail, b.Error)
+		} else {
+			baseFail = append(baseFail, b.Error)
+		}
+	}
+	var slower, faster, noisy, undecided []string
+	for _, v := range tr.Perf.Variants {
+		r := v.Total
+		s := fmt.Sprintf("%s %+.1f%%", v.Variant, r.DeltaPct)
+		switch {
+		case r.Verdict == Slower && r.InNoise, r.Verdict == Faster && r.InNoise:
+			noisy = append(noisy, s+" (within noise)")
+		case r.Verdict == Slower:
+			slower = append(slower, s)
+		case r.Verdict == Faster:
+			faster = append(faster, s)
+		case r.Verdict == TooFew || r.Verdict == NotComparable:
+			undecided = append(undecided, fmt.Sprintf("%s: %s", v.Variant, r.Verdict))
+		}
+	}
+	var sum []string
+	add := func(label string, xs []string) {
+		if len(xs) > 0 {
+			sum = append(sum, fmt.Sprintf("%s: %s", label, strings.Join(xs, ", ")))
+		}
+	}
+	add("survival regressions", regs)
+	add("survival fixes", fixes)
+	add("patched kernel failures", patchedFail)
+	add("base kernel failures", baseFail)
+	add("slower", slower)
+	add("faster", faster)
+	add("changes within noise", noisy)
+	add("undecided", undecided)
+	if tr.Perf.Emulated {
+		sum = append(sum, "numbers are "+EmulatedLabel+" (TCG)")
+	}
+	if run.Incomplete {
+		sum = append(sum, "run incomplete: "+run.IncompleteReason)
+	}
+	c := Conclusion{Summary: strings.Join(sum, "\n")}
+	label := ""
+	if tr.Perf.Emulated {
+		label = " (" + EmulatedLabel + ")"
+	}
+	switch {
+	case len(regs) > 0:
+		c.State, c.Title = Failure, fmt.Sprintf("%s: %s", name, plural(len(regs), "survival regression"))
+	case len(patchedFail) > 0 && len(baseFail) == 0:
+		c.State, c.Title = Failure, fmt.Sprintf("%s: patched kernel failed: %s", name, patchedFail[0])
+	case len(baseFail) > 0:
+		c.State, c.Title = Neutral, fmt.Sprintf("%s: base kernel failed too: %s", name, baseFail[0])
+	case len(slower) > 0 && !tr.Perf.Emulated && len(undecided) == 0:
+		c.State, c.Title = Failure, fmt.Sprintf("%s: slower: %s", name, strings.Join(slower, ", "))
+	case len(slower) > 0:
+		c.State, c.Title = Neutral, fmt.Sprintf("%s: slower: %s%s", name, strings.Join(slower, ", "), label)
+	case tr.Perf.Emulated:
+		c.State, c.Title = Neutral, fmt.Sprintf("%s: %s%s", name, perfHeadline(faster, undecided, tr), label)
+	case len(undecided) > 0 || len(tr.Perf.Variants) == 0 && len(tr.Survival) == 0:
+		c.State, c.Title = Neutral, fmt.Sprintf("%s: %s", name, perfHeadline(faster, undecided, tr))
+	case run.Incomplete:
+		c.State, c.Title = Neutral, fmt.Sprintf("%s: run incomplete: %s", name, run.IncompleteReason)
+	default:
+		c.State, c.Title = Success, fmt.Sprintf("%s: %s", name, perfHeadline(faster, undecided, tr))
+	}
+	return c
+}
+
+func perfHeadline(faster, undecided []string, tr TreeReport) string {
+	switch {
+	case len(tr.Perf.Variants) == 0 && len(tr.Survival) == 0:
+		return "no results"
+	case len(undecided) > 0 && len(faster) == 0:
+		return string(TooFew)
+	case len(faster) > 0:
+		return "faster: " + strings.Join(faster, ", ")
+	case len(tr.Perf.Variants) == 0:
+		return "survival unchanged"
+	}
+	return string(NoChange)
+}
+
+func plural(n int, s string) string {
+	if n == 1 {
+		return "1 " + s
+	}
+	return fmt.Sprintf("%d %ss", n, s)
+}

@@ -1,0 +1,128 @@
+package results
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Markdown is the PR comment body for one tree: verdict, accelerator,
+// the A/B table, survival changes and what was left out of the numbers.
+func Markdown(run *Run, tree string) string {
+	var b strings.Builder
+	writeTreeMarkdown(&b, run, Analyze(run, tree), "###")
+	return b.String()
+}
+
+// MarkdownRun renders every tree of the run, for report.md and
+// $GITHUB_STEP_SUMMARY.
+func MarkdownRun(run *Run) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## kci run `%s`\n\n", run.ID)
+	if run.Incomplete {
+		fmt.Fprintf(&b, "> **Incomplete:** %s\n\n", run.IncompleteReason)
+	}
+	fmt.Fprintf(&b, "Host: %s\n\n", hostLine(run))
+	var checks []string
+	for _, c := range run.Host.Checks {
+		if c.Status != CheckOK {
+			s := fmt.Sprintf("- **%s** %s", c.Status, c.Name)
+			if c.Detail != "" {
+				s += ": " + c.Detail
+			}
+			if c.Fix != "" {
+				s += " (fix: `" + c.Fix + "`)"
+			}
+			checks = append(checks, s)
+		}
+	}
+	if len(checks) > 0 {
+		b.WriteString("Host checks:\n" + strings.Join(checks, "\n") + "\n\n")
+	}
+	for _, tree := range run.TreeNames() {
+		writeTreeMarkdown(&b, run, Analyze(run, tree), "###")
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func stateIcon(state string) string {
+	switch state {
+	case Success:
+		return "✅"
+	case Failure:
+		return "❌"
+	}
+	return "⚠️"
+}
+
+func writeTreeMarkdown(b *strings.Builder, run *Run, tr TreeReport, h string) {
+	fmt.Fprintf(b, "%s %s %s\n\n", h, stateIcon(tr.Conclusion.State), tr.Conclusion.Title)
+	accel := run.Host.Accel
+	for _, bt := range run.Boots {
+		if bt.Tree == tr.Tree && bt.Accel != "" {
+			accel = bt.Accel
+			break
+		}
+	}
+	if tr.Perf.Emulated {
+		fmt.Fprintf(b, "> **%s**: measured under %s (TCG emulation); compare base and patched of this run only.\n\n", EmulatedLabel, orDash(accel))
+	} else {
+		fmt.Fprintf(b, "Accelerator: %s\n\n", orDash(accel))
+	}
+	if tr.Base != "" || tr.Patched != "" {
+		fmt.Fprintf(b, "Kernels: base `%s` → patched `%s`\n\n", orDash(tr.Base), orDash(tr.Patched))
+	}
+	if len(tr.Patches) > 0 {
+		b.WriteString("Series:\n")
+		for _, p := range tr.Patches {
+			fmt.Fprintf(b, "- %s\n", p)
+		}
+		b.WriteString("\n")
+	}
+	if tr.ConfigVerdict != "" {
+		fmt.Fprintf(b, "Config: %s\n\n", tr.ConfigVerdict)
+	}
+	if len(tr.Perf.Variants) > 0 {
+		head := "Performance, ns/pkt (median of repetitions, CI at 95 %, CV = run-to-run variation, Mann-Whitney U p)"
+		if tr.Perf.Emulated {
+			head += " — *" + EmulatedLabel + "*"
+		}
+		b.WriteString(head + ":\n\n")
+		t := abTable(tr.Perf)
+		for _, r := range t.rows {
+			if r[0] != "" {
+				r[0] = "**" + r[0] + "**"
+			}
+		}
+		b.WriteString(t.markdown() + "\n")
+	}
+	if len(tr.Changes) > 0 {
+		b.WriteString("Survival changes (base → patched):\n\n")
+		for _, c := range tr.Changes {
+			fmt.Fprintf(b, "- **%s**: %s × %s: base %s → patched %s (expected %s)", c.Kind, c.Base.Carrier, c.Base.Path,
+				cellText(&c.Base), cellText(&c.Patched), c.Patched.Expected)
+			if c.Patched.Detail != "" && c.Kind == Regression {
+				fmt.Fprintf(b, " — %s", c.Patched.Detail)
+			}
+			b.WriteString("\n")
+		}
+		b.WriteString("\n")
+	} else if len(tr.Survival) > 0 {
+		fmt.Fprintf(b, "Survival: %d cells, no change between base and patched.\n\n", len(tr.Survival))
+	}
+	if len(tr.Survival) > 0 {
+		b.WriteString("<details><summary>Survival matrix</summary>\n\n")
+		b.WriteString(survivalTable(tr.Survival).markdown())
+		b.WriteString("\n</details>\n\n")
+	}
+	if len(tr.Perf.Excluded) > 0 {
+		b.WriteString("Not in the statistics:\n\n")
+		for _, e := range tr.Perf.Excluded {
+			b.WriteString("- " + excludedLine(e) + "\n")
+		}
+		b.WriteString("\n")
+	}
+	if run.Incomplete {
+		fmt.Fprintf(b, "> Run incomplete: %s\n\n", run.IncompleteReason)
+	}
+}
