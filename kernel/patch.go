@@ -129,7 +129,7 @@ func loadFile(p string) ([]Patch, error) {
 		pt := Patch{File: p, Index: i + 1, Data: m}
 		pt.Subject, pt.Mail = mailSubject(m)
 		if !hasDiff(m) {
-			if pt.Mail && len(msgs) > 1 && i == 0 && isCoverLetter(pt.Subject) {
+			if pt.Mail && len(msgs) > 1 && i == 0 && coverLetter.Match(m) {
 				continue // a cover letter carries no change
 			}
 			return nil, fmt.Errorf("patch %s: %s holds no diff", p, msgName(i, len(msgs)))
@@ -152,9 +152,8 @@ func msgName(i, n int) string {
 	return fmt.Sprintf("message %d", i+1)
 }
 
-func isCoverLetter(subject string) bool {
-	return strings.Contains(subject, "0/") || strings.Contains(subject, "00/")
-}
+// coverLetter matches the "[PATCH 0/N]" subject of a series' cover letter.
+var coverLetter = regexp.MustCompile(`(?m)^Subject:.*\[[^\]]*\b0+/\d+\]`)
 
 func splitMbox(data []byte) [][]byte {
 	lines := bytes.SplitAfter(data, []byte("\n"))
@@ -250,12 +249,23 @@ func applySeries(ctx context.Context, dir string, patches []Patch) error {
 				_, err = g.run(ctx, "git", "commit", "-q", "--allow-empty", "-m", msg)
 			}
 		}
+		if err != nil && ctx.Err() == nil {
+			ae := applyError(p, i, out+"\n"+err.Error())
+			if ae.Hunk == "" {
+				// git am -3 may fail before saying which hunk (no blob ids to
+				// build an ancestor from): ask git apply for the diagnosis.
+				if chk, cerr := g.run(ctx, "git", "apply", "--check", tmp.Name()); cerr != nil {
+					if d := applyError(p, i, chk); d.File != "" {
+						ae.File, ae.Hunk = d.File, d.Hunk
+					}
+				}
+			}
+			os.Remove(tmp.Name())
+			return ae
+		}
 		os.Remove(tmp.Name())
 		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			return applyError(p, i, out+"\n"+err.Error())
+			return ctx.Err()
 		}
 	}
 	return nil

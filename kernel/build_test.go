@@ -1,0 +1,74 @@
+package kernel
+
+import (
+	"encoding/binary"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestMakeArgs(t *testing.T) {
+	m := makeCommand{Tree: "/t", Jobs: 3, CCache: true, Release: "-kci"}
+	got := m.Args("bzImage")
+	want := []string{"O=.kci-o", "ARCH=x86_64", "-j3", "CC=ccache gcc", "HOSTCC=ccache gcc", "LOCALVERSION=-kci", "bzImage"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("args %q, want %q", got, want)
+	}
+	env := strings.Join(m.Env(), " ")
+	for _, w := range []string{"KBUILD_BUILD_TIMESTAMP=", "KBUILD_BUILD_USER=kci", "KBUILD_BUILD_HOST=kci", "CCACHE_BASEDIR=/t"} {
+		if !strings.Contains(env, w) {
+			t.Errorf("env lacks %s", w)
+		}
+	}
+}
+
+func TestFirstError(t *testing.T) {
+	out := `  CC      net/core/dev.o
+  CC      net/core/skbuff.o
+../net/core/skbuff.c:6176:18: error: expected expression before ';' token
+ 6176 | int kci_broken = ;
+make[4]: *** [../scripts/Makefile.build:229: net/core/skbuff.o] Error 1
+`
+	if got := firstError(out); !strings.Contains(got, "skbuff.c:6176:18: error: expected expression") {
+		t.Fatalf("firstError = %q", got)
+	}
+	link := "  LD      vmlinux.o\nld: vmlinux.o: in function `f':\nfoo.c:(.text+0x1): undefined reference to `bar'\n"
+	if got := firstError(link); !strings.HasPrefix(got, "ld: ") {
+		t.Fatalf("link firstError = %q", got)
+	}
+}
+
+func TestExpectations(t *testing.T) {
+	p := Patch{Data: []byte(`--- a/net/core/filter.c
++++ b/net/core/filter.c
+@@ -1,3 +1,9 @@
++__bpf_kfunc int bpf_trace_skb(struct sk_buff *skb, u64 flags__k)
++__bpf_kfunc static int not_this_one_is(void)
+--- a/include/trace/events/skb.h
++++ b/include/trace/events/skb.h
++TRACE_EVENT(skb_free,
++DEFINE_EVENT(skb_class, skb_copy,
+--- a/include/uapi/linux/bpf.h
++++ b/include/uapi/linux/bpf.h
++	BPF_MAP_TYPE_RHASH,
+--- a/tools/include/uapi/linux/bpf.h
++++ b/tools/include/uapi/linux/bpf.h
++	BPF_MAP_TYPE_TOOLSONLY,
+`)}
+	var got []string
+	for _, e := range Expectations([]Patch{p}) {
+		got = append(got, e.String())
+	}
+	want := []string{"kfunc bpf_trace_skb", "kfunc not_this_one_is", "tracepoint skb_free", "tracepoint skb_copy", "map type BPF_MAP_TYPE_RHASH"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %q\nwant %q", got, want)
+	}
+}
+
+func TestNoteBuildID(t *testing.T) {
+	// namesz=4 descsz=4 type=3 "GNU\0" desc=de ad be ef
+	note := []byte{4, 0, 0, 0, 4, 0, 0, 0, 3, 0, 0, 0, 'G', 'N', 'U', 0, 0xde, 0xad, 0xbe, 0xef}
+	if got := noteBuildID(note, binary.LittleEndian); got != "deadbeef" {
+		t.Fatalf("build id %q", got)
+	}
+}
