@@ -1,0 +1,117 @@
+package vm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// The error types say whose fault a failed run is. CrashError, BootError
+// and TimeoutError blame the kernel under test; AgentError is the guest
+// suite giving up (the kernel or the suite); InfraError is the host's.
+
+// CrashError is a kernel crash report found on the console.
+type CrashError struct {
+	Title   string // normalised: equal crashes on base and patched compare equal
+	Frame   string // the guilty frame, if one was found
+	Excerpt string // the report's first lines
+	Console string // console log path
+}
+
+func (e *CrashError) Error() string {
+	return fmt.Sprintf("vm: guest crashed: %s\n%s", e.Title, e.Excerpt)
+}
+
+// BootError is a guest that never got its agent to say ready.
+type BootError struct {
+	Reason  string // e.g. "no ready within 30s", "qemu exited"
+	Tail    string // last console lines
+	Console string
+}
+
+func (e *BootError) Error() string {
+	return fmt.Sprintf("vm: boot failed: %s\n%s", e.Reason, e.Tail)
+}
+
+// TimeoutError is a step (or the whole run) that overran its deadline.
+type TimeoutError struct {
+	Step    string
+	Timeout time.Duration
+	Tail    string
+	Console string
+}
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("vm: step %q timed out after %v\n%s", e.Step, e.Timeout, e.Tail)
+}
+
+// AgentError is the guest agent reporting that the plan failed.
+type AgentError struct {
+	Step    string
+	Message string
+}
+
+func (e *AgentError) Error() string {
+	if e.Step == "" {
+		return fmt.Sprintf("vm: guest agent failed: %s", e.Message)
+	}
+	return fmt.Sprintf("vm: guest agent failed in step %q: %s", e.Step, e.Message)
+}
+
+// InfraError is a host-side failure: qemu missing or dying, sockets, files.
+type InfraError struct {
+	Op  string
+	Err error
+}
+
+func (e *InfraError) Error() string { return fmt.Sprintf("vm: %s: %v", e.Op, e.Err) }
+func (e *InfraError) Unwrap() error { return e.Err }
+
+func infra(op string, err error) error { return &InfraError{Op: op, Err: err} }
+
+// Kinds of failure, for reports and exit codes.
+const (
+	KindNone     = ""
+	KindCrash    = "crash"
+	KindBoot     = "boot"
+	KindTimeout  = "timeout"
+	KindAgent    = "agent"
+	KindInfra    = "infra"
+	KindCanceled = "canceled"
+)
+
+// Kind classifies err by the types above; unknown errors are infra.
+func Kind(err error) string {
+	var (
+		c *CrashError
+		b *BootError
+		t *TimeoutError
+		a *AgentError
+	)
+	switch {
+	case err == nil:
+		return KindNone
+	case errors.As(err, &c):
+		return KindCrash
+	case errors.As(err, &b):
+		return KindBoot
+	case errors.As(err, &t):
+		return KindTimeout
+	case errors.As(err, &a):
+		return KindAgent
+	case errors.Is(err, context.Canceled):
+		return KindCanceled
+	default:
+		return KindInfra
+	}
+}
+
+// KernelsFault reports whether err blames the kernel under test.
+func KernelsFault(err error) bool {
+	switch Kind(err) {
+	case KindCrash, KindBoot, KindTimeout:
+		return true
+	}
+	return false
+}
