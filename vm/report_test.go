@@ -119,7 +119,7 @@ func TestBugKind(t *testing.T) {
 		"scheduling while atomic: kci-guest/99/0x00000002":                     "scheduling while atomic",
 		"sleeping function called from invalid context at kernel/sched/core.c": "sleeping function called from invalid context",
 		"unable to handle page fault for address: ffffc90000000000":            "unable to handle page fault",
-		"Bad page state in process kci-guest  pfn:0a1b2":                        "Bad page state",
+		"Bad page state in process kci-guest  pfn:0a1b2":                       "Bad page state",
 	} {
 		if got := bugKind(in); got != want {
 			t.Errorf("bugKind(%q) = %q, want %q", in, got, want)
