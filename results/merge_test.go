@@ -1,0 +1,137 @@
+package results
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kci-dev/kci/kernel"
+)
+
+func TestMergeShardsEqualsOneRun(t *testing.T) {
+	base := normal(21, 8, 900, 0.02)
+	patched := normal(22, 8, 640, 0.02)
+	whole := abRun("gtp", AccelKVM, base, patched)
+	// Two CI jobs each ran 4 repetitions, both numbering them 1..4.
+	a := abRun("gtp", AccelKVM, base[:4], patched[:4])
+	b := abRun("gtp", AccelKVM, base[4:], patched[4:])
+	a.ID, b.ID = "shard0a0", "shard0b0"
+	b.Start = a.Start.Add(time.Minute)
+	b.End = b.Start.Add(time.Hour)
+	a.End = a.Start.Add(30 * time.Minute)
+
+	m, err := Merge(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(m.MergedFrom, ","); got != "shard0a0,shard0b0" {
+		t.Errorf("merged from %s", got)
+	}
+	if len(m.Boots) != 16 {
+		t.Fatalf("%d boots, want 16", len(m.Boots))
+	}
+	reps := map[string]bool{}
+	for i, bt := range m.Boots {
+		if bt.Seq != i+1 {
+			t.Errorf("boot %d has seq %d", i, bt.Seq)
+		}
+		k := fmt.Sprint(bt.Role, bt.Rep)
+		if reps[k] {
+			t.Errorf("duplicate %s rep %d after merge", bt.Role, bt.Rep)
+		}
+		reps[k] = true
+	}
+	if !m.Start.Equal(a.Start) || !m.End.Equal(b.End) {
+		t.Errorf("merged span %v..%v, want %v..%v", m.Start, m.End, a.Start, b.End)
+	}
+
+	got, want := Compare(m, "gtp"), Compare(whole, "gtp")
+	g, w := got.Variants[0].Total, want.Variants[0].Total
+	sort.Float64s(g.Base.Values)
+	sort.Float64s(w.Base.Values)
+	sort.Float64s(g.Patched.Values)
+	sort.Float64s(w.Patched.Values)
+	if !reflect.DeepEqual(g, w) {
+		t.Errorf("merged statistics differ from one run holding all samples:\n got %+v\nwant %+v", g, w)
+	}
+	if g.Base.N != 8 || g.Verdict != Faster {
+		t.Errorf("merged: n=%d verdict %q", g.Base.N, g.Verdict)
+	}
+}
+
+func TestMergeRefusesDifferentKernels(t *testing.T) {
+	a := abRun("gtp", AccelKVM, []float64{1}, []float64{1})
+	b := abRun("gtp", AccelKVM, []float64{1}, []float64{1})
+	b.Trees[0].Patched = &kernel.Artifacts{Key: "otherpatch"}
+	if _, err := Merge(a, b); err == nil || !strings.Contains(err.Error(), "patched kernel") {
+		t.Errorf("err %v, want a refusal naming the patched kernel", err)
+	}
+	c := abRun("gtp", AccelKVM, []float64{1}, []float64{1})
+	c.Plan.Variants = []string{"gtp-gtpchurn"}
+	if _, err := Merge(a, c); err == nil || !strings.Contains(err.Error(), "plan") {
+		t.Errorf("err %v, want a refusal naming the plan", err)
+	}
+}
+
+func TestMergeKeepsIncompleteAndTCG(t *testing.T) {
+	a := abRun("gtp", AccelKVM, []float64{1}, []float64{1})
+	b := abRun("gtp", AccelTCG, []float64{1}, []float64{1})
+	b.Incomplete, b.IncompleteReason = true, "runner lost"
+	m, err := Merge(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.Incomplete || !strings.Contains(m.IncompleteReason, "runner lost") {
+		t.Errorf("incomplete %v %q", m.Incomplete, m.IncompleteReason)
+	}
+	if !m.Emulated("gtp") {
+		t.Errorf("a shard measured under TCG must keep the merged run labelled emulated")
+	}
+}
+
+func TestMergeDirsCopiesLogsAndWritesReports(t *testing.T) {
+	root := t.TempDir()
+	var dirs []string
+	for i, id := range []string{"aaaa0001", "bbbb0002"} {
+		r := abRun("gtp", AccelKVM, normal(uint64(30+i), 3, 100, 0.01), normal(uint64(40+i), 3, 100, 0.01))
+		r.ID = id
+		d := filepath.Join(root, id)
+		os.MkdirAll(filepath.Join(d, "console"), 0o755)
+		r.Boots[0].ConsoleLog = "console/boot-1.log"
+		os.WriteFile(filepath.Join(d, "console/boot-1.log"), []byte("Linux version "+id+"\n"), 0o644)
+		if err := Save(d, r); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, d)
+	}
+	out := filepath.Join(root, "merged")
+	m, err := MergeDirs(out, dirs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(loaded.Boots) != 12 || loaded.ID != m.ID {
+		t.Errorf("merged record has %d boots, id %s/%s", len(loaded.Boots), loaded.ID, m.ID)
+	}
+	second := loaded.Boots[6] // first boot of the second shard
+	if second.ConsoleLog != filepath.Join("shard-bbbb0002", "console/boot-1.log") {
+		t.Fatalf("console log path %q", second.ConsoleLog)
+	}
+	b, err := os.ReadFile(filepath.Join(out, second.ConsoleLog))
+	if err != nil || !strings.Contains(string(b), "bbbb0002") {
+		t.Errorf("copied log: %q %v", b, err)
+	}
+	for _, f := range []string{"report.txt", "report.md", "report.json", BenchFile("gtp", RoleBase), BenchFile("gtp", RolePatched)} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("merge did not write %s: %v", f, err)
+		}
+	}
+}

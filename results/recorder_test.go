@@ -1,0 +1,148 @@
+package results
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kci-dev/kci/kernel"
+	"github.com/kci-dev/kci/suite"
+)
+
+func TestRecorderWritesAfterEveryAddition(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "kci-results", "run")
+	rec, err := NewRecorder(dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.ID()) != 8 {
+		t.Errorf("id %q, want 8 hex digits", rec.ID())
+	}
+	// A run that dies right away still leaves a record marked incomplete.
+	r, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Incomplete || r.IncompleteReason == "" || r.Schema != SchemaVersion {
+		t.Errorf("fresh record: incomplete %v reason %q schema %d", r.Incomplete, r.IncompleteReason, r.Schema)
+	}
+
+	if err := rec.SetHost(Host{Hostname: "h", Accel: AccelTCG, Checks: []Check{{Name: "kvm", Status: CheckWarn, Detail: "no /dev/kvm", Fix: "modprobe kvm"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.SetPlan(suite.Plan{Survival: true, Variants: []string{"gtp-gtp"}, Bench: suite.DefaultBench()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.SetTree(Tree{Name: "gtp", Base: &kernel.Artifacts{Key: "k1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.SetTree(Tree{Name: "gtp", Base: &kernel.Artifacts{Key: "k1"}, Patched: &kernel.Artifacts{Key: "k2"}, ConfigVerdict: "ok"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.AddPhase(Phase{Name: "build", Tree: "gtp", Kernel: RoleBase, Start: time.Now(), Duration: 3 * time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	seq, err := rec.AddBoot(Boot{Tree: "gtp", Role: RoleBase, Rep: 1, Accel: AccelTCG, Variants: []suite.VariantResult{vr("gtp-gtp", pc{name: "gtp_write", ns: 500})}})
+	if err != nil || seq != 1 {
+		t.Fatalf("AddBoot seq %d err %v, want 1", seq, err)
+	}
+
+	// Without Finish (the process died here), everything so far is on disk.
+	r, err = Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Incomplete {
+		t.Errorf("unfinished run not marked incomplete")
+	}
+	if len(r.Trees) != 1 || r.Trees[0].Patched == nil || r.Trees[0].Patched.Key != "k2" {
+		t.Errorf("trees %+v: SetTree must replace the tree of the same name", r.Trees)
+	}
+	if len(r.Boots) != 1 || r.Boots[0].Seq != 1 || r.Boots[0].Variants[0].Programs[0].RunTimeNs != 500*refCnt {
+		t.Errorf("boot not recorded whole: %+v", r.Boots)
+	}
+	if len(r.Phases) != 1 || r.Phases[0].Duration != 3*time.Minute {
+		t.Errorf("phases %+v", r.Phases)
+	}
+	if r.Host.Checks[0].Fix != "modprobe kvm" || r.Plan.Bench.Pairs != 3 {
+		t.Errorf("host or plan lost: %+v %+v", r.Host, r.Plan)
+	}
+
+	if err := rec.Finish(""); err != nil {
+		t.Fatal(err)
+	}
+	r, _ = Load(dir)
+	if r.Incomplete || r.End.IsZero() {
+		t.Errorf("finished run: incomplete %v end %v", r.Incomplete, r.End)
+	}
+	if err := rec.Finish("qemu killed by timeout"); err != nil {
+		t.Fatal(err)
+	}
+	r, _ = Load(dir)
+	if !r.Incomplete || r.IncompleteReason != "qemu killed by timeout" {
+		t.Errorf("Finish(reason): incomplete %v reason %q", r.Incomplete, r.IncompleteReason)
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if e.Name() != RunFile {
+			t.Errorf("left behind %s: temporary files must be renamed or removed", e.Name())
+		}
+	}
+}
+
+func TestRecorderConcurrentBoots(t *testing.T) {
+	rec, err := NewRecorder(t.TempDir(), "conc0001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < 16; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			if _, err := rec.AddBoot(Boot{Tree: "t", Role: RoleBase, Rep: i + 1}); err != nil {
+				t.Error(err)
+			}
+		}(i)
+	}
+	wg.Wait()
+	r, err := Load(rec.Dir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int]bool{}
+	for _, b := range r.Boots {
+		seen[b.Seq] = true
+	}
+	if len(r.Boots) != 16 || len(seen) != 16 {
+		t.Errorf("%d boots with %d distinct seqs, want 16 and 16", len(r.Boots), len(seen))
+	}
+}
+
+func TestLoadRejectsUnknownSchema(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, RunFile), []byte(`{"schema": 99, "id": "x"}`), 0o644)
+	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "schema 99") {
+		t.Errorf("newer schema: err %v", err)
+	}
+	os.WriteFile(filepath.Join(dir, RunFile), []byte(`{"id": "x"}`), 0o644)
+	if _, err := Load(dir); err == nil {
+		t.Errorf("record without schema accepted")
+	}
+	if _, err := Load(t.TempDir()); err == nil {
+		t.Errorf("missing run.json accepted")
+	}
+}
+
+func TestDefaultDir(t *testing.T) {
+	start := time.Date(2026, 10, 1, 21, 39, 3, 0, time.FixedZone("CEST", 2*3600))
+	if got, want := DefaultDir(start, "1a2b3c4d"), filepath.Join("kci-results", "20261001T193903Z-1a2b3c4d"); got != want {
+		t.Errorf("DefaultDir = %q, want %q", got, want)
+	}
+	if NewID() == NewID() {
+		t.Errorf("two ids in a row are equal")
+	}
+}
