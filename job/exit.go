@@ -1,0 +1,74 @@
+package job
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/kci-dev/kci/kernel"
+)
+
+// Exit codes of kci test: each failure class has its own, so CI and scripts
+// can tell the patch's failures from the machine's.
+const (
+	ExitOK          = 0
+	ExitInternal    = 1 // kci or the machine failed: nothing is blamed on the patch
+	ExitApply       = 2 // the patch does not apply (or applies to no tree)
+	ExitBuild       = 3 // config policy violation or build failure
+	ExitBoot        = 4 // the kernel did not boot, crashed, hung or warned
+	ExitSurvival    = 5 // a survival cell passes on base but fails patched
+	ExitPerformance = 6 // significant slowdown beyond --fail-on-regression
+	ExitInterrupted = 130
+)
+
+// ExitError is a failed job: Cause is the one-line reason shown first,
+// Err the details.
+type ExitError struct {
+	Code  int
+	Cause string
+	Err   error
+}
+
+func (e *ExitError) Error() string {
+	if e.Err == nil {
+		return e.Cause
+	}
+	return e.Cause + "\n" + e.Err.Error()
+}
+func (e *ExitError) Unwrap() error { return e.Err }
+func (e *ExitError) ExitCode() int { return e.Code }
+
+// classify turns a stage error into an ExitError.
+func classify(stage string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		return err
+	}
+	var ae *kernel.ApplyError
+	var ce *kernel.ConfigError
+	var be *kernel.BuildError
+	switch {
+	case errors.Is(err, errInterrupted):
+		return &ExitError{Code: ExitInterrupted, Cause: "interrupted: results so far are kept, marked incomplete", Err: nil}
+	case errors.As(err, &ae):
+		return &ExitError{Code: ExitApply, Cause: ae.Error(), Err: fmt.Errorf("%s", ae.Output)}
+	case errors.As(err, &ce):
+		return &ExitError{Code: ExitBuild, Cause: "config policy violated (" + stage + ")", Err: err}
+	case errors.As(err, &be):
+		return &ExitError{Code: ExitBuild, Cause: fmt.Sprintf("%s: %s", stage, be.Error()), Err: fmt.Errorf("%s", be.Tail)}
+	}
+	return &ExitError{Code: ExitInternal, Cause: stage + ": " + firstLine(err.Error()), Err: err}
+}
+
+var errInterrupted = errors.New("interrupted")
+
+func firstLine(s string) string {
+	for i, c := range s {
+		if c == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}
