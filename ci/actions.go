@@ -125,9 +125,10 @@ func (e *Env) parseEvent(b []byte) error {
 	return nil
 }
 
-// AppendStepSummary appends a report to the file named by
-// GITHUB_STEP_SUMMARY, trimmed so the file stays under GitHub's 1 MiB.
-func AppendStepSummary(path string, r Report) error {
+// AppendStepSummary appends Markdown to the file named by
+// GITHUB_STEP_SUMMARY ("" = not in Actions: nothing to do), trimmed so the
+// file stays under GitHub's 1 MiB.
+func AppendStepSummary(path, markdown string) error {
 	if path == "" {
 		return nil
 	}
@@ -141,9 +142,9 @@ func AppendStepSummary(path string, r Report) error {
 		return fmt.Errorf("ci: step summary: %w", err)
 	}
 	budget := StepSummaryLimit - int(st.Size()) - 2
-	text := Trim(r.Markdown, budget, trimNote(r.DetailsURL))
-	if budget <= 0 {
-		text = ""
+	text := ""
+	if budget > 0 {
+		text = Trim(markdown, budget, trimNote(""))
 	}
 	_, werr := io.WriteString(f, text+"\n\n")
 	if cerr := f.Close(); werr == nil {

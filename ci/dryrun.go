@@ -18,16 +18,15 @@ func (d DryRun) Post(_ context.Context, t Target, r Report) (Result, error) {
 	if err := r.Validate(); err != nil {
 		return Result{}, err
 	}
-	res := Result{Tree: r.Tree}
+	res := Result{Tree: r.Tree, DryRun: true}
 	if t.PR != 0 {
 		body := CommentBody(r)
 		fmt.Fprintf(d.W, "--- dry run: comment on %s, tree %s (%d bytes; creates the comment marked %s or edits it)\n%s\n", t, r.Tree, len(body), Marker(r.Tree), body)
-		res.CommentURL = "(dry run)"
 	}
 	if t.SHA != "" {
 		fmt.Fprintf(d.W, "--- dry run: check run %q on %s: conclusion %s, title %q (commit status fallback: %s, %q)\n",
 			CheckName(r.Tree), t.commit(), r.Conclusion, CheckTitle(r), StatusState(r.Conclusion), StatusDescription(r))
-		res.Check = "check run (dry run)"
+		res.Check = "check run"
 	}
 	if t.PR == 0 && t.SHA == "" {
 		fmt.Fprintf(d.W, "--- dry run: tree %s: no pull request and no commit given, nothing would be posted\n", r.Tree)

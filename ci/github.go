@@ -55,6 +55,7 @@ type Result struct {
 	Created    bool   // a new comment, rather than an edit of the existing one
 	Check      string // "check run", "commit status", or "" when no SHA
 	CheckURL   string
+	DryRun     bool // nothing was sent
 }
 
 // Poster posts one tree's report. GitHub talks to the API; DryRun prints.

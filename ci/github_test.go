@@ -100,7 +100,7 @@ func TestPostCreatesThenEdits(t *testing.T) {
 	if len(cs) != 2 || len(mine) != 1 {
 		t.Fatalf("comments after two posts: %+v, want alice's and exactly one kci comment", cs)
 	}
-	if want := Marker("gtp") + "\nsecond report"; mine[0].Body != want {
+	if want := CommentBody(report("gtp", "second report", Failure)); mine[0].Body != want || !strings.Contains(want, "actions/runs/7") {
 		t.Errorf("comment body %q, want %q", mine[0].Body, want)
 	}
 	if n := h.gh.count("POST", "/issues/12/comments"); n != 1 {
@@ -167,7 +167,7 @@ func TestMarkerCommentOnSecondPage(t *testing.T) {
 		t.Errorf("listed %d pages, want 2", pages)
 	}
 	mine := markerComments(h.gh.prComments(12), "gtp")
-	if len(mine) != 1 || mine[0].Body != Marker("gtp")+"\nnew report" {
+	if len(mine) != 1 || mine[0].Body != CommentBody(report("gtp", "new report", Success)) {
 		t.Errorf("marker comments: %+v", mine)
 	}
 	if h.gh.count("POST", "/comments") != 0 {
@@ -406,7 +406,7 @@ func TestDuplicateStickyCommentsCollapse(t *testing.T) {
 		t.Fatal(err)
 	}
 	mine := markerComments(h.gh.prComments(12), "gtp")
-	if len(mine) != 1 || mine[0].ID != first || mine[0].Body != Marker("gtp")+"\nnew" {
+	if len(mine) != 1 || mine[0].ID != first || mine[0].Body != CommentBody(report("gtp", "new", Success)) {
 		t.Errorf("after collapse: %+v, want only comment %d, edited", mine, first)
 	}
 }
@@ -420,7 +420,7 @@ func TestSomeoneElsesMarkerIsNotEdited(t *testing.T) {
 		}
 	}
 	cs := markerComments(h.gh.prComments(12), "gtp")
-	if len(cs) != 2 || cs[0].User.Login != "mallory" || cs[1].Body != Marker("gtp")+"\nreal report v2" {
+	if len(cs) != 2 || cs[0].User.Login != "mallory" || cs[1].Body != CommentBody(report("gtp", "real report v2", Failure)) {
 		t.Errorf("comments %+v: want mallory's untouched and one kci comment, edited", cs)
 	}
 	if h.gh.count("POST", "/issues/12/comments") != 1 {
@@ -532,7 +532,7 @@ func TestPostAllContinuesPastFailures(t *testing.T) {
 func TestDryRunPrintsWithoutHTTP(t *testing.T) {
 	var out bytes.Buffer
 	res, err := PostAll(context.Background(), DryRun{W: &out}, target, []Report{report("gtp", "| v | Δ |", Failure)})
-	if err != nil || len(res) != 1 {
+	if err != nil || len(res) != 1 || !res[0].DryRun {
 		t.Fatal(res, err)
 	}
 	s := out.String()

@@ -73,11 +73,16 @@ func Marker(tree string) string {
 // CheckName is the name of the check run (and commit status context).
 func CheckName(tree string) string { return "kci / " + safeTree(tree) }
 
-// CommentBody is the full comment text: the marker on the first line, then
-// the report, trimmed to GitHub's limit.
+// CommentBody is the full comment text: the marker on the first line, the
+// report trimmed to GitHub's limit, and a link to the run, which trimming
+// never removes.
 func CommentBody(r Report) string {
 	head := Marker(r.Tree) + "\n"
-	return head + Trim(r.Markdown, CommentLimit-len(head), trimNote(r.DetailsURL))
+	foot := ""
+	if r.DetailsURL != "" {
+		foot = "\n<sub>[kci run and artifacts](" + r.DetailsURL + ")</sub>\n"
+	}
+	return head + Trim(r.Markdown, CommentLimit-len(head)-len(foot), trimNote(r.DetailsURL)) + foot
 }
 
 func trimNote(detailsURL string) string {

@@ -100,7 +100,7 @@ func (t *transport) classify(resp *http.Response, err error, attempt int) (time.
 	if err != nil {
 		var te interface{ Timeout() bool }
 		if (errors.As(err, &te) && te.Timeout()) || isTransient(err) {
-			return backoff, "network error", true
+			return backoff, "network error: " + err.Error(), true
 		}
 		return 0, "", false
 	}

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kci-dev/kci/ci"
+	"github.com/kci-dev/kci/results"
+)
+
+func init() { commands = append(commands, newPostCmd) }
+
+// postOptions override what the GitHub Actions environment says.
+type postOptions struct {
+	repo   string // OWNER/NAME; default GITHUB_REPOSITORY
+	pr     int    // default: the event's pull request
+	sha    string // default: the event's head commit
+	dryRun bool
+}
+
+func newPostCmd() *cobra.Command {
+	var o postOptions
+	cmd := &cobra.Command{
+		Use:   "post [--pr N] [--repo OWNER/NAME] [--sha SHA] [--dry-run] RUNDIR",
+		Short: "Post a saved run's report to a GitHub pull request: one sticky comment and one check run per tree",
+		Long: `Post a saved run's report to a GitHub pull request: one comment per tree,
+found by a hidden marker and edited on every post, and a check run on the
+head commit (a commit status where check runs are refused).
+
+In GitHub Actions the repository, pull request and commit come from the
+environment and the event payload (pull_request or workflow_run); the token
+only ever from GITHUB_TOKEN. --dry-run prints what would be posted and sends
+nothing.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			run, err := results.Load(args[0])
+			if err != nil {
+				return err
+			}
+			return postRun(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), run, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.repo, "repo", "", "repository OWNER/NAME (default $GITHUB_REPOSITORY)")
+	f.IntVar(&o.pr, "pr", 0, "pull request number (default: from the Actions event)")
+	f.StringVar(&o.sha, "sha", "", "commit for the check run (default: the pull request's head from the Actions event)")
+	f.BoolVar(&o.dryRun, "dry-run", false, "print the comment and check run instead of posting")
+	return cmd
+}
+
+// postRun posts every tree of run to GitHub and appends the report to the
+// Actions step summary. kci post and kci test --post both end here.
+func postRun(ctx context.Context, out, errOut io.Writer, run *results.Run, o postOptions) error {
+	env, err := ci.FromEnv()
+	if err != nil {
+		return err
+	}
+	reports := runReports(run, env.RunURL)
+	if len(reports) == 0 {
+		return errors.New("post: the run has no trees to report")
+	}
+	if err := ci.AppendStepSummary(env.StepSummary, results.MarkdownRun(run)); err != nil {
+		return err
+	}
+	t, err := postTarget(env, o)
+	if err != nil {
+		return err
+	}
+
+	var poster ci.Poster = ci.DryRun{W: out}
+	if !o.dryRun {
+		opts := []ci.Option{ci.WithLog(errOut)}
+		if env.APIURL != "" {
+			opts = append(opts, ci.WithAPIURL(env.APIURL))
+		}
+		gh, err := ci.NewGitHub(env.Token, opts...)
+		if err != nil {
+			return err
+		}
+		// A workflow_run from a fork names no pull request: find it from
+		// the event's head repository, branch and commit.
+		if t.PR == 0 && o.pr == 0 && env.HeadOwner != "" && env.HeadBranch != "" && t.SHA != "" {
+			if t.PR, err = gh.ResolvePR(ctx, t.Owner, t.Repo, env.HeadOwner, env.HeadBranch, t.SHA); err != nil {
+				return err
+			}
+		}
+		poster = gh
+	}
+	if t.PR == 0 && t.SHA == "" {
+		return errors.New("post: nothing to post to: give --pr (and --sha), or run in a pull_request or workflow_run workflow")
+	}
+
+	end := ci.NewGroups(errOut, env.Actions).Start(fmt.Sprintf("kci post to %s", t))
+	res, err := ci.PostAll(ctx, poster, t, reports)
+	end()
+	for _, r := range res {
+		if r.DryRun {
+			fmt.Fprintf(errOut, "kci: %s: dry run, nothing posted\n", r.Tree)
+			continue
+		}
+		line := "kci: " + r.Tree + ":"
+		if r.CommentURL != "" {
+			verb := "updated"
+			if r.Created {
+				verb = "created"
+			}
+			line += fmt.Sprintf(" comment %s (%s)", r.CommentURL, verb)
+		}
+		if r.Check != "" {
+			line += " and " + r.Check
+		}
+		fmt.Fprintln(errOut, line)
+	}
+	return err
+}
+
+// runReports turns each tree of a run into what ci posts.
+func runReports(run *results.Run, detailsURL string) []ci.Report {
+	var out []ci.Report
+	for _, tree := range run.TreeNames() {
+		c := results.Conclude(run, tree)
+		out = append(out, ci.Report{
+			Tree:       tree,
+			Markdown:   results.Markdown(run, tree),
+			Conclusion: c.State,
+			Title:      c.Title,
+			Summary:    c.Summary,
+			DetailsURL: detailsURL,
+		})
+	}
+	return out
+}
+
+// postTarget combines flags with the Actions environment; flags win.
+func postTarget(env ci.Env, o postOptions) (ci.Target, error) {
+	repo := o.repo
+	if repo == "" {
+		repo = env.Repository
+	}
+	if repo == "" {
+		return ci.Target{}, errors.New("post: no repository: give --repo OWNER/NAME or set GITHUB_REPOSITORY")
+	}
+	owner, name, err := ci.ParseRepo(repo)
+	if err != nil {
+		return ci.Target{}, fmt.Errorf("post: %w", err)
+	}
+	t := ci.Target{Owner: owner, Repo: name, PR: env.PR, SHA: env.HeadSHA}
+	if o.pr != 0 {
+		t.PR = o.pr
+		// The event's commit belongs to the event's PR, not to another one.
+		if o.pr != env.PR {
+			t.SHA = ""
+		}
+	}
+	if o.sha != "" {
+		t.SHA = o.sha
+	}
+	return t, nil
+}

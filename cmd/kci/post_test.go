@@ -1,0 +1,104 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kci-dev/kci/ci"
+	"github.com/kci-dev/kci/results"
+)
+
+// clearActionsEnv makes the test independent of running inside Actions.
+func clearActionsEnv(t *testing.T) {
+	for _, k := range []string{"GITHUB_ACTIONS", "GITHUB_REPOSITORY", "GITHUB_EVENT_PATH", "GITHUB_EVENT_NAME", "GITHUB_TOKEN",
+		"GITHUB_API_URL", "GITHUB_SERVER_URL", "GITHUB_RUN_ID", "GITHUB_STEP_SUMMARY"} {
+		t.Setenv(k, "")
+	}
+}
+
+func writeRun(t *testing.T, trees ...string) string {
+	t.Helper()
+	run := results.Run{Schema: results.SchemaVersion, ID: "0badcafe", Start: time.Unix(0, 0).UTC(), Host: results.Host{Accel: results.AccelTCG}}
+	for i, tr := range trees {
+		run.Trees = append(run.Trees, results.Tree{Name: tr})
+		run.Boots = append(run.Boots, results.Boot{Seq: i + 1, Tree: tr, Role: results.RoleBase, Rep: 1, Accel: results.AccelTCG})
+	}
+	dir := t.TempDir()
+	b, err := json.Marshal(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, results.RunFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestPostDryRun(t *testing.T) {
+	clearActionsEnv(t)
+	summary := filepath.Join(t.TempDir(), "summary.md")
+	t.Setenv("GITHUB_STEP_SUMMARY", summary)
+	dir := writeRun(t, "ext", "gtp")
+	var out, errOut bytes.Buffer
+	cmd := newPostCmd()
+	cmd.SetArgs([]string{"--dry-run", "--repo", "octo/bench", "--pr", "12", "--sha", "abc123", dir})
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	if err := cmd.ExecuteContext(context.Background()); err != nil {
+		t.Fatalf("kci post --dry-run: %v\n%s", err, errOut.String())
+	}
+	for _, want := range []string{ci.Marker("ext"), ci.Marker("gtp"), `check run "kci / gtp"`, "octo/bench#12"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("dry run output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if b, err := os.ReadFile(summary); err != nil || !strings.Contains(string(b), "0badcafe") {
+		t.Errorf("step summary not written: %v %q", err, b)
+	}
+}
+
+func TestPostNeedsATarget(t *testing.T) {
+	clearActionsEnv(t)
+	cmd := newPostCmd()
+	cmd.SetArgs([]string{"--dry-run", writeRun(t, "gtp")})
+	cmd.SetOut(&bytes.Buffer{})
+	err := cmd.ExecuteContext(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "no repository") {
+		t.Errorf("post without a repository: %v", err)
+	}
+	cmd = newPostCmd()
+	cmd.SetArgs([]string{"--repo", "octo/bench", "--pr", "3", writeRun(t, "gtp")})
+	err = cmd.ExecuteContext(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "GITHUB_TOKEN") {
+		t.Errorf("post without a token: %v", err)
+	}
+}
+
+func TestPostTarget(t *testing.T) {
+	env := ci.Env{Repository: "octo/bench", PR: 12, HeadSHA: "abc"}
+	cases := []struct {
+		o    postOptions
+		want ci.Target
+	}{
+		{postOptions{}, ci.Target{Owner: "octo", Repo: "bench", PR: 12, SHA: "abc"}},
+		{postOptions{repo: "me/fork"}, ci.Target{Owner: "me", Repo: "fork", PR: 12, SHA: "abc"}},
+		// Another PR than the event's: the event's commit is not its head.
+		{postOptions{pr: 7}, ci.Target{Owner: "octo", Repo: "bench", PR: 7}},
+		{postOptions{pr: 7, sha: "def"}, ci.Target{Owner: "octo", Repo: "bench", PR: 7, SHA: "def"}},
+	}
+	for _, c := range cases {
+		got, err := postTarget(env, c.o)
+		if err != nil || got != c.want {
+			t.Errorf("postTarget(%+v) = %+v, %v; want %+v", c.o, got, err, c.want)
+		}
+	}
+	if _, err := postTarget(ci.Env{}, postOptions{repo: "nope"}); err == nil {
+		t.Errorf("bad --repo accepted")
+	}
+}
