@@ -65,7 +65,7 @@ func writeTreeMarkdown(b *strings.Builder, run *Run, tr TreeReport, h string) {
 		}
 	}
 	if tr.Perf.Emulated {
-		fmt.Fprintf(b, "> **%s**: measured under %s (TCG emulation); compare base and patched of this run only.\n\n", EmulatedLabel, orDash(accel))
+		fmt.Fprintf(b, "> **%s**: measured under TCG emulation; only the base-vs-patched ratios of this run mean anything.\n\n", EmulatedLabel)
 	} else {
 		fmt.Fprintf(b, "Accelerator: %s\n\n", orDash(accel))
 	}

@@ -116,7 +116,7 @@ func writeTreeText(b *strings.Builder, tr TreeReport, color bool) {
 	if len(tr.Perf.Variants) > 0 {
 		head := "\nperformance, ns/pkt (median of repetitions; CI at 95%; CV = run-to-run variation)"
 		if tr.Perf.Emulated {
-			head += " — " + EmulatedLabel
+			head += " [" + EmulatedLabel + "]"
 		}
 		b.WriteString(head + ":\n")
 		t := abTable(tr.Perf)
@@ -286,6 +286,8 @@ func survivalTable(rows []SurvivalRow) *table {
 	for _, r := range rows {
 		exp := ""
 		switch {
+		case r.Base != nil && r.Patched != nil && r.Base.Expected != r.Patched.Expected:
+			exp = r.Base.Expected + " → " + r.Patched.Expected
 		case r.Patched != nil:
 			exp = r.Patched.Expected
 		case r.Base != nil:

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kci-dev/kci/results"
+)
+
+func init() { commands = append(commands, newReportCmd) }
+
+// reportOptions are the flags of kci report.
+type reportOptions struct {
+	agg        bool
+	merge      bool
+	out        string
+	format     string
+	trees      []string
+	failOnPerf float64
+}
+
+func newReportCmd() *cobra.Command {
+	o := reportOptions{failOnPerf: -1}
+	cmd := &cobra.Command{
+		Use:   "report [--agg] [--merge --out DIR] [--format text|markdown|json|benchstat] DIR...",
+		Short: "Re-render saved runs (or the user's bpfstats sets) without rerunning anything",
+		Long: `Re-render saved kci runs without rerunning anything.
+
+--agg prints the cross-set table of the user's bpfstats workflow: DIRs are
+directories of <variant>.bpfstats files (raw bpftool -j prog show output,
+one directory per repetition set) and/or kci run directories (each
+repetition one set, base and patched kernels as separate tables).
+
+--merge --out DIR merges shard runs of one job (same trees and kernels,
+different repetitions) into one run directory with its reports.
+
+--format benchstat prints every kernel's samples in Go benchmark format
+with a "role" key: compare with 'benchstat -col role FILE'. Each run
+directory also holds bench-<tree>-base.txt and bench-<tree>-patched.txt
+for 'benchstat base patched'.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runReport(cmd.OutOrStdout(), cmd.ErrOrStderr(), args, o)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.agg, "agg", false, "print the user's aggregate table (mean ± spread across sets)")
+	f.BoolVar(&o.merge, "merge", false, "merge shard run directories into --out")
+	f.StringVar(&o.out, "out", "", "output run directory for --merge")
+	f.StringVar(&o.format, "format", "text", "text, markdown, json or benchstat")
+	f.StringSliceVar(&o.trees, "tree", nil, "only these trees (text, markdown, json)")
+	f.Float64Var(&o.failOnPerf, "fail-on-regression", -1, "exit non-zero on a significant slowdown of a variant total above PCT percent")
+	return cmd
+}
+
+func runReport(w, errOut io.Writer, dirs []string, o reportOptions) error {
+	switch o.format {
+	case "text", "markdown", "json", "benchstat":
+	default:
+		return fmt.Errorf("report: unknown --format %q (text, markdown, json, benchstat)", o.format)
+	}
+	if o.agg {
+		if o.merge {
+			return errors.New("report: --agg and --merge do not go together")
+		}
+		tables, err := results.Agg(dirs)
+		if err != nil {
+			return err
+		}
+		return results.RenderAgg(w, tables)
+	}
+	var runs []*results.Run
+	if o.merge {
+		if o.out == "" {
+			return errors.New("report: --merge needs --out DIR")
+		}
+		m, err := results.MergeDirs(o.out, dirs...)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(errOut, "merged %d shards into %s\n", len(dirs), o.out)
+		runs = []*results.Run{m}
+	} else {
+		if o.out != "" {
+			return errors.New("report: --out is for --merge")
+		}
+		for _, d := range dirs {
+			r, err := results.Load(d)
+			if err != nil {
+				return err
+			}
+			runs = append(runs, r)
+		}
+	}
+	for i, r := range runs {
+		if i > 0 && o.format != "json" {
+			fmt.Fprintln(w)
+		}
+		if err := renderRun(w, r, o); err != nil {
+			return err
+		}
+	}
+	if o.failOnPerf >= 0 {
+		for _, r := range runs {
+			if err := results.FailOnRegression(r, o.failOnPerf); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func renderRun(w io.Writer, r *results.Run, o reportOptions) error {
+	for _, t := range o.trees {
+		if !hasTree(r, t) {
+			return fmt.Errorf("report: run %s has no tree %q (trees: %s)", r.ID, t, strings.Join(r.TreeNames(), ", "))
+		}
+	}
+	switch o.format {
+	case "markdown":
+		if len(o.trees) == 0 {
+			_, err := io.WriteString(w, results.MarkdownRun(r))
+			return err
+		}
+		for _, t := range o.trees {
+			if _, err := io.WriteString(w, results.Markdown(r, t)); err != nil {
+				return err
+			}
+		}
+		return nil
+	case "json":
+		b, err := results.JSON(r, o.trees...)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	case "benchstat":
+		return results.BenchStream(w, r)
+	}
+	color := results.IsTerminal(w) && os.Getenv("NO_COLOR") == ""
+	return results.Text(w, r, results.TextOptions{Color: color, Trees: o.trees})
+}
+
+func hasTree(r *results.Run, name string) bool {
+	for _, t := range r.TreeNames() {
+		if t == name {
+			return true
+		}
+	}
+	return false
+}
