@@ -542,3 +542,49 @@ func TestDryRunPrintsWithoutHTTP(t *testing.T) {
 		}
 	}
 }
+
+func TestRetryAfterHTTPDate(t *testing.T) {
+	clock := newFakeClock()
+	tr := &transport{policy: defaultPolicy(), now: clock.now}
+	resp := &http.Response{StatusCode: 503, Status: "503 Service Unavailable", Header: http.Header{}}
+	resp.Header.Set("Retry-After", clock.now().Add(90*time.Second).Format(http.TimeFormat))
+	if d, _, ok := tr.classify(resp, nil, 1); !ok || d != 90*time.Second {
+		t.Errorf("Retry-After as a date: wait %s, retry %v; want 1m30s", d, ok)
+	}
+	resp.StatusCode, resp.Status = 404, "404 Not Found"
+	if _, _, ok := tr.classify(resp, nil, 1); ok {
+		t.Errorf("404 retried")
+	}
+}
+
+func TestRetryOnDroppedConnection(t *testing.T) {
+	h := newHarness(t)
+	var drops int
+	var mu sync.Mutex
+	dropper := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		first := drops == 0
+		drops++
+		mu.Unlock()
+		if first {
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.Close() // the client sees EOF
+			}
+			return
+		}
+		// Then behave like GitHub.
+		h.gh.srv.Config.Handler.ServeHTTP(w, r)
+	}))
+	defer dropper.Close()
+	p, err := NewGitHub(NewToken(testToken), WithAPIURL(dropper.URL), WithClock(h.clock.now, h.clock.sleep), WithLog(h.log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Post(context.Background(), Target{Owner: "octo", Repo: "bench", PR: 12}, report("gtp", "r", Success)); err != nil {
+		t.Fatal(err)
+	}
+	if drops < 2 || len(h.clock.slept()) != 1 || !strings.Contains(h.log.String(), "network error") {
+		t.Errorf("dropped connection: %d requests, slept %v, log %q", drops, h.clock.slept(), h.log.String())
+	}
+}
