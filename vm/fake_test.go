@@ -1,0 +1,419 @@
+package vm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kci-dev/kci/vm/event"
+)
+
+// The tests in this file run Run against a fake QEMU: this test binary,
+// re-executed with KCI_FAKE_QEMU=<scenario>. It speaks enough QMP for
+// go-qemu, listens on the agent's socket like QEMU does, and plays a
+// scripted guest on its stdout (the console) and the event socket.
+
+func TestMain(m *testing.M) {
+	if sc := os.Getenv("KCI_FAKE_QEMU"); sc != "" {
+		os.Exit(fakeQEMU(sc, os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+func socketArg(args []string, flag, prefix string) string {
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] != flag || !strings.HasPrefix(args[i+1], prefix) {
+			continue
+		}
+		for _, kv := range strings.Split(strings.TrimPrefix(args[i+1], "unix:"), ",") {
+			if p, ok := strings.CutPrefix(kv, "path="); ok {
+				return p
+			}
+			if strings.HasPrefix(kv, "/") {
+				return kv
+			}
+		}
+	}
+	return ""
+}
+
+func fakeQEMU(scenario string, args []string) int {
+	qmpPath := socketArg(args, "-qmp", "unix:")
+	evPath := socketArg(args, "-chardev", "socket,id=kci")
+	if qmpPath == "" || evPath == "" {
+		fmt.Fprintln(os.Stderr, "fake qemu: no sockets in", args)
+		return 1
+	}
+	if scenario == "bad-args" {
+		fmt.Fprintln(os.Stderr, "qemu-system-x86_64: -accel kvm: Could not access KVM kernel module")
+		return 1
+	}
+	ql, err := net.Listen("unix", qmpPath)
+	if err != nil {
+		return 1
+	}
+	el, err := net.Listen("unix", evPath)
+	if err != nil {
+		return 1
+	}
+	started := make(chan struct{})
+	go serveQMP(ql, started)
+	ev, err := el.Accept()
+	if err != nil {
+		return 1
+	}
+	<-started
+	emit := func(typ string, v any) {
+		e, _ := event.New(typ, v)
+		b, _ := json.Marshal(e)
+		ev.Write(append(b, '\n'))
+	}
+	con := func(lines ...string) {
+		for _, l := range lines {
+			fmt.Println(l)
+		}
+	}
+	forever := func() int {
+		time.Sleep(time.Hour)
+		return 0
+	}
+	con("[    0.000000] Linux version 6.12.0-fake", "[    0.300000] Run /init as init process")
+	switch scenario {
+	case "ok":
+		emit(event.Ready, event.Hello{Agent: "fake", Release: "6.12.0-fake", Uptime: 0.3})
+		emit(event.StepBeg, event.StepData{Name: "sanity", Timeout: 5 * time.Second})
+		emit(event.Log, "sane")
+		emit(event.Done, event.DoneData{OK: true})
+		return 0 // the agent powers off
+	case "done-no-poweroff":
+		emit(event.Ready, event.Hello{})
+		emit(event.Done, event.DoneData{OK: true})
+		return forever() // only QMP quit ends it
+	case "panic":
+		b, _ := os.ReadFile("testdata/report/panic.console")
+		fmt.Print(string(b))
+		return 0 // panic=-1 and -no-reboot: QEMU exits
+	case "warn":
+		emit(event.Ready, event.Hello{})
+		b, _ := os.ReadFile("testdata/report/warning.console")
+		fmt.Print(string(b))
+		return forever()
+	case "call-trace-no-end":
+		emit(event.Ready, event.Hello{})
+		con("[    4.000003] Call Trace:", "[    4.000004]  <TASK>", "[    4.000005]  kci_debug_init+0x15/0x20")
+		return forever()
+	case "hang":
+		return forever()
+	case "ready-idle":
+		emit(event.Ready, event.Hello{})
+		return forever()
+	case "hang-children":
+		child := exec.Command("sleep", "300")
+		if err := child.Start(); err != nil {
+			return 1
+		}
+		os.WriteFile(os.Getenv("KCI_FAKE_CHILD_PIDFILE"), []byte(strconv.Itoa(child.Process.Pid)), 0o644)
+		return forever()
+	case "step-hang":
+		emit(event.Ready, event.Hello{})
+		emit(event.StepBeg, event.StepData{Name: "bench/hash", Timeout: 300 * time.Millisecond})
+		return forever()
+	case "no-done":
+		emit(event.Ready, event.Hello{})
+		return 0
+	case "agent-error":
+		emit(event.Ready, event.Hello{})
+		emit(event.StepBeg, event.StepData{Name: "survival"})
+		emit(event.Error, event.ErrorData{Step: "survival", Message: "load ext_write: permission denied"})
+		emit(event.Done, event.DoneData{OK: false})
+		return 0
+	case "qemu-dies":
+		emit(event.Ready, event.Hello{})
+		fmt.Fprintln(os.Stderr, "qemu: fatal: lost the plot")
+		return 1
+	}
+	fmt.Fprintln(os.Stderr, "fake qemu: unknown scenario", scenario)
+	return 2
+}
+
+func serveQMP(l net.Listener, started chan<- struct{}) {
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			enc, dec := json.NewEncoder(c), json.NewDecoder(c)
+			enc.Encode(map[string]any{"QMP": map[string]any{
+				"version":      map[string]any{"qemu": map[string]int{"major": 7, "minor": 2, "micro": 0}, "package": "fake"},
+				"capabilities": []string{}}})
+			status := "prelaunch"
+			for {
+				var cmd struct {
+					Execute string `json:"execute"`
+				}
+				if err := dec.Decode(&cmd); err != nil {
+					return
+				}
+				switch cmd.Execute {
+				case "query-status":
+					enc.Encode(map[string]any{"return": map[string]any{"status": status, "running": status == "running", "singlestep": false}})
+				case "query-cpus-fast":
+					enc.Encode(map[string]any{"return": []map[string]any{{"cpu-index": 0, "thread-id": syscall.Gettid(), "target": "x86_64"}}})
+				case "cont":
+					enc.Encode(map[string]any{"return": map[string]any{}})
+					if status != "running" {
+						status = "running"
+						close(started)
+					}
+				case "quit":
+					enc.Encode(map[string]any{"return": map[string]any{}})
+					os.Exit(0)
+				default:
+					enc.Encode(map[string]any{"return": map[string]any{}})
+				}
+			}
+		}()
+	}
+}
+
+// fakeRun runs a scenario and checks that QEMU and its sockets are gone
+// afterwards, whatever happened.
+func fakeRun(t *testing.T, ctx context.Context, scenario string, mod func(*Config)) (*Result, error) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KCI_FAKE_QEMU", scenario)
+	dir := t.TempDir()
+	kernel, initrd := filepath.Join(dir, "bzImage"), filepath.Join(dir, "initrd")
+	os.WriteFile(kernel, []byte("k"), 0o644)
+	os.WriteFile(initrd, []byte("i"), 0o644)
+	cfg := Config{QEMU: self, Kernel: kernel, Initrd: initrd, Accel: AccelTCG, Dir: dir, BootTimeout: 5 * time.Second}
+	if mod != nil {
+		mod(&cfg)
+	}
+	start := time.Now()
+	res, err := Run(ctx, cfg, nil)
+	t.Logf("%s: %v after %v", scenario, Kind(err), time.Since(start).Round(time.Millisecond))
+	if res.PID == 0 && scenario != "bad-args" {
+		t.Fatalf("no pid recorded (err %v)", err)
+	}
+	assertGone(t, res.PID)
+	if len(res.Args) == 0 {
+		t.Fatal("no qemu args recorded")
+	}
+	qmp := ""
+	for _, a := range res.Args {
+		if p, ok := strings.CutPrefix(a, "unix:"); ok {
+			qmp, _, _ = strings.Cut(p, ",")
+		}
+	}
+	if _, err := os.Stat(filepath.Dir(qmp)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("socket dir %s left behind (%v)", filepath.Dir(qmp), err)
+	}
+	return res, err
+}
+
+// assertGone checks that pid has been reaped (no zombie, no process).
+func assertGone(t *testing.T, pid int) {
+	t.Helper()
+	if pid == 0 {
+		return
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("qemu pid %d still exists after Run returned (kill 0: %v)", pid, err)
+	}
+}
+
+func TestFakeOK(t *testing.T) {
+	var got []string
+	self, _ := os.Executable()
+	t.Setenv("KCI_FAKE_QEMU", "ok")
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "k"), nil, 0o644)
+	os.WriteFile(filepath.Join(dir, "i"), nil, 0o644)
+	res, err := Run(context.Background(), Config{QEMU: self, Kernel: filepath.Join(dir, "k"), Initrd: filepath.Join(dir, "i"),
+		Accel: AccelTCG, Dir: dir, Pin: []int{0}}, func(e event.Event) { got = append(got, e.Type) })
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	assertGone(t, res.PID)
+	if want := []string{event.Ready, event.StepBeg, event.Log, event.Done}; strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("events %v, want %v", got, want)
+	}
+	if !res.Done || !res.OK || res.Accel != AccelTCG || res.BootToReady <= 0 || res.Hello == nil || res.Hello.Release != "6.12.0-fake" {
+		t.Errorf("result %+v", res)
+	}
+	if len(res.Pins) != 1 || res.Pins[0].CPU != 0 || res.Pins[0].Thread <= 0 {
+		t.Errorf("pins %+v", res.Pins)
+	}
+	b, err := os.ReadFile(res.Console)
+	if err != nil || !strings.Contains(string(b), "Run /init as init process") {
+		t.Errorf("console log %s: %q %v", res.Console, b, err)
+	}
+}
+
+func TestFakeDoneWithoutPoweroff(t *testing.T) {
+	res, err := fakeRun(t, context.Background(), "done-no-poweroff", nil)
+	if err != nil || !res.Done {
+		t.Errorf("err %v, done %v", err, res.Done)
+	}
+}
+
+func TestFakePanic(t *testing.T) {
+	start := time.Now()
+	_, err := fakeRun(t, context.Background(), "panic", nil)
+	var ce *CrashError
+	if !errors.As(err, &ce) {
+		t.Fatalf("err = %v, want a CrashError", err)
+	}
+	if ce.Title != "kernel panic: kci fault injection: panic at boot (NUM)" || !strings.Contains(ce.Excerpt, "Kernel panic") {
+		t.Errorf("crash %+v", ce)
+	}
+	if d := time.Since(start); d > 4*time.Second {
+		t.Errorf("panic reported after %v, boot timeout is 5s", d)
+	}
+}
+
+func TestFakeWarnKillsRunningGuest(t *testing.T) {
+	_, err := fakeRun(t, context.Background(), "warn", func(c *Config) { c.BootTimeout = time.Minute })
+	var ce *CrashError
+	if !errors.As(err, &ce) || ce.Title != "WARNING in kci_fault_write" {
+		t.Fatalf("err = %v, want the WARNING crash", err)
+	}
+}
+
+func TestFakeReportWithoutEndMarker(t *testing.T) {
+	_, err := fakeRun(t, context.Background(), "call-trace-no-end", func(c *Config) { c.BootTimeout = time.Minute })
+	var ce *CrashError
+	if !errors.As(err, &ce) || ce.Title != "call trace in kci_debug_init" {
+		t.Fatalf("err = %v, want the call trace crash after the console went quiet", err)
+	}
+}
+
+func TestFakeBootTimeout(t *testing.T) {
+	_, err := fakeRun(t, context.Background(), "hang", func(c *Config) { c.BootTimeout = 500 * time.Millisecond })
+	var be *BootError
+	if !errors.As(err, &be) || !strings.Contains(be.Tail, "Run /init") || !strings.Contains(be.Reason, "running") {
+		t.Fatalf("err = %v, want a BootError with the console tail and QEMU's status", err)
+	}
+}
+
+func TestFakeStepTimeout(t *testing.T) {
+	_, err := fakeRun(t, context.Background(), "step-hang", nil)
+	var te *TimeoutError
+	if !errors.As(err, &te) || te.Step != "bench/hash" || te.Timeout != 300*time.Millisecond {
+		t.Fatalf("err = %v, want the step's TimeoutError", err)
+	}
+}
+
+func TestFakeDefaultStepTimeout(t *testing.T) {
+	// Ready but no step announced: the default step timeout applies.
+	_, err := fakeRun(t, context.Background(), "ready-idle", func(c *Config) {
+		c.StepTimeout = 200 * time.Millisecond
+	})
+	var te *TimeoutError
+	if !errors.As(err, &te) || te.Step != "agent" || te.Timeout != 200*time.Millisecond {
+		t.Fatalf("err = %v, want the default step timeout", err)
+	}
+}
+
+func TestFakeNoDone(t *testing.T) {
+	_, err := fakeRun(t, context.Background(), "no-done", nil)
+	var ce *CrashError
+	if !errors.As(err, &ce) || ce.Title != "guest stopped before done" {
+		t.Fatalf("err = %v, want 'guest stopped before done'", err)
+	}
+}
+
+func TestFakeAgentError(t *testing.T) {
+	res, err := fakeRun(t, context.Background(), "agent-error", nil)
+	var ae *AgentError
+	if !errors.As(err, &ae) || ae.Step != "survival" || !strings.Contains(ae.Message, "permission denied") {
+		t.Fatalf("err = %v, want the agent's error", err)
+	}
+	if !res.Done || res.OK {
+		t.Errorf("done %v ok %v", res.Done, res.OK)
+	}
+}
+
+func TestFakeQEMUFailures(t *testing.T) {
+	_, err := fakeRun(t, context.Background(), "bad-args", nil)
+	if Kind(err) != KindInfra || !strings.Contains(err.Error(), "Could not access KVM") {
+		t.Errorf("bad args: %v, want an infra error with QEMU's message", err)
+	}
+	_, err = fakeRun(t, context.Background(), "qemu-dies", nil)
+	if Kind(err) != KindInfra || !strings.Contains(err.Error(), "lost the plot") {
+		t.Errorf("qemu dies: %v, want an infra error with QEMU's stderr", err)
+	}
+	_, err = Run(context.Background(), Config{QEMU: "/nonexistent/qemu", Kernel: "/etc/hostname", Initrd: "/etc/hostname", Accel: AccelTCG, Dir: t.TempDir()}, nil)
+	if Kind(err) != KindInfra {
+		t.Errorf("missing qemu: %v", err)
+	}
+}
+
+// Cancelling mid-boot (what SIGINT does through signal.NotifyContext)
+// kills QEMU's whole process group and reaps it.
+func TestFakeCancelKillsGroup(t *testing.T) {
+	pidfile := filepath.Join(t.TempDir(), "child.pid")
+	t.Setenv("KCI_FAKE_CHILD_PIDFILE", pidfile)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(500*time.Millisecond, cancel)
+	_, err := fakeRun(t, ctx, "hang-children", func(c *Config) { c.BootTimeout = time.Minute })
+	if Kind(err) != KindCanceled {
+		t.Fatalf("err = %v, want canceled", err)
+	}
+	b, err := os.ReadFile(pidfile)
+	if err != nil {
+		t.Fatalf("fake qemu did not start its child: %v", err)
+	}
+	child, _ := strconv.Atoi(string(b))
+	// The child is not ours to reap (init adopts it), so poll briefly.
+	deadline := time.Now().Add(2 * time.Second)
+	for syscall.Kill(child, 0) == nil {
+		if status, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", child)); strings.Contains(string(status), ") Z ") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("qemu's child %d survived the kill", child)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestFakeSIGINT(t *testing.T) {
+	ctx, stop := signalContext()
+	defer stop()
+	time.AfterFunc(500*time.Millisecond, func() { syscall.Kill(os.Getpid(), syscall.SIGINT) })
+	_, err := fakeRun(t, ctx, "hang", func(c *Config) { c.BootTimeout = time.Minute })
+	if Kind(err) != KindCanceled {
+		t.Fatalf("err = %v, want canceled by SIGINT", err)
+	}
+}
+
+func TestFakeDeadline(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
+	defer cancel()
+	_, err := fakeRun(t, ctx, "hang", func(c *Config) { c.BootTimeout = time.Minute })
+	if Kind(err) != KindTimeout {
+		t.Fatalf("err = %v, want a timeout", err)
+	}
+}
+
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt)
+}

@@ -1,0 +1,210 @@
+package vm
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/kci-dev/kci/vm/event"
+)
+
+// reapTimeout bounds how long a killed QEMU may take to be reaped.
+const reapTimeout = 10 * time.Second
+
+// machine is a running QEMU process.
+type machine struct {
+	cmd     *exec.Cmd
+	group   bool          // QEMU leads its own process group
+	exited  chan struct{} // closed once QEMU has been reaped
+	waitErr error         // valid after exited is closed
+	stderr  *tailBuffer
+	once    sync.Once
+}
+
+// startMachine starts QEMU. Batch runs get their own process group so a
+// kill takes anything QEMU spawned with it; interactive runs stay in the
+// terminal's foreground group so QEMU can read the terminal.
+func startMachine(qemu string, args []string, stdin io.Reader, stdout io.Writer, interactive bool) (*machine, error) {
+	path, err := exec.LookPath(qemu)
+	if err != nil {
+		return nil, infra("qemu", err)
+	}
+	m := &machine{exited: make(chan struct{}), stderr: &tailBuffer{max: 16 << 10}, group: !interactive}
+	m.cmd = exec.Command(path, args...)
+	m.cmd.Stdin, m.cmd.Stdout = stdin, stdout
+	m.cmd.Stderr = m.stderr
+	if interactive {
+		m.cmd.Stderr = io.MultiWriter(os.Stderr, m.stderr)
+	}
+	// Pdeathsig: should kci itself be killed outright, QEMU follows.
+	m.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: m.group, Pdeathsig: syscall.SIGKILL}
+	if err := m.cmd.Start(); err != nil {
+		return nil, infra("start qemu", err)
+	}
+	go func() {
+		m.waitErr = m.cmd.Wait()
+		close(m.exited)
+	}()
+	return m, nil
+}
+
+func (m *machine) pid() int { return m.cmd.Process.Pid }
+
+func (m *machine) signal(sig syscall.Signal) {
+	if m.group {
+		syscall.Kill(-m.pid(), sig)
+	} else {
+		syscall.Kill(m.pid(), sig)
+	}
+}
+
+// kill stops QEMU and reaps it. Interactive QEMU gets SIGTERM first so it
+// can restore the terminal.
+func (m *machine) kill() error {
+	var err error
+	m.once.Do(func() {
+		select {
+		case <-m.exited:
+			return
+		default:
+		}
+		if !m.group {
+			m.signal(syscall.SIGTERM)
+			select {
+			case <-m.exited:
+				return
+			case <-time.After(3 * time.Second):
+			}
+		}
+		m.signal(syscall.SIGKILL)
+		select {
+		case <-m.exited:
+		case <-time.After(reapTimeout):
+			err = infra("kill qemu", fmt.Errorf("pid %d not reaped after %v", m.pid(), reapTimeout))
+		}
+	})
+	return err
+}
+
+// exitStatus describes how QEMU ended, once it has.
+func (m *machine) exitStatus() string {
+	if m.waitErr == nil {
+		return "exit status 0"
+	}
+	return m.waitErr.Error()
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = append([]byte(nil), t.b[len(t.b)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(string(t.b))
+}
+
+// readConsole copies QEMU's console to log and tee as it comes, and sends
+// complete lines to lines, which it closes at EOF.
+func readConsole(r io.Reader, log, tee io.Writer, lines chan<- string) {
+	defer close(lines)
+	buf := make([]byte, 32<<10)
+	var partial []byte
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			chunk := buf[:n]
+			log.Write(chunk)
+			if tee != nil {
+				tee.Write(chunk)
+			}
+			partial = append(partial, chunk...)
+			for {
+				i := strings.IndexByte(string(partial), '\n')
+				if i < 0 {
+					break
+				}
+				lines <- string(partial[:i])
+				partial = partial[i+1:]
+			}
+		}
+		if err != nil {
+			if len(partial) > 0 {
+				lines <- string(partial)
+			}
+			return
+		}
+	}
+}
+
+// agentMsg is one line from the agent's port: an event, or why the line
+// could not be read.
+type agentMsg struct {
+	ev  event.Event
+	err error
+}
+
+// maxEventLine bounds one JSON line (folded profiles are the biggest).
+const maxEventLine = 64 << 20
+
+func readEvents(c net.Conn, out chan<- agentMsg) {
+	defer close(out)
+	sc := bufio.NewScanner(c)
+	sc.Buffer(make([]byte, 64<<10), maxEventLine)
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(strings.TrimSpace(string(line))) == 0 {
+			continue
+		}
+		var ev event.Event
+		if err := json.Unmarshal(line, &ev); err != nil {
+			out <- agentMsg{err: fmt.Errorf("bad event line %.200q: %w", line, err)}
+			continue
+		}
+		out <- agentMsg{ev: ev}
+	}
+	if err := sc.Err(); err != nil && !isClosed(err) {
+		out <- agentMsg{err: err}
+	}
+}
+
+func isClosed(err error) bool {
+	return err == io.EOF || strings.Contains(err.Error(), "use of closed network connection")
+}
+
+// consoleTail keeps the last lines of the console for boot and timeout
+// errors.
+type consoleTail struct {
+	lines []string
+	max   int
+}
+
+func (t *consoleTail) add(l string) {
+	t.lines = append(t.lines, strings.TrimRight(l, "\r"))
+	if len(t.lines) > t.max {
+		t.lines = t.lines[len(t.lines)-t.max:]
+	}
+}
+
+func (t *consoleTail) String() string { return strings.Join(t.lines, "\n") }

@@ -1,0 +1,166 @@
+// Package vm boots a kernel with kci's initramfs in QEMU and collects what
+// the guest agent reports: it starts qemu-system-x86_64 itself, drives it
+// over QMP, reads the agent's JSON lines from a virtio-serial port, scans
+// the serial console for crash reports, enforces boot and step deadlines,
+// and never leaves a QEMU process or socket behind.
+package vm
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kci-dev/kci/vm/event"
+)
+
+// Accel is the QEMU accelerator.
+type Accel string
+
+// Accelerators. Auto uses KVM when a bounded probe boot under KVM reaches
+// the agent, TCG otherwise.
+const (
+	AccelAuto Accel = "auto"
+	AccelKVM  Accel = "kvm"
+	AccelTCG  Accel = "tcg"
+)
+
+// ParseAccel checks a --accel value.
+func ParseAccel(s string) (Accel, error) {
+	switch a := Accel(s); a {
+	case AccelAuto, AccelKVM, AccelTCG:
+		return a, nil
+	case "":
+		return AccelAuto, nil
+	}
+	return "", fmt.Errorf("vm: accelerator %q: want auto, kvm or tcg", s)
+}
+
+// Config describes one boot.
+type Config struct {
+	QEMU      string   // qemu binary; "" = qemu-system-x86_64 from PATH
+	Kernel    string   // bzImage
+	Initrd    string   // initramfs (vmimage.Image.Compose)
+	Append    []string // extra kernel command line arguments
+	MemoryMiB int      // 0 = 1024
+	CPUs      int      // 0 = 2
+	Accel     Accel    // "" = auto
+	CPUModel  string   // "" = host under KVM, max under TCG
+	// Pin lists host CPUs; vCPU i's thread is pinned to Pin[i % len(Pin)]
+	// before the guest starts.
+	Pin []int
+
+	// BootTimeout bounds start to the agent's ready event; 0 = 60 s.
+	BootTimeout time.Duration
+	// StepTimeout bounds a step that announces no timeout of its own,
+	// and the time from ready to the first step; 0 = no step deadline.
+	StepTimeout time.Duration
+
+	// Dir receives console.log; "" = a new temporary directory.
+	Dir string
+	// Console, if set, receives a copy of the serial console.
+	Console io.Writer
+	// CacheDir keeps the KVM probe's verdict per host; "" = $KCI_CACHE
+	// or ~/.cache/kci.
+	CacheDir string
+	// Interactive puts the console on this process's terminal (kci shell):
+	// no crash watchdog and no boot deadline, the user is watching.
+	Interactive bool
+}
+
+const (
+	defaultMemoryMiB   = 1024
+	defaultCPUs        = 2
+	defaultBootTimeout = 60 * time.Second
+)
+
+func (c Config) withDefaults() Config {
+	if c.QEMU == "" {
+		c.QEMU = "qemu-system-x86_64"
+	}
+	if c.MemoryMiB == 0 {
+		c.MemoryMiB = defaultMemoryMiB
+	}
+	if c.CPUs == 0 {
+		c.CPUs = defaultCPUs
+	}
+	if c.Accel == "" {
+		c.Accel = AccelAuto
+	}
+	if c.BootTimeout == 0 {
+		c.BootTimeout = defaultBootTimeout
+	}
+	return c
+}
+
+// Paths are the per-boot files QEMU is pointed at.
+type Paths struct {
+	QMP        string // QMP unix socket (QEMU listens)
+	Events     string // the agent's virtio-serial port, a unix socket (QEMU listens)
+	ConsoleLog string // interactive mode only: QEMU logs the console here
+}
+
+// Cmdline is the kernel command line: the console on the first serial
+// port, and a panic that reboots at once, which -no-reboot turns into
+// QEMU exiting.
+func Cmdline(c Config) string {
+	args := []string{"console=ttyS0", "panic=-1"}
+	return strings.Join(append(args, c.Append...), " ")
+}
+
+// QemuArgs builds QEMU's argument list for c (accelerator resolved: kvm
+// or tcg). The console is QEMU's stdio; the machine starts paused (-S)
+// so vCPUs can be pinned before the first guest instruction.
+func QemuArgs(c Config, p Paths) ([]string, error) {
+	c = c.withDefaults()
+	if c.Kernel == "" || c.Initrd == "" {
+		return nil, errors.New("vm: kernel and initrd are required")
+	}
+	if p.QMP == "" || p.Events == "" {
+		return nil, errors.New("vm: QMP and event socket paths are required")
+	}
+	if c.MemoryMiB < 64 || c.CPUs < 1 {
+		return nil, fmt.Errorf("vm: %d MiB and %d CPUs is not a machine", c.MemoryMiB, c.CPUs)
+	}
+	var accel, cpu string
+	switch c.Accel {
+	case AccelKVM:
+		accel, cpu = "kvm", "host"
+	case AccelTCG:
+		// One host thread per vCPU; TCG's default with several vCPUs is a
+		// single thread taking turns.
+		accel, cpu = "tcg,thread=multi", "max"
+	default:
+		return nil, fmt.Errorf("vm: accelerator %q is not resolved (want kvm or tcg)", c.Accel)
+	}
+	if c.CPUModel != "" {
+		cpu = c.CPUModel
+	}
+	con := "stdio,id=con,signal=off"
+	if c.Interactive && p.ConsoleLog != "" {
+		con += ",logfile=" + p.ConsoleLog
+	}
+	return []string{
+		"-name", "kci",
+		"-machine", "pc",
+		"-accel", accel,
+		"-cpu", cpu,
+		"-smp", strconv.Itoa(c.CPUs),
+		"-m", strconv.Itoa(c.MemoryMiB),
+		"-nodefaults", "-no-user-config",
+		"-nographic",
+		"-no-reboot",
+		"-S",
+		"-kernel", c.Kernel,
+		"-initrd", c.Initrd,
+		"-append", Cmdline(c),
+		"-chardev", con,
+		"-serial", "chardev:con",
+		"-device", "virtio-serial-pci,id=vser",
+		"-chardev", "socket,id=kci,path=" + p.Events + ",server=on,wait=off",
+		"-device", "virtserialport,bus=vser.0,chardev=kci,name=" + event.Port,
+		"-qmp", "unix:" + p.QMP + ",server=on,wait=off",
+	}, nil
+}

@@ -1,0 +1,173 @@
+package vm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kci-dev/kci/vm/event"
+)
+
+func argValue(t *testing.T, args []string, flag string) []string {
+	t.Helper()
+	var vals []string
+	for i, a := range args {
+		if a == flag && i+1 < len(args) {
+			vals = append(vals, args[i+1])
+		}
+	}
+	return vals
+}
+
+func TestQemuArgs(t *testing.T) {
+	paths := Paths{QMP: "/tmp/q/qmp", Events: "/tmp/q/ev"}
+	cfg := Config{Kernel: "/k/bzImage", Initrd: "/k/initrd", Accel: AccelTCG, CPUs: 4, MemoryMiB: 2048, Append: []string{"loglevel=5"}}
+	args, err := QemuArgs(cfg, paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for flag, want := range map[string]string{
+		"-accel": "tcg,thread=multi", "-cpu": "max", "-smp": "4", "-m": "2048",
+		"-kernel": "/k/bzImage", "-initrd": "/k/initrd", "-serial": "chardev:con",
+		"-qmp":    "unix:/tmp/q/qmp,server=on,wait=off",
+		"-append": "console=ttyS0 panic=-1 loglevel=5",
+	} {
+		if got := argValue(t, args, flag); len(got) != 1 || got[0] != want {
+			t.Errorf("%s = %q, want %q", flag, got, want)
+		}
+	}
+	for _, f := range []string{"-S", "-nographic", "-no-reboot", "-nodefaults"} {
+		if !slices.Contains(args, f) {
+			t.Errorf("missing %s in %q", f, args)
+		}
+	}
+	chardevs := strings.Join(argValue(t, args, "-chardev"), " ")
+	if !strings.Contains(chardevs, "socket,id=kci,path=/tmp/q/ev,server=on,wait=off") {
+		t.Errorf("event chardev missing: %s", chardevs)
+	}
+	if strings.Contains(chardevs, "logfile=") {
+		t.Errorf("batch console must not use logfile (kci reads stdout): %s", chardevs)
+	}
+	devices := strings.Join(argValue(t, args, "-device"), " ")
+	if !strings.Contains(devices, "virtserialport,bus=vser.0,chardev=kci,name="+event.Port) {
+		t.Errorf("agent port missing: %s", devices)
+	}
+
+	cfg.Accel, cfg.CPUModel = AccelKVM, ""
+	args, _ = QemuArgs(cfg, paths)
+	if a, c := argValue(t, args, "-accel"), argValue(t, args, "-cpu"); a[0] != "kvm" || c[0] != "host" {
+		t.Errorf("kvm: -accel %q -cpu %q", a, c)
+	}
+	cfg.CPUModel = "qemu64"
+	args, _ = QemuArgs(cfg, paths)
+	if c := argValue(t, args, "-cpu"); c[0] != "qemu64" {
+		t.Errorf("-cpu %q, want the configured model", c)
+	}
+
+	cfg.Interactive = true
+	paths.ConsoleLog = "/run/console.log"
+	args, _ = QemuArgs(cfg, paths)
+	if !strings.Contains(strings.Join(args, " "), "stdio,id=con,signal=off,logfile=/run/console.log") {
+		t.Errorf("interactive console does not log: %q", args)
+	}
+}
+
+func TestQemuArgsDefaultsAndErrors(t *testing.T) {
+	paths := Paths{QMP: "q", Events: "e"}
+	args, err := QemuArgs(Config{Kernel: "k", Initrd: "i", Accel: AccelTCG}, paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, s := argValue(t, args, "-m"), argValue(t, args, "-smp"); m[0] != "1024" || s[0] != "2" {
+		t.Errorf("defaults: -m %q -smp %q", m, s)
+	}
+	for name, c := range map[string]Config{
+		"no kernel":  {Initrd: "i", Accel: AccelTCG},
+		"no initrd":  {Kernel: "k", Accel: AccelTCG},
+		"auto accel": {Kernel: "k", Initrd: "i", Accel: AccelAuto},
+		"tiny":       {Kernel: "k", Initrd: "i", Accel: AccelTCG, MemoryMiB: 16},
+	} {
+		if _, err := QemuArgs(c, paths); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	if _, err := QemuArgs(Config{Kernel: "k", Initrd: "i", Accel: AccelTCG}, Paths{}); err == nil {
+		t.Error("missing socket paths: no error")
+	}
+}
+
+func TestParseAccel(t *testing.T) {
+	for in, want := range map[string]Accel{"": AccelAuto, "auto": AccelAuto, "kvm": AccelKVM, "tcg": AccelTCG} {
+		if got, err := ParseAccel(in); err != nil || got != want {
+			t.Errorf("ParseAccel(%q) = %q, %v", in, got, err)
+		}
+	}
+	if _, err := ParseAccel("hvf"); err == nil {
+		t.Error("hvf accepted")
+	}
+}
+
+func TestParseCPUList(t *testing.T) {
+	for in, want := range map[string][]int{
+		"0": {0}, "2-5": {2, 3, 4, 5}, "1,3,5": {1, 3, 5}, "0-1,6": {0, 1, 6}, " 4 , 7-8 ": {4, 7, 8},
+	} {
+		got, err := ParseCPUList(in)
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("ParseCPUList(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "a", "3-1", "1,1", "-2", "1-"} {
+		if got, err := ParseCPUList(bad); err == nil {
+			t.Errorf("ParseCPUList(%q) = %v, want an error", bad, got)
+		}
+	}
+}
+
+func TestPinPlan(t *testing.T) {
+	plan := PinPlan([]int{101, 102, 103}, []int{4, 6})
+	want := []Pinning{{0, 101, 4}, {1, 102, 6}, {2, 103, 4}}
+	if !slices.Equal(plan, want) {
+		t.Errorf("PinPlan = %v, want %v", plan, want)
+	}
+	if PinPlan([]int{1}, nil) != nil {
+		t.Error("no CPUs should mean no pinning")
+	}
+}
+
+func TestParseCPUsFast(t *testing.T) {
+	out := []byte(`{"return": [{"thread-id": 2001, "props": {"core-id": 0}, "qom-path": "/machine/unattached/device[0]", "cpu-index": 0, "target": "x86_64"},
+	                          {"thread-id": 2002, "cpu-index": 1, "target": "x86_64"}]}`)
+	tids, err := parseCPUsFast(out)
+	if err != nil || !slices.Equal(tids, []int{2001, 2002}) {
+		t.Errorf("parseCPUsFast = %v, %v", tids, err)
+	}
+	for _, bad := range []string{`{"return": []}`, `{"return": [{"cpu-index": 3, "thread-id": 5}]}`,
+		`{"return": [{"cpu-index": 0, "thread-id": 5}, {"cpu-index": 0, "thread-id": 6}]}`, `nope`} {
+		if _, err := parseCPUsFast([]byte(bad)); err == nil {
+			t.Errorf("parseCPUsFast(%s): no error", bad)
+		}
+	}
+}
+
+func TestKind(t *testing.T) {
+	for err, want := range map[error]string{
+		nil:                                   KindNone,
+		&CrashError{Title: "x"}:               KindCrash,
+		fmt.Errorf("run: %w", &BootError{}):   KindBoot,
+		&TimeoutError{Step: "s", Timeout: 1}:  KindTimeout,
+		&AgentError{Message: "m"}:             KindAgent,
+		infra("qemu", errors.New("missing")):  KindInfra,
+		errors.New("something else"):          KindInfra,
+		fmt.Errorf("x: %w", context.Canceled): KindCanceled,
+	} {
+		if got := Kind(err); got != want {
+			t.Errorf("Kind(%v) = %q, want %q", err, got, want)
+		}
+	}
+	if !KernelsFault(&CrashError{}) || KernelsFault(infra("x", errors.New("y"))) || KernelsFault(&AgentError{}) {
+		t.Error("KernelsFault misclassifies")
+	}
+}

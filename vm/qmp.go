@@ -1,0 +1,157 @@
+package vm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"time"
+
+	"github.com/digitalocean/go-qemu/qmp"
+	"github.com/digitalocean/go-qemu/qmp/raw"
+)
+
+// qmpTimeout bounds one QMP command; QEMU answers in microseconds unless
+// it is wedged.
+const qmpTimeout = 5 * time.Second
+
+// monitor is QEMU's QMP socket, through go-qemu.
+type monitor struct {
+	sock *qmp.SocketMonitor
+	raw  *raw.Monitor
+}
+
+// dialQMP connects once QEMU has created the socket, giving up when ctx
+// ends or QEMU exits.
+func dialQMP(ctx context.Context, path string, exited <-chan struct{}) (*monitor, error) {
+	if err := waitSocket(ctx, path, exited); err != nil {
+		return nil, err
+	}
+	sock, err := qmp.NewSocketMonitor("unix", path, qmpTimeout)
+	if err != nil {
+		return nil, fmt.Errorf("qmp dial: %w", err)
+	}
+	m := &monitor{sock: sock, raw: raw.NewMonitor(sock)}
+	if err := m.call(ctx, func() error { return sock.Connect() }); err != nil {
+		return nil, fmt.Errorf("qmp handshake: %w", err)
+	}
+	return m, nil
+}
+
+// waitSocket polls for a unix socket QEMU is about to create.
+func waitSocket(ctx context.Context, path string, exited <-chan struct{}) error {
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if fi, err := os.Stat(path); err == nil && fi.Mode()&os.ModeSocket != 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-exited:
+			return errors.New("qemu exited before creating " + path)
+		case <-tick.C:
+		}
+	}
+}
+
+// call runs f with a deadline. go-qemu has none, so on timeout the
+// connection is closed, which makes f return.
+func (m *monitor) call(ctx context.Context, f func() error) error {
+	ctx, cancel := context.WithTimeout(ctx, qmpTimeout)
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { errc <- f() }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		m.sock.Disconnect()
+		<-errc
+		return fmt.Errorf("qmp: %w", ctx.Err())
+	}
+}
+
+func (m *monitor) status(ctx context.Context) (string, error) {
+	var st raw.StatusInfo
+	err := m.call(ctx, func() (err error) {
+		st, err = m.raw.QueryStatus()
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("qmp query-status: %w", err)
+	}
+	return st.Status.String(), nil
+}
+
+func (m *monitor) cont(ctx context.Context) error {
+	if err := m.call(ctx, m.raw.Cont); err != nil {
+		return fmt.Errorf("qmp cont: %w", err)
+	}
+	return nil
+}
+
+func (m *monitor) quit(ctx context.Context) error {
+	if err := m.call(ctx, m.raw.Quit); err != nil {
+		return fmt.Errorf("qmp quit: %w", err)
+	}
+	return nil
+}
+
+// vcpuThreads returns the host thread id of each vCPU, in vCPU order.
+// go-qemu's generated API lacks query-cpus-fast, so it goes raw.
+func (m *monitor) vcpuThreads(ctx context.Context) ([]int, error) {
+	var out []byte
+	err := m.call(ctx, func() (err error) {
+		out, err = m.sock.Run([]byte(`{"execute":"query-cpus-fast"}`))
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("qmp query-cpus-fast: %w", err)
+	}
+	return parseCPUsFast(out)
+}
+
+func parseCPUsFast(b []byte) ([]int, error) {
+	var r struct {
+		Return []struct {
+			Index  int `json:"cpu-index"`
+			Thread int `json:"thread-id"`
+		} `json:"return"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("query-cpus-fast: %w", err)
+	}
+	if len(r.Return) == 0 {
+		return nil, errors.New("query-cpus-fast: no vCPUs")
+	}
+	tids := make([]int, len(r.Return))
+	seen := make([]bool, len(r.Return))
+	for _, c := range r.Return {
+		if c.Index < 0 || c.Index >= len(tids) || seen[c.Index] || c.Thread <= 0 {
+			return nil, fmt.Errorf("query-cpus-fast: bad entry cpu-index %d thread-id %d", c.Index, c.Thread)
+		}
+		tids[c.Index], seen[c.Index] = c.Thread, true
+	}
+	return tids, nil
+}
+
+func (m *monitor) close() { m.sock.Disconnect() }
+
+// dialEvents connects to the agent's port once QEMU listens on it.
+func dialEvents(ctx context.Context, path string, exited <-chan struct{}) (net.Conn, error) {
+	if err := waitSocket(ctx, path, exited); err != nil {
+		return nil, err
+	}
+	var d net.Dialer
+	dctx, cancel := context.WithTimeout(ctx, qmpTimeout)
+	defer cancel()
+	c, err := d.DialContext(dctx, "unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("event channel: %w", err)
+	}
+	return c, nil
+}
