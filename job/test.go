@@ -45,11 +45,14 @@ type BootResult struct {
 
 // TestOptions is what `kci test` was asked.
 type TestOptions struct {
-	Patches          []string // files, dirs, mboxes, series files
-	Trees            []string // empty: every tree the patches apply to
-	Reps             int
-	Variants         []string
-	Bench            suite.BenchParams
+	Patches  []string // files, dirs, mboxes, series files
+	Trees    []string // empty: every tree the patches apply to
+	Reps     int
+	Variants []string
+	Bench    suite.BenchParams
+	// BenchFor sizes the traffic for the accelerator once it is known
+	// (emulated runs use a shorter window); nil keeps Bench.
+	BenchFor         func(accel string) suite.BenchParams
 	Survival         bool
 	Out              string  // run directory; default ./kci-results/<time>-<id>
 	FailOnRegression float64 // percent; negative: off
@@ -165,6 +168,24 @@ func (t *Tester) Test(ctx context.Context, o TestOptions) (string, error) {
 		}
 		logf("kci: [%s] patched %s (%s)", n, j.patched.Release, hitOrBuilt(j.patched))
 		rec.SetTree(treeRecord(n, j.base, j.patched))
+	}
+
+	// The accelerator decides the plan's size: settle it before booting.
+	if r, ok := t.Booter.(interface {
+		ResolveAccel(context.Context, *kernel.Artifacts) (string, string, error)
+	}); ok {
+		var accel, why string
+		if err := phase("accel", "", "", func() (err error) { accel, why, err = r.ResolveAccel(ctx, jobs[0].base); return }); err != nil {
+			return finish(err)
+		}
+		logf("kci: accelerator %s: %s", accel, why)
+		rec.Update(func(r *results.Run) { r.Host.Accel = accel })
+		if accel == "tcg" {
+			logf("kci: emulated (TCG): numbers are %s", results.EmulatedLabel)
+		}
+		if o.BenchFor != nil {
+			o.Bench = o.BenchFor(accel)
+		}
 	}
 
 	// Boots: base and patched alternate, a fresh boot each, so drift over

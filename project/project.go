@@ -15,6 +15,7 @@ import (
 
 	kci "github.com/kci-dev/kci"
 	"github.com/kci-dev/kci/kernel"
+	"github.com/kci-dev/kci/suite"
 )
 
 // FileName is the project file looked up in the current directory.
@@ -62,6 +63,9 @@ type Bench struct {
 	ServerLead  time.Duration `yaml:"server_lead"`
 	Warmup      time.Duration `yaml:"warmup"`
 	Window      time.Duration `yaml:"window"`
+	// Under TCG: shorter lead/warm-up and window (numbers are relative only).
+	EmulatedLead   time.Duration `yaml:"emulated_lead"`
+	EmulatedWindow time.Duration `yaml:"emulated_window"`
 }
 
 // Parse reads a project file; unknown keys are an error naming the line.
@@ -166,4 +170,38 @@ func (f *File) Tree(name string) (*Tree, error) {
 		names = append(names, t.Name)
 	}
 	return nil, fmt.Errorf("no tree %q in %s (trees: %v)", name, f.Path, names)
+}
+
+// BenchParams is the suite's traffic for the given accelerator: the
+// user's window under KVM, the emulated window under TCG (emulated numbers
+// are relative only, so a long window buys little).
+func (f *File) BenchParams(accel string) suite.BenchParams {
+	b := suite.DefaultBench()
+	if f.Bench.Pairs > 0 {
+		b.Pairs = f.Bench.Pairs
+	}
+	if f.Bench.PayloadSize > 0 {
+		b.PayloadSize = f.Bench.PayloadSize
+	}
+	if f.Bench.RateMbit > 0 {
+		b.RateMbit = f.Bench.RateMbit
+	}
+	if f.Bench.ServerLead > 0 {
+		b.ServerLead = f.Bench.ServerLead
+	}
+	if f.Bench.Warmup > 0 {
+		b.Warmup = f.Bench.Warmup
+	}
+	if f.Bench.Window > 0 {
+		b.Window = f.Bench.Window
+	}
+	if accel == "tcg" {
+		if f.Bench.EmulatedWindow > 0 {
+			b.Window = f.Bench.EmulatedWindow
+		}
+		if f.Bench.EmulatedLead > 0 {
+			b.ServerLead, b.Warmup = f.Bench.EmulatedLead, f.Bench.EmulatedLead
+		}
+	}
+	return b
 }

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/kci-dev/kci/job"
+	"github.com/kci-dev/kci/results"
+	"github.com/kci-dev/kci/suite"
+)
+
+func init() { commands = append(commands, newTestCmd) }
+
+func newTestCmd() *cobra.Command {
+	var (
+		trees          []string
+		reps           int
+		variants       []string
+		window, warmup time.Duration
+		noSurvival     bool
+		out            string
+		failOnReg      float64
+		shard          string
+		vmo            vmFlags
+	)
+	cmd := &cobra.Command{
+		Use:   "test [PATCH|DIR|SERIES|MBOX]...",
+		Short: "Build base and patched kernels, boot both, run survival tests and benchmarks, compare",
+		Long: `The main job. For each tree the patches apply to (or --tree), build the
+tree's kernel (cached) and the patched one (incremental), boot them alternately
+(base, patched, base, ...) a fresh VM each repetition, run the survival matrix
+and the benchmark in the guest, and compare patched against base.
+
+Exit codes: 0 ok; 1 internal/machine error; 2 patch does not apply; 3 config or
+build error; 4 boot/crash; 5 survival regression; 6 performance regression
+(with --fail-on-regression); 130 interrupted (results kept, marked incomplete).`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			b, _, err := newBuilder("stock", 0)
+			if err != nil {
+				return err
+			}
+			p := b.Project
+			booter, err := vmo.booter(b.Cache.Root, p)
+			if err != nil {
+				return err
+			}
+			o := job.TestOptions{
+				Patches: args, Trees: trees, Reps: reps, Variants: variants,
+				Survival: !noSurvival, Out: out, FailOnRegression: failOnReg,
+				Args: os.Args, Log: os.Stderr, Host: job.DefaultHost(),
+			}
+			o.Host.Checks = doctorChecks(cmd.Context(), b.Cache.Root)
+			if o.Reps == 0 {
+				o.Reps = p.Reps
+			}
+			if len(o.Variants) == 0 {
+				o.Variants = p.Bench.Variants
+			}
+			o.BenchFor = func(accel string) suite.BenchParams { return benchParams(p, accel, window, warmup) }
+			o.Bench = o.BenchFor("kvm")
+			if shard != "" {
+				if _, err := fmt.Sscanf(shard, "%d/%d", &o.Shard, &o.Shards); err != nil || o.Shard < 1 || o.Shard > o.Shards {
+					return fmt.Errorf("--shard %q: want i/N with 1 <= i <= N", shard)
+				}
+			}
+			t := &job.Tester{Builder: b, Booter: booter}
+			dir, err := t.Test(cmd.Context(), o)
+			if dir != "" {
+				if run, lerr := results.Load(dir); lerr == nil {
+					fmt.Println()
+					results.Text(os.Stdout, run, results.TextOptions{Color: term.IsTerminal(int(os.Stdout.Fd()))})
+				}
+				fmt.Fprintf(os.Stderr, "kci: run directory %s\n", dir)
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringSliceVar(&trees, "tree", nil, "tree(s) from kci.yaml (default: every tree the patches apply to)")
+	f.IntVar(&reps, "reps", 0, "boots per kernel, alternating base and patched (default: kci.yaml reps)")
+	f.StringSliceVar(&variants, "variants", nil, "benchmark variants (default: kci.yaml bench.variants)")
+	f.DurationVar(&window, "window", 0, "measurement window per variant (default: kci.yaml; emulated_window under TCG)")
+	f.DurationVar(&warmup, "warmup", -1, "warm-up before the window (default: kci.yaml)")
+	f.BoolVar(&noSurvival, "no-survival", false, "skip the survival matrix")
+	f.StringVar(&out, "out", "", "run directory (default ./kci-results/<time>-<id>)")
+	f.Float64Var(&failOnReg, "fail-on-regression", -1, "exit 6 when a variant is significantly slower by more than this many percent")
+	f.StringVar(&shard, "shard", "", "run only repetitions i, i+N, ... of the job (i/N), for fan-out; merge with kci report --merge")
+	vmo.register(f)
+	return cmd
+}
+
+// benchParams is the project's traffic, with the window for the
+// accelerator: emulated runs use the shorter emulated window unless told.
+func benchParams(p interface {
+	BenchParams(string) suite.BenchParams
+}, accel string, window, warmup time.Duration) suite.BenchParams {
+	b := p.BenchParams(accel)
+	if window > 0 {
+		b.Window = window
+	}
+	if warmup >= 0 {
+		b.Warmup = warmup
+	}
+	return b
+}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+
+	"github.com/spf13/pflag"
+
+	"github.com/kci-dev/kci/job"
+	"github.com/kci-dev/kci/project"
+	"github.com/kci-dev/kci/results"
+	"github.com/kci-dev/kci/vm"
+	"github.com/kci-dev/kci/vmimage"
+)
+
+// vmFlags are the guest's size and accelerator, defaulting to kci.yaml.
+type vmFlags struct {
+	accel  string
+	cpus   int
+	memory int
+	pin    string
+}
+
+func (v *vmFlags) register(f *pflag.FlagSet) {
+	f.StringVar(&v.accel, "accel", "", "auto, kvm or tcg (default: kci.yaml vm.accel)")
+	f.IntVar(&v.cpus, "cpus", 0, "guest vCPUs (default: kci.yaml vm.cpus, at most the host's CPUs under TCG)")
+	f.IntVar(&v.memory, "memory", 0, "guest memory in MiB (default: kci.yaml vm.memory_mib)")
+	f.StringVar(&v.pin, "pin", "", "pin vCPU threads to these host CPUs, e.g. 2-5 (default: kci.yaml vm.pin)")
+}
+
+// booter returns a booter for the project's guest; the accelerator is
+// settled (and cached per host) before the first boot.
+func (v *vmFlags) booter(cacheDir string, p *project.File) (*job.VMBooter, error) {
+	cfg := vm.Config{CPUs: p.VM.CPUs, MemoryMiB: p.VM.MemoryMiB, CacheDir: cacheDir}
+	accel := v.accel
+	if accel == "" {
+		accel = p.VM.Accel
+	}
+	a, err := vm.ParseAccel(accel)
+	if err != nil {
+		return nil, err
+	}
+	pin := v.pin
+	if pin == "" {
+		pin = p.VM.Pin
+	}
+	if pin != "" {
+		if cfg.Pin, err = vm.ParseCPUList(pin); err != nil {
+			return nil, fmt.Errorf("--pin: %w", err)
+		}
+	}
+	if v.cpus > 0 {
+		cfg.CPUs = v.cpus
+	}
+	if v.memory > 0 {
+		cfg.MemoryMiB = v.memory
+	}
+	cfg.Accel = a
+	b := &job.VMBooter{VM: cfg, Log: os.Stderr, ImageOpts: vmimage.Options{CacheDir: cacheDir, Log: os.Stderr}}
+	if v.cpus == 0 {
+		// Emulated vCPUs beyond the host's cores only add contention.
+		b.FitTCG = func(c *vm.Config) {
+			if n := runtime.NumCPU(); c.CPUs > n {
+				c.CPUs = n
+			}
+		}
+		if a == vm.AccelTCG {
+			b.FitTCG(&b.VM)
+		}
+	}
+	return b, nil
+}
+
+// doctorChecks records the host checks in the run; filled in by doctor.
+func doctorChecks(ctx context.Context, cacheDir string) []results.Check {
+	return nil
+}

@@ -1,0 +1,173 @@
+package job
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/kci-dev/kci/kernel"
+	"github.com/kci-dev/kci/suite"
+	"github.com/kci-dev/kci/vm"
+	"github.com/kci-dev/kci/vm/event"
+	"github.com/kci-dev/kci/vmimage"
+)
+
+// VMBooter boots kernels in QEMU from kci's initramfs.
+type VMBooter struct {
+	VM        vm.Config // template: CPUs, memory, accelerator, pinning
+	ImageOpts vmimage.Options
+	Log       io.Writer // agent log events, when set
+	// FitTCG adjusts the guest once TCG is chosen (e.g. fewer vCPUs).
+	FitTCG func(*vm.Config)
+
+	once  sync.Once
+	image *vmimage.Image
+	err   error
+}
+
+// Image builds (or finds) the initramfs once per booter.
+func (b *VMBooter) Image(ctx context.Context) (*vmimage.Image, error) {
+	b.once.Do(func() { b.image, b.err = vmimage.Build(ctx, b.ImageOpts) })
+	return b.image, b.err
+}
+
+// ResolveAccel settles the accelerator before the first boot, probing KVM
+// with kernel k if no verdict is cached, so the plan can be sized for it.
+func (b *VMBooter) ResolveAccel(ctx context.Context, k *kernel.Artifacts) (string, string, error) {
+	if b.VM.Accel == vm.AccelKVM || b.VM.Accel == vm.AccelTCG {
+		return string(b.VM.Accel), "requested", nil
+	}
+	img, err := b.Image(ctx)
+	if err != nil {
+		return "", "", fmt.Errorf("initramfs: %w", err)
+	}
+	cfg := b.VM
+	cfg.Kernel, cfg.Initrd = k.BzImage, img.Path
+	a, why, err := vm.ResolveAccel(ctx, cfg)
+	if err != nil {
+		return "", "", err
+	}
+	b.VM.Accel = a
+	if a == vm.AccelTCG && b.FitTCG != nil {
+		b.FitTCG(&b.VM)
+	}
+	return string(a), why, nil
+}
+
+// Boot runs one plan on one kernel.
+func (b *VMBooter) Boot(ctx context.Context, req BootRequest) (*BootResult, error) {
+	img, err := b.Image(ctx)
+	if err != nil {
+		return &BootResult{ErrorKind: "infra"}, fmt.Errorf("initramfs: %w", err)
+	}
+	tmp, err := os.MkdirTemp("", "kci-boot-")
+	if err != nil {
+		return &BootResult{ErrorKind: "infra"}, err
+	}
+	defer os.RemoveAll(tmp)
+	plan, err := json.Marshal(req.Plan)
+	if err != nil {
+		return &BootResult{ErrorKind: "infra"}, err
+	}
+	initrd := filepath.Join(tmp, "initrd.cpio")
+	if err := img.Compose(initrd, vmimage.File{Path: suite.PlanPath[1:], Data: plan}); err != nil {
+		return &BootResult{ErrorKind: "infra"}, err
+	}
+	cfg := b.VM
+	cfg.Kernel, cfg.Initrd, cfg.Dir = req.Kernel.BzImage, initrd, tmp
+	cfg.StepTimeout = req.Plan.StepTimeout
+	out := &BootResult{}
+	var decodeErr error
+	res, err := vm.Run(ctx, cfg, func(ev event.Event) {
+		if derr := collect(out, ev, b.Log, req.Label); derr != nil && decodeErr == nil {
+			decodeErr = derr
+		}
+	})
+	if res != nil {
+		out.Accel, out.BootToReady = string(res.Accel), res.BootToReady
+		if res.Console != "" && req.Console != "" {
+			copyConsole(res.Console, req.Console)
+		}
+	}
+	if err != nil {
+		switch k := vm.Kind(err); k {
+		case vm.KindCrash, vm.KindBoot, vm.KindTimeout:
+			out.ErrorKind = k
+		case vm.KindAgent:
+			out.ErrorKind = "guest"
+		default:
+			out.ErrorKind = "infra"
+		}
+		return out, err
+	}
+	if decodeErr != nil {
+		out.ErrorKind = "infra"
+		return out, decodeErr
+	}
+	// The guest must have booted the kernel we built: a stale image or a
+	// wrong path would otherwise measure the wrong kernel.
+	if out.Sanity != nil && req.Kernel.BuildID != "" && out.Sanity.BuildID != "" && out.Sanity.BuildID != req.Kernel.BuildID {
+		out.ErrorKind = "infra"
+		return out, fmt.Errorf("booted kernel has build id %s, built kernel %s", out.Sanity.BuildID, req.Kernel.BuildID)
+	}
+	return out, nil
+}
+
+// collect files one agent event into the result.
+func collect(out *BootResult, ev event.Event, log io.Writer, label string) error {
+	switch ev.Type {
+	case event.Sanity:
+		var s suite.Sanity
+		if err := ev.Decode(&s); err != nil {
+			return err
+		}
+		out.Sanity = &s
+	case event.Caps:
+		var c suite.Caps
+		if err := ev.Decode(&c); err != nil {
+			return err
+		}
+		out.Caps = &c
+	case event.Cell:
+		var c suite.Cell
+		if err := ev.Decode(&c); err != nil {
+			return err
+		}
+		out.Cells = append(out.Cells, c)
+	case event.Variant:
+		var v suite.VariantResult
+		if err := ev.Decode(&v); err != nil {
+			return err
+		}
+		out.Variants = append(out.Variants, v)
+	case event.Log:
+		if log != nil {
+			var s string
+			if ev.Decode(&s) == nil {
+				fmt.Fprintf(log, "kci: [%s] guest: %s\n", label, s)
+			}
+		}
+	}
+	return nil
+}
+
+func copyConsole(from, to string) {
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		return
+	}
+	in, err := os.Open(from)
+	if err != nil {
+		return
+	}
+	defer in.Close()
+	out, err := os.Create(to)
+	if err != nil {
+		return
+	}
+	defer out.Close()
+	io.Copy(out, in)
+}
