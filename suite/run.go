@@ -4,15 +4,35 @@ package suite
 
 import (
 	"context"
+
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/cilium/ebpf/btf"
+	"github.com/cilium/ebpf/rlimit"
+
+	"github.com/kci-dev/kci/vm/event"
 )
 
 // Emit sends one event to the host.
 type Emit func(typ string, v any) error
 
-// Run carries out plan in the guest, reporting through emit.
+// Default step timeouts, generous for TCG; Plan.StepTimeout overrides.
+const (
+	sanityTimeout   = time.Minute
+	capsTimeout     = 2 * time.Minute
+	survivalTimeout = 10 * time.Minute
+	variantSlack    = 2 * time.Minute // load, attach, drain on top of the traffic phases
+)
+
+// Run carries out plan in the guest, reporting through emit: sanity first
+// (a debug kernel stops the run before any number exists), then the
+// capability probe, the survival matrix and the benchmark variants. It
+// returns an error when the run could not be carried out; failed cells
+// and invalid repetitions are results, reported in their events.
 func Run(ctx context.Context, plan Plan, emit Emit) error {
 	if len(plan.Command) > 0 {
 		cmd := exec.CommandContext(ctx, plan.Command[0], plan.Command[1:]...)
@@ -20,6 +40,125 @@ func Run(ctx context.Context, plan Plan, emit Emit) error {
 		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("command %q: %w", plan.Command, err)
 		}
+		return nil
 	}
-	return nil
+	r := &runner{plan: plan, emit: emit}
+	return r.run(ctx)
+}
+
+type runner struct {
+	plan Plan
+	emit Emit
+}
+
+func (r *runner) step(name string, def time.Duration) error {
+	d := def
+	if r.plan.StepTimeout > 0 {
+		d = r.plan.StepTimeout
+	}
+	return r.emit(event.StepBeg, event.StepData{Name: name, Timeout: d})
+}
+
+func (r *runner) logf(format string, args ...any) {
+	r.emit(event.Log, fmt.Sprintf(format, args...)) //nolint:errcheck // best effort
+}
+
+func (r *runner) run(ctx context.Context) error {
+	if err := r.step("sanity", sanityTimeout); err != nil {
+		return err
+	}
+	s := checkSanity(gatherSanity())
+	if err := r.emit(event.Sanity, s); err != nil {
+		return err
+	}
+	if len(s.Problems) > 0 && r.plan.Sanity {
+		return fmt.Errorf("sanity: refusing to measure: %s", strings.Join(s.Problems, "; "))
+	}
+	if !r.plan.Survival && len(r.plan.Variants) == 0 {
+		return nil
+	}
+
+	if err := r.step("caps", capsTimeout); err != nil {
+		return err
+	}
+	if err := rlimit.RemoveMemlock(); err != nil {
+		return fmt.Errorf("caps: %w", err)
+	}
+	kernel, err := btf.LoadKernelSpec()
+	if err != nil {
+		return fmt.Errorf("caps: kernel BTF (/sys/kernel/btf/vmlinux): %w", err)
+	}
+	caps, err := probeCaps(kernel)
+	if err != nil {
+		return fmt.Errorf("caps: %w", err)
+	}
+	if err := r.emit(event.Caps, caps); err != nil {
+		return err
+	}
+	env := &benchEnv{kernel: kernel, caps: caps, ncpu: s.NumCPU, logf: r.logf}
+	if env.ncpu < 1 {
+		env.ncpu = 1
+	}
+
+	if r.plan.Survival {
+		if err := r.step("survival", survivalTimeout); err != nil {
+			return err
+		}
+		var total, failed int
+		var failures []string
+		err := runSurvival(ctx, env, func(c Cell) error {
+			total++
+			if !c.Pass {
+				failed++
+				failures = append(failures, c.Carrier+"×"+c.Path)
+			}
+			return r.emit(event.Cell, c)
+		})
+		if err != nil {
+			return fmt.Errorf("survival: %w", err)
+		}
+		if failed > 0 {
+			r.logf("survival: %d of %d cells failed: %s", failed, total, strings.Join(failures, ", "))
+		} else {
+			r.logf("survival: %d cells as expected", total)
+		}
+	}
+
+	p := withDefaults(r.plan.Bench)
+	for i, name := range r.plan.Variants {
+		v, err := lookupVariant(name)
+		if err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+		if err := r.step("bench/"+name, p.ServerLead+p.Warmup+p.Window+variantSlack); err != nil {
+			return err
+		}
+		r.logf("bench: variant %d/%d %s", i+1, len(r.plan.Variants), name)
+		res, err := runVariant(ctx, env, v, p, name)
+		if err != nil {
+			return fmt.Errorf("bench: %w", err)
+		}
+		if err := r.emit(event.Variant, res); err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+// withDefaults fills the zero fields that have no meaningful zero.
+func withDefaults(p BenchParams) BenchParams {
+	d := DefaultBench()
+	if p.Pairs == 0 {
+		p.Pairs = d.Pairs
+	}
+	if p.PayloadSize == 0 {
+		p.PayloadSize = d.PayloadSize
+	}
+	if p.RateMbit == 0 {
+		p.RateMbit = d.RateMbit
+	}
+	if p.Window == 0 {
+		p.Window = d.Window
+	}
+	return p
 }

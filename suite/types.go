@@ -58,6 +58,7 @@ type Caps struct {
 	Tracepoints map[string]bool `json:"tracepoints"`
 	MapTypes    map[string]bool `json:"map_types"`
 	TCX         bool            `json:"tcx"`
+	Links       map[string]bool `json:"links,omitempty"` // device kinds the kernel can create (veth, ipip, gre)
 }
 
 // Cell is one survival matrix cell.
@@ -77,6 +78,9 @@ type ProgStat struct {
 	Type      string `json:"type"` // sched_cls, tracing, ...
 	RunTimeNs uint64 `json:"run_time_ns"`
 	RunCnt    uint64 `json:"run_cnt"`
+	// NsPerPkt is RunTimeNs over the variant's packet count (the largest
+	// sched_cls RunCnt), so per-skb reapers are weighted by packets.
+	NsPerPkt float64 `json:"ns_per_pkt"`
 }
 
 // CPUStat is one CPU's /proc/stat delta over the window, in percent.
@@ -101,6 +105,7 @@ type LoStat struct {
 type VariantResult struct {
 	Variant   string            `json:"variant"`
 	Skipped   string            `json:"skipped,omitempty"` // missing capability
+	Attach    string            `json:"attach,omitempty"`  // tcx | clsact
 	Programs  []ProgStat        `json:"programs,omitempty"`
 	Counters  map[string]uint64 `json:"counters,omitempty"` // stats map, summed over CPUs
 	Lo        LoStat            `json:"lo"`

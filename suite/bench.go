@@ -1,0 +1,329 @@
+package suite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/btf"
+	"golang.org/x/sys/unix"
+
+	"github.com/kci-dev/kci/bpf"
+)
+
+// benchEnv is what every variant of one run shares.
+type benchEnv struct {
+	kernel *btf.Spec
+	caps   Caps
+	ncpu   int
+	logf   func(format string, args ...any)
+}
+
+// drainDelay lets packets in flight reach the servers (and skbs their
+// reapers) before the totals are read.
+const drainDelay = 200 * time.Millisecond
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// runVariant measures one variant. The error is for the machinery (no
+// namespace, no sockets); a variant that cannot run, or ran but does not
+// validate, says so in the result.
+func runVariant(ctx context.Context, env *benchEnv, v variant, p BenchParams, name string) (VariantResult, error) {
+	res := VariantResult{Variant: name}
+	if miss := env.caps.missing(v.requires); miss != "" {
+		res.Skipped = miss
+		// Ask the kernel too: if it loads after all, the probe is wrong.
+		if spec, err := v.spec(env.kernel); err == nil {
+			if coll, err := ebpf.NewCollection(spec); err == nil {
+				coll.Close()
+				res.Skipped = ""
+				res.Invalid = "capability probe says " + miss + ", yet the programs loaded"
+			}
+		}
+		return res, nil
+	}
+	spec, err := v.spec(env.kernel)
+	if err != nil {
+		res.Invalid = fmt.Sprintf("the kernel advertises everything %s needs, yet: %v", v.name, err)
+		return res, nil
+	}
+	coll, err := ebpf.NewCollection(spec)
+	if err != nil {
+		res.Invalid = fmt.Sprintf("the kernel advertises everything %s needs, yet loading failed: %v", v.name, err)
+		return res, nil
+	}
+	defer coll.Close()
+
+	ns, err := newNetNS("kci-bench")
+	if err != nil {
+		return res, fmt.Errorf("bench %s: %w", name, err)
+	}
+	defer ns.Close()
+
+	res.Attach = "clsact"
+	if env.caps.TCX {
+		res.Attach = "tcx"
+	}
+	names := sortedKeys(coll.Programs)
+	var atts []attachment
+	defer func() { detachAll(atts) }()
+	for _, pn := range names {
+		ps := spec.Programs[pn]
+		prog := coll.Programs[pn]
+		var a attachment
+		switch ps.Type {
+		case ebpf.SchedCLS:
+			dir := ingress
+			if ps.AttachType == ebpf.AttachTCXEgress {
+				dir = egress
+			}
+			a, err = attachTC(ns, "lo", dir, prog, env.caps.TCX)
+		case ebpf.Tracing:
+			a, err = attachTracing(prog)
+		default:
+			err = fmt.Errorf("program %s: unexpected type %v", pn, ps.Type)
+		}
+		if err != nil {
+			res.Invalid = fmt.Sprintf("attach %s: %v", pn, err)
+			return res, nil
+		}
+		atts = append(atts, a)
+	}
+
+	tr, err := newTraffic(ns, p, env.ncpu)
+	if err != nil {
+		return res, fmt.Errorf("bench %s: %w", name, err)
+	}
+	defer tr.close()
+	tr.startServers()
+	if err := sleepCtx(ctx, p.ServerLead); err != nil {
+		return res, err
+	}
+	tr.startClients()
+	if err := sleepCtx(ctx, p.Warmup); err != nil {
+		return res, err
+	}
+
+	w, err := measureWindow(ctx, env, ns, coll, names, tr, p)
+	if err != nil {
+		return res, fmt.Errorf("bench %s: %w", name, err)
+	}
+
+	tr.stopClients()
+	time.Sleep(drainDelay)
+	if err := tr.close(); err != nil {
+		return res, fmt.Errorf("bench %s: traffic: %w", name, err)
+	}
+	time.Sleep(drainDelay)
+	counters, err := readCounters(coll.Maps[bpf.StatsMap], bpf.Counters(v.object))
+	if err != nil {
+		return res, fmt.Errorf("bench %s: %w", name, err)
+	}
+	if err := detachAll(atts); err != nil {
+		return res, fmt.Errorf("bench %s: detach: %w", name, err)
+	}
+	atts = nil
+
+	res.Programs = withNsPerPkt(w.progs)
+	res.Counters = counters
+	res.Lo = w.lo
+	res.PerSecond = w.perSecond
+	res.CPUs = w.cpus
+	res.Window = w.elapsed
+	if w.elapsed > 0 {
+		res.PPS = float64(w.received) / w.elapsed.Seconds()
+	}
+	res.Valid, res.Invalid = validate(measurement{
+		rule: v.rule, counters: counters, lo: w.lo, perSecond: w.perSecond,
+		plannedPPS: ppsPerPair(p) * float64(p.Pairs), window: w.elapsed,
+	})
+	return res, nil
+}
+
+// window is what one measurement window saw.
+type window struct {
+	progs     []ProgStat
+	lo        LoStat
+	cpus      []CPUStat
+	perSecond []uint64
+	received  uint64
+	elapsed   time.Duration
+}
+
+// measureWindow holds BPF_ENABLE_STATS open for the window only and takes
+// before/after snapshots around it, sampling the received packets every
+// second from a thread pinned to the sampler CPU.
+func measureWindow(ctx context.Context, env *benchEnv, ns *netNS, coll *ebpf.Collection, names []string, tr *traffic, p BenchParams) (window, error) {
+	type result struct {
+		w   window
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var w window
+		err := func() error {
+			if err := pinThread(cpuFor([]int{p.SamplerCPU}, 0, []int{DefaultBench().SamplerCPU}, env.ncpu)); err != nil {
+				env.logf("bench: %v", err)
+			}
+			stats, err := ebpf.EnableStats(uint32(unix.BPF_STATS_RUN_TIME))
+			if err != nil {
+				return fmt.Errorf("BPF_ENABLE_STATS: %w", err)
+			}
+			defer stats.Close()
+			progsA, err := progStats(coll, names)
+			if err != nil {
+				return err
+			}
+			cpuA, err := readProcStat()
+			if err != nil {
+				return err
+			}
+			loA, err := loStats(ns)
+			if err != nil {
+				return err
+			}
+			recvA := tr.totalReceived()
+			start := time.Now()
+			last := recvA
+			secs := int(p.Window / time.Second)
+			if secs < 1 {
+				secs = 1
+			}
+			for i := 1; i <= secs; i++ {
+				if err := sleepCtx(ctx, time.Until(start.Add(time.Duration(i)*time.Second))); err != nil {
+					return err
+				}
+				now := tr.totalReceived()
+				w.perSecond = append(w.perSecond, now-last)
+				last = now
+			}
+			w.elapsed = time.Since(start)
+			progsB, err := progStats(coll, names)
+			if err != nil {
+				return err
+			}
+			stats.Close()
+			cpuB, err := readProcStat()
+			if err != nil {
+				return err
+			}
+			loB, err := loStats(ns)
+			if err != nil {
+				return err
+			}
+			w.received = last - recvA
+			w.progs = progDelta(progsA, progsB)
+			w.cpus = cpuDelta(cpuA, cpuB)
+			w.lo = loDelta(loA, loB)
+			return nil
+		}()
+		done <- result{w, err}
+	}()
+	r := <-done
+	return r.w, r.err
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func progTypeName(t ebpf.ProgramType) string {
+	switch t {
+	case ebpf.SchedCLS:
+		return "sched_cls"
+	case ebpf.Tracing:
+		return "tracing"
+	case ebpf.XDP:
+		return "xdp"
+	}
+	return t.String()
+}
+
+func progStats(coll *ebpf.Collection, names []string) ([]ProgStat, error) {
+	var out []ProgStat
+	for _, n := range names {
+		p := coll.Programs[n]
+		s, err := p.Stats()
+		if err != nil {
+			return nil, fmt.Errorf("program %s stats: %w", n, err)
+		}
+		out = append(out, ProgStat{Name: n, Type: progTypeName(p.Type()), RunTimeNs: uint64(s.Runtime), RunCnt: s.RunCount})
+	}
+	return out, nil
+}
+
+func progDelta(a, b []ProgStat) []ProgStat {
+	prev := map[string]ProgStat{}
+	for _, p := range a {
+		prev[p.Name] = p
+	}
+	out := make([]ProgStat, 0, len(b))
+	for _, p := range b {
+		q := prev[p.Name]
+		p.RunTimeNs -= q.RunTimeNs
+		p.RunCnt -= q.RunCnt
+		out = append(out, p)
+	}
+	return out
+}
+
+func loStats(ns *netNS) (LoStat, error) {
+	l, err := ns.link("lo")
+	if err != nil {
+		return LoStat{}, err
+	}
+	s := l.Attrs().Statistics
+	if s == nil {
+		return LoStat{}, errors.New("lo: no statistics from netlink")
+	}
+	return LoStat{
+		RxPackets: s.RxPackets, TxPackets: s.TxPackets,
+		RxErrors: s.RxErrors, TxErrors: s.TxErrors,
+		RxDropped: s.RxDropped, TxDropped: s.TxDropped,
+	}, nil
+}
+
+func loDelta(a, b LoStat) LoStat {
+	return LoStat{
+		RxPackets: b.RxPackets - a.RxPackets, TxPackets: b.TxPackets - a.TxPackets,
+		RxErrors: b.RxErrors - a.RxErrors, TxErrors: b.TxErrors - a.TxErrors,
+		RxDropped: b.RxDropped - a.RxDropped, TxDropped: b.TxDropped - a.TxDropped,
+	}
+}
+
+// readCounters sums the per-CPU stats array and names the keys.
+func readCounters(m *ebpf.Map, names []string) (map[string]uint64, error) {
+	if m == nil {
+		return nil, errors.New("object has no stats map")
+	}
+	out := map[string]uint64{}
+	for k, name := range names {
+		var per []uint64
+		if err := m.Lookup(uint32(k), &per); err != nil {
+			return nil, fmt.Errorf("stats[%d]: %w", k, err)
+		}
+		var sum uint64
+		for _, v := range per {
+			sum += v
+		}
+		out[name] = sum
+	}
+	return out, nil
+}

@@ -1,0 +1,286 @@
+package suite
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
+
+	"github.com/kci-dev/kci/bpf"
+)
+
+// Survival cell parameters.
+const (
+	cellPackets = 4
+	cellWait    = 3 * time.Second // for the reader to see every packet
+)
+
+// runSurvival runs every carrier × path cell and reports each one. The
+// error is for the machinery; a cell that does not match its expectation
+// is a failed cell, not an error.
+func runSurvival(ctx context.Context, env *benchEnv, report func(Cell) error) error {
+	for _, p := range paths() {
+		cells := carriers()
+		var t *topology
+		var buildErr error
+		// Build the path only if some cell needs it.
+		for _, c := range cells {
+			if expect(c, p, env.caps).expected != skip {
+				t = &topology{}
+				if buildErr = p.build(t); buildErr != nil {
+					t.close()
+					t = nil
+				}
+				break
+			}
+		}
+		for _, c := range cells {
+			if err := ctx.Err(); err != nil {
+				if t != nil {
+					t.close()
+				}
+				return err
+			}
+			cell := runCell(env, c, p, t, buildErr)
+			if err := report(cell); err != nil {
+				if t != nil {
+					t.close()
+				}
+				return err
+			}
+		}
+		if t != nil {
+			t.close()
+		}
+	}
+	return nil
+}
+
+// runCell runs one cell on a built topology (nil if building failed with
+// buildErr) and judges it against its expectation.
+func runCell(env *benchEnv, c carrierDef, p pathDef, t *topology, buildErr error) Cell {
+	exp := expect(c, p, env.caps)
+	cell := Cell{Carrier: c.name, Path: p.name, Expected: exp.expected, Reason: exp.reason}
+	if exp.expected == skip {
+		cell.Observed, cell.Pass = skip, true
+		return cell
+	}
+	if t == nil {
+		cell.Observed, cell.Detail = errored, fmt.Sprintf("build path: %v", buildErr)
+		if isNotSupported(buildErr) {
+			cell.Observed = skip // the kernel's own answer, though caps said it could
+		}
+		return cell
+	}
+	res, received, err := exercise(env, c, t)
+	if err != nil {
+		cell.Observed, cell.Detail = errored, err.Error()
+		if isNotSupported(err) {
+			cell.Observed = skip
+		}
+		return cell
+	}
+	cell.Observed, cell.Detail = observe(res, received, cellPackets)
+	cell.Pass = cell.Observed == cell.Expected
+	return cell
+}
+
+// observe turns the reader's counters into an outcome.
+func observe(res [bpf.ResMax]uint64, received, sent int) (string, string) {
+	detail := fmt.Sprintf("sent %d, written %d, write failures %d, seen %d, intact %d, absent %d, mismatched %d, delivered %d",
+		sent, res[bpf.ResWritten], res[bpf.ResWriteFail], res[bpf.ResSeen], res[bpf.ResOK], res[bpf.ResAbsent], res[bpf.ResMismatch], received)
+	switch {
+	case res[bpf.ResWritten] != uint64(sent):
+		return errored, "the writer did not store every packet's metadata: " + detail
+	case res[bpf.ResSeen] != uint64(sent):
+		return errored, "the reader did not see every test packet: " + detail
+	case res[bpf.ResOK] == uint64(sent):
+		return survives, detail
+	case res[bpf.ResOK] == 0:
+		return lost, detail
+	}
+	return errored, "some packets kept the metadata, some lost it: " + detail
+}
+
+// exercise loads the carrier's programs, attaches them to the topology,
+// sends the test packets and returns the reader's counters and how many
+// packets the receiving socket got.
+func exercise(env *benchEnv, c carrierDef, t *topology) (res [bpf.ResMax]uint64, received int, err error) {
+	spec, err := bpf.Spec(bpf.Survive)
+	if err != nil {
+		return res, 0, err
+	}
+	keep := map[string]bool{c.writer: true, c.reader: true}
+	if c.xdp && t.mode != bpf.SurvPass {
+		keep["surv_redirect"] = true
+	}
+	for name := range spec.Programs {
+		if !keep[name] {
+			delete(spec.Programs, name)
+		}
+	}
+	coll, err := ebpf.NewCollection(spec)
+	if err != nil {
+		return res, 0, fmt.Errorf("load: %w", err)
+	}
+	defer coll.Close()
+
+	if t.mode != bpf.SurvPass {
+		idx, err := t.writer.ns.ifindex(t.target)
+		if err != nil {
+			return res, 0, err
+		}
+		cfg := bpf.SurvCfg{Mode: t.mode, Ifindex: uint32(idx)}
+		if err := coll.Maps[bpf.SurvCfgMap].Put(uint32(0), cfg); err != nil {
+			return res, 0, fmt.Errorf("cfg: %w", err)
+		}
+	}
+
+	var atts []attachment
+	defer func() { detachAll(atts) }()
+	attach := func(a attachment, err error) error {
+		if err == nil {
+			atts = append(atts, a)
+		}
+		return err
+	}
+	if c.xdp {
+		err = attach(attachXDPGeneric(t.xdp.ns, t.xdp.dev, coll.Programs[c.writer]))
+		if err == nil && t.mode != bpf.SurvPass {
+			err = attach(attachTC(t.writer.ns, t.writer.dev, t.writer.dir, coll.Programs["surv_redirect"], env.caps.TCX))
+		}
+	} else {
+		err = attach(attachTC(t.writer.ns, t.writer.dev, t.writer.dir, coll.Programs[c.writer], env.caps.TCX))
+	}
+	if err == nil {
+		err = attach(attachTC(t.reader.ns, t.reader.dev, t.reader.dir, coll.Programs[c.reader], env.caps.TCX))
+	}
+	if err != nil {
+		return res, 0, err
+	}
+
+	rx, err := openReceiver(t)
+	if err != nil {
+		return res, 0, err
+	}
+	defer unix.Close(rx)
+	send, closeSend, err := openSender(t)
+	if err != nil {
+		return res, 0, err
+	}
+	defer closeSend()
+
+	base := uint64(time.Now().UnixNano())
+	for i := 0; i < cellPackets; i++ {
+		token := (base + uint64(i)) | 1 // the mark carrier needs nonzero low bits
+		if err := send(trailer(bpf.SurvMagic, token)); err != nil {
+			return res, 0, fmt.Errorf("send: %w", err)
+		}
+	}
+	deadline := time.Now().Add(cellWait)
+	for {
+		res, err = readRes(coll.Maps[bpf.SurvResMap])
+		if err != nil {
+			return res, 0, err
+		}
+		received += drain(rx)
+		if (res[bpf.ResSeen] >= cellPackets && received >= cellPackets) || time.Now().After(deadline) {
+			return res, received, nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func readRes(m *ebpf.Map) (res [bpf.ResMax]uint64, err error) {
+	for k := range res {
+		if err := m.Lookup(uint32(k), &res[k]); err != nil {
+			return res, fmt.Errorf("res[%d]: %w", k, err)
+		}
+	}
+	return res, nil
+}
+
+// openReceiver binds a UDP socket on the destination, so test packets are
+// delivered (and counted) rather than answered with ICMP.
+func openReceiver(t *topology) (int, error) {
+	var fd int
+	err := t.dstNS.do(func() error {
+		var err error
+		fd, err = unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
+		if err != nil {
+			return fmt.Errorf("receiver socket: %w", err)
+		}
+		if err := unix.Bind(fd, &unix.SockaddrInet4{Port: int(t.dst.Port()), Addr: t.dst.Addr().As4()}); err != nil {
+			unix.Close(fd)
+			return fmt.Errorf("bind receiver %s: %w", t.dst, err)
+		}
+		return nil
+	})
+	return fd, err
+}
+
+// drain reads whatever the receiver has queued.
+func drain(fd int) int {
+	n := 0
+	buf := make([]byte, 256)
+	for {
+		if _, _, err := unix.Recvfrom(fd, buf, unix.MSG_DONTWAIT); err != nil {
+			return n
+		}
+		n++
+	}
+}
+
+// openSender returns a function sending one payload along the path: a
+// UDP socket in the sending namespace, or raw frames on rawDev.
+func openSender(t *topology) (func([]byte) error, func(), error) {
+	if t.rawDev != "" {
+		return openRawSender(t)
+	}
+	var fd int
+	err := t.sendNS.do(func() error {
+		var err error
+		fd, err = unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("sender socket: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	sa := &unix.SockaddrInet4{Port: int(t.dst.Port()), Addr: t.dst.Addr().As4()}
+	send := func(p []byte) error { return unix.Sendto(fd, p, 0, sa) }
+	return send, func() { unix.Close(fd) }, nil
+}
+
+func openRawSender(t *topology) (func([]byte) error, func(), error) {
+	l, err := t.sendNS.link(t.rawDev)
+	if err != nil {
+		return nil, nil, err
+	}
+	src := l.Attrs().HardwareAddr
+	var fd int
+	err = t.sendNS.do(func() error {
+		var err error
+		fd, err = unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("packet socket: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	sll := &unix.SockaddrLinklayer{Protocol: htons(unix.ETH_P_IP), Ifindex: l.Attrs().Index, Halen: 6}
+	copy(sll.Addr[:], t.rawDstHW)
+	send := func(p []byte) error {
+		f := udpFrame(src, t.rawDstHW, t.rawSrc, t.dst.Addr(), uint16(survPort), t.dst.Port(), p)
+		return unix.Sendto(fd, f, 0, sll)
+	}
+	return send, func() { unix.Close(fd) }, nil
+}
+
+func htons(v uint16) uint16 { return v<<8 | v>>8 }

@@ -1,0 +1,378 @@
+package suite
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+
+	"github.com/kci-dev/kci/bpf"
+)
+
+// Survival topologies live in namespaces the suite creates and destroys,
+// with addresses from the RFC 2544 benchmarking range (198.18.0.0/15): no
+// packet can leave them.
+
+// hook is where a program attaches.
+type hook struct {
+	ns  *netNS
+	dev string
+	dir direction
+}
+
+func (h hook) String() string { return h.ns.name + "/" + h.dev + " " + h.dir.String() }
+
+// topology is one built path: where the carrier's writer, generic XDP
+// writer and reader go, how the writer hands the packet on, and how to
+// send a test packet.
+type topology struct {
+	nss      []*netNS
+	writer   hook   // tc writer, just before the mechanism under test
+	xdp      hook   // generic XDP writer: the first receive point
+	reader   hook   // tc ingress of the final receiver
+	mode     uint32 // bpf.SurvPass / SurvRedirect / SurvRedirectPeer from the writer hook
+	target   string // redirect target device, in the writer's namespace
+	dst      netip.AddrPort
+	dstNS    *netNS // where the receiving socket lives
+	sendNS   *netNS
+	rawDev   string // non-empty: inject raw frames on this device instead of a UDP socket
+	rawSrc   netip.Addr
+	rawDstHW net.HardwareAddr
+}
+
+func (t *topology) close() {
+	for i := len(t.nss) - 1; i >= 0; i-- {
+		t.nss[i].Close()
+	}
+}
+
+// topoNS makes a namespace for a topology with reverse-path filtering off:
+// a new namespace copies the initial one's settings, which may filter.
+func (t *topology) ns(name string) (*netNS, error) {
+	n, err := newNetNS(name)
+	if err != nil {
+		return nil, err
+	}
+	t.nss = append(t.nss, n)
+	for _, k := range []string{"all", "default"} {
+		if err := n.sysctl("net/ipv4/conf/"+k+"/rp_filter", "0"); err != nil {
+			return nil, err
+		}
+	}
+	return n, nil
+}
+
+func (n *netNS) addVeth(name string, peer *netNS, peerName string) error {
+	v := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: name}, PeerName: peerName}
+	if peer != n {
+		v.PeerNamespace = netlink.NsFd(int(peer.h))
+	}
+	if err := n.nl.LinkAdd(v); err != nil {
+		return fmt.Errorf("netns %s: veth %s/%s: %w", n.name, name, peerName, err)
+	}
+	if err := n.linkUp(name); err != nil {
+		return err
+	}
+	return peer.linkUp(peerName)
+}
+
+func (n *netNS) addTunnel(kind, name string, local, remote netip.Addr) error {
+	attrs := netlink.LinkAttrs{Name: name}
+	var l netlink.Link
+	switch kind {
+	case "ipip":
+		l = &netlink.Iptun{LinkAttrs: attrs, Local: local.AsSlice(), Remote: remote.AsSlice(), Ttl: 64}
+	case "gre":
+		l = &netlink.Gretun{LinkAttrs: attrs, Local: local.AsSlice(), Remote: remote.AsSlice(), Ttl: 64}
+	default:
+		return fmt.Errorf("tunnel kind %q", kind)
+	}
+	if err := n.nl.LinkAdd(l); err != nil {
+		return fmt.Errorf("netns %s: %s %s: %w", n.name, kind, name, err)
+	}
+	return n.linkUp(name)
+}
+
+func (n *netNS) addAddr(dev, prefix string) error {
+	l, err := n.link(dev)
+	if err != nil {
+		return err
+	}
+	a, err := netlink.ParseAddr(prefix)
+	if err != nil {
+		return err
+	}
+	if err := n.nl.AddrAdd(l, a); err != nil {
+		return fmt.Errorf("netns %s: addr %s on %s: %w", n.name, prefix, dev, err)
+	}
+	return nil
+}
+
+func (n *netNS) mac(dev string) (net.HardwareAddr, error) {
+	l, err := n.link(dev)
+	if err != nil {
+		return nil, err
+	}
+	return l.Attrs().HardwareAddr, nil
+}
+
+// addNeigh pins a permanent neighbour entry, so no ARP exchange races
+// the test packets.
+func (n *netNS) addNeigh(dev, ip string, hw net.HardwareAddr) error {
+	l, err := n.link(dev)
+	if err != nil {
+		return err
+	}
+	err = n.nl.NeighAdd(&netlink.Neigh{
+		LinkIndex: l.Attrs().Index, Family: unix.AF_INET, State: netlink.NUD_PERMANENT,
+		IP: net.ParseIP(ip), HardwareAddr: hw,
+	})
+	if err != nil {
+		return fmt.Errorf("netns %s: neigh %s on %s: %w", n.name, ip, dev, err)
+	}
+	return nil
+}
+
+func (n *netNS) addRoute(dst, gw, dev string) error {
+	l, err := n.link(dev)
+	if err != nil {
+		return err
+	}
+	_, ipnet, err := net.ParseCIDR(dst)
+	if err != nil {
+		return err
+	}
+	r := &netlink.Route{LinkIndex: l.Attrs().Index, Dst: ipnet}
+	if gw != "" {
+		r.Gw = net.ParseIP(gw)
+	} else {
+		r.Scope = netlink.SCOPE_LINK
+	}
+	if err := n.nl.RouteAdd(r); err != nil {
+		return fmt.Errorf("netns %s: route %s via %q dev %s: %w", n.name, dst, gw, dev, err)
+	}
+	return nil
+}
+
+// step runs setup steps until one fails.
+func step(fs ...func() error) error {
+	for _, f := range fs {
+		if err := f(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// neighTo pins ns's neighbour ip on dev to the MAC of peerDev in peer.
+func neighTo(ns *netNS, dev, ip string, peer *netNS, peerDev string) func() error {
+	return func() error {
+		hw, err := peer.mac(peerDev)
+		if err != nil {
+			return err
+		}
+		return ns.addNeigh(dev, ip, hw)
+	}
+}
+
+// paths are the survival matrix's columns.
+type pathDef struct {
+	name     string
+	requires []requirement
+	build    func(t *topology) error
+}
+
+func paths() []pathDef {
+	return []pathDef{
+		{name: "loopback", build: buildLoopback},
+		{name: "veth", requires: []requirement{linkKind("veth")}, build: buildVeth},
+		{name: "veth-netns", requires: []requirement{linkKind("veth")}, build: buildVethNetns},
+		{name: "redirect", requires: []requirement{linkKind("veth")}, build: buildRedirect(false)},
+		{name: "redirect-peer", requires: []requirement{linkKind("veth")}, build: buildRedirect(true)},
+		{name: "ipip", requires: []requirement{linkKind("veth"), linkKind("ipip")}, build: buildTunnel("ipip", 4)},
+		{name: "gre", requires: []requirement{linkKind("veth"), linkKind("gre")}, build: buildTunnel("gre", 5)},
+		{name: "forward", requires: []requirement{linkKind("veth")}, build: buildForward},
+	}
+}
+
+const survPort = 4789 + 1000
+
+// loopback: lo egress -> lo ingress in one namespace.
+func buildLoopback(t *topology) error {
+	a, err := t.ns("kci-lo")
+	if err != nil {
+		return err
+	}
+	t.writer, t.xdp, t.reader = hook{a, "lo", egress}, hook{a, "lo", ingress}, hook{a, "lo", ingress}
+	t.sendNS, t.dstNS = a, a
+	t.dst = netip.MustParseAddrPort("127.0.0.1:" + fmt.Sprint(survPort))
+	return nil
+}
+
+// veth: both ends in one namespace. Both addresses would be local there,
+// so a socket's packet would take lo; frames are injected on va instead.
+func buildVeth(t *topology) error {
+	a, err := t.ns("kci-veth")
+	if err != nil {
+		return err
+	}
+	err = step(
+		func() error { return a.addVeth("va", a, "vb") },
+		func() error { return a.addAddr("vb", "198.18.2.2/24") },
+	)
+	if err != nil {
+		return err
+	}
+	hw, err := a.mac("vb")
+	if err != nil {
+		return err
+	}
+	t.writer, t.xdp, t.reader = hook{a, "va", egress}, hook{a, "vb", ingress}, hook{a, "vb", ingress}
+	t.sendNS, t.dstNS = a, a
+	t.dst = netip.MustParseAddrPort("198.18.2.2:" + fmt.Sprint(survPort))
+	// Not an address of the namespace: a local source arriving on vb
+	// would be dropped as a martian.
+	t.rawDev, t.rawSrc, t.rawDstHW = "va", netip.MustParseAddr("198.18.2.99"), hw
+	return nil
+}
+
+// veth-netns: a veth pair across namespaces (skb_scrub_packet with xnet).
+func buildVethNetns(t *topology) error {
+	a, err := t.ns("kci-a")
+	if err != nil {
+		return err
+	}
+	b, err := t.ns("kci-b")
+	if err != nil {
+		return err
+	}
+	err = step(
+		func() error { return a.addVeth("va", b, "vb") },
+		func() error { return a.addAddr("va", "198.18.1.1/24") },
+		func() error { return b.addAddr("vb", "198.18.1.2/24") },
+		neighTo(a, "va", "198.18.1.2", b, "vb"),
+	)
+	if err != nil {
+		return err
+	}
+	t.writer, t.xdp, t.reader = hook{a, "va", egress}, hook{b, "vb", ingress}, hook{b, "vb", ingress}
+	t.sendNS, t.dstNS = a, b
+	t.dst = netip.MustParseAddrPort("198.18.1.2:" + fmt.Sprint(survPort))
+	return nil
+}
+
+// redirect(-peer): A -va/vra- R -vrb/vb- B. The writer on vra's ingress
+// redirects to vrb's egress (bpf_redirect) or straight into vb
+// (bpf_redirect_peer). A addresses B's MAC directly, so the frame is
+// B's as it leaves R.
+func buildRedirect(peer bool) func(t *topology) error {
+	return func(t *topology) error {
+		a, err := t.ns("kci-a")
+		if err != nil {
+			return err
+		}
+		r, err := t.ns("kci-r")
+		if err != nil {
+			return err
+		}
+		b, err := t.ns("kci-b")
+		if err != nil {
+			return err
+		}
+		err = step(
+			func() error { return a.addVeth("va", r, "vra") },
+			func() error { return r.addVeth("vrb", b, "vb") },
+			func() error { return a.addAddr("va", "198.18.3.1/24") },
+			func() error { return b.addAddr("vb", "198.18.3.2/24") },
+			neighTo(a, "va", "198.18.3.2", b, "vb"),
+		)
+		if err != nil {
+			return err
+		}
+		t.writer, t.xdp, t.reader = hook{r, "vra", ingress}, hook{r, "vra", ingress}, hook{b, "vb", ingress}
+		t.mode, t.target = bpf.SurvRedirect, "vrb"
+		if peer {
+			t.mode = bpf.SurvRedirectPeer
+		}
+		t.sendNS, t.dstNS = a, b
+		t.dst = netip.MustParseAddrPort("198.18.3.2:" + fmt.Sprint(survPort))
+		return nil
+	}
+}
+
+// ipip/gre: A and B joined by a veth pair, a tunnel over it. The writer
+// sits on the outer packet's ingress in B, the reader on the tunnel
+// device: only decapsulation is between them.
+func buildTunnel(kind string, net3 int) func(t *topology) error {
+	return func(t *topology) error {
+		a, err := t.ns("kci-a")
+		if err != nil {
+			return err
+		}
+		b, err := t.ns("kci-b")
+		if err != nil {
+			return err
+		}
+		outerA := netip.AddrFrom4([4]byte{198, 18, byte(net3), 1})
+		outerB := netip.AddrFrom4([4]byte{198, 18, byte(net3), 2})
+		innerA := fmt.Sprintf("198.19.%d.1", net3)
+		innerB := fmt.Sprintf("198.19.%d.2", net3)
+		tun := "t" + kind
+		err = step(
+			func() error { return a.addVeth("va", b, "vb") },
+			func() error { return a.addAddr("va", outerA.String()+"/24") },
+			func() error { return b.addAddr("vb", outerB.String()+"/24") },
+			neighTo(a, "va", outerB.String(), b, "vb"),
+			func() error { return a.addTunnel(kind, tun, outerA, outerB) },
+			func() error { return b.addTunnel(kind, tun, outerB, outerA) },
+			func() error { return a.addAddr(tun, innerA+"/32") },
+			func() error { return b.addAddr(tun, innerB+"/32") },
+			func() error { return a.addRoute(innerB+"/32", "", tun) },
+		)
+		if err != nil {
+			return err
+		}
+		t.writer, t.xdp, t.reader = hook{b, "vb", ingress}, hook{b, "vb", ingress}, hook{b, tun, ingress}
+		t.sendNS, t.dstNS = a, b
+		t.dst = netip.MustParseAddrPort(innerB + ":" + fmt.Sprint(survPort))
+		return nil
+	}
+}
+
+// forward: A -va/vra- R(ip_forward) -vrb/vb- B.
+func buildForward(t *topology) error {
+	a, err := t.ns("kci-a")
+	if err != nil {
+		return err
+	}
+	r, err := t.ns("kci-r")
+	if err != nil {
+		return err
+	}
+	b, err := t.ns("kci-b")
+	if err != nil {
+		return err
+	}
+	err = step(
+		func() error { return r.sysctl("net/ipv4/ip_forward", "1") },
+		func() error { return a.addVeth("va", r, "vra") },
+		func() error { return r.addVeth("vrb", b, "vb") },
+		func() error { return a.addAddr("va", "198.18.6.1/24") },
+		func() error { return r.addAddr("vra", "198.18.6.2/24") },
+		func() error { return r.addAddr("vrb", "198.18.7.1/24") },
+		func() error { return b.addAddr("vb", "198.18.7.2/24") },
+		func() error { return a.addRoute("198.18.7.0/24", "198.18.6.2", "va") },
+		func() error { return b.addRoute("198.18.6.0/24", "198.18.7.1", "vb") },
+		neighTo(a, "va", "198.18.6.2", r, "vra"),
+		neighTo(r, "vrb", "198.18.7.2", b, "vb"),
+	)
+	if err != nil {
+		return err
+	}
+	t.writer, t.xdp, t.reader = hook{r, "vra", ingress}, hook{r, "vra", ingress}, hook{b, "vb", ingress}
+	t.sendNS, t.dstNS = a, b
+	t.dst = netip.MustParseAddrPort("198.18.7.2:" + fmt.Sprint(survPort))
+	return nil
+}

@@ -1,0 +1,223 @@
+package suite
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// cpuFor picks the CPU for the i-th thread from the plan's list (the
+// default list when empty), folded onto the CPUs the guest has.
+func cpuFor(list []int, i int, def []int, ncpu int) int {
+	if len(list) == 0 {
+		list = def
+	}
+	if len(list) == 0 || ncpu < 1 {
+		return 0
+	}
+	c := list[i%len(list)]
+	if c < 0 {
+		c = -c
+	}
+	return c % ncpu
+}
+
+// pairAddr is pair i's server address: 127.1.1.1, 127.2.2.2, ...
+func pairAddr(i int) [4]byte {
+	b := byte(i%250 + 1)
+	return [4]byte{127, b, b, b}
+}
+
+const basePort = 31337
+
+// pinThread locks the goroutine to its OS thread and the thread to cpu.
+// The goroutine must not unlock: the thread then dies with it, so its
+// affinity never leaks to other goroutines.
+func pinThread(cpu int) error {
+	runtime.LockOSThread()
+	var set unix.CPUSet
+	set.Set(cpu)
+	if err := unix.SchedSetaffinity(0, &set); err != nil {
+		return fmt.Errorf("pin thread to cpu %d: %w", cpu, err)
+	}
+	return nil
+}
+
+// traffic is the benchmark's UDP load: one server and one client per
+// pair, each on its own pinned thread.
+type traffic struct {
+	params   BenchParams
+	ncpu     int
+	srvFDs   []int
+	cliFDs   []int
+	received []atomic.Uint64
+	sent     []atomic.Uint64
+	srvStop  atomic.Bool
+	cliStop  atomic.Bool
+	srvWG    sync.WaitGroup
+	cliWG    sync.WaitGroup
+	mu       sync.Mutex
+	errs     []error
+}
+
+// ppsPerPair is the planned packet rate of one client: the rate counts
+// payload bytes (14 Mbit/s of 36-byte datagrams ≈ 48.6k pps).
+func ppsPerPair(p BenchParams) float64 {
+	if p.PayloadSize <= 0 {
+		return 0
+	}
+	return p.RateMbit * 1e6 / 8 / float64(p.PayloadSize)
+}
+
+// newTraffic opens the sockets inside ns (they stay bound to it whatever
+// thread later uses them).
+func newTraffic(ns *netNS, p BenchParams, ncpu int) (*traffic, error) {
+	if p.Pairs < 1 {
+		return nil, fmt.Errorf("bench: %d pairs", p.Pairs)
+	}
+	t := &traffic{params: p, ncpu: ncpu, received: make([]atomic.Uint64, p.Pairs), sent: make([]atomic.Uint64, p.Pairs)}
+	err := ns.do(func() error {
+		for i := 0; i < p.Pairs; i++ {
+			sa := &unix.SockaddrInet4{Port: basePort + i, Addr: pairAddr(i)}
+			s, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+			if err != nil {
+				return fmt.Errorf("server socket: %w", err)
+			}
+			t.srvFDs = append(t.srvFDs, s)
+			// A receive timeout lets the loop notice the stop flag.
+			tv := unix.NsecToTimeval((100 * time.Millisecond).Nanoseconds())
+			if err := unix.SetsockoptTimeval(s, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
+				return fmt.Errorf("server SO_RCVTIMEO: %w", err)
+			}
+			if err := unix.Bind(s, sa); err != nil {
+				return fmt.Errorf("bind %v:%d: %w", sa.Addr, sa.Port, err)
+			}
+			c, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+			if err != nil {
+				return fmt.Errorf("client socket: %w", err)
+			}
+			t.cliFDs = append(t.cliFDs, c)
+			if err := unix.Connect(c, sa); err != nil {
+				return fmt.Errorf("connect %v:%d: %w", sa.Addr, sa.Port, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.close()
+		return nil, fmt.Errorf("bench traffic: %w", err)
+	}
+	return t, nil
+}
+
+func (t *traffic) fail(err error) {
+	t.mu.Lock()
+	t.errs = append(t.errs, err)
+	t.mu.Unlock()
+}
+
+func (t *traffic) startServers() {
+	for i, fd := range t.srvFDs {
+		cpu := cpuFor(t.params.ServerCPUs, i, DefaultBench().ServerCPUs, t.ncpu)
+		t.srvWG.Add(1)
+		go func() {
+			defer t.srvWG.Done()
+			if err := pinThread(cpu); err != nil {
+				t.fail(err)
+			}
+			buf := make([]byte, 2048)
+			for !t.srvStop.Load() {
+				_, _, err := unix.Recvfrom(fd, buf, 0)
+				switch {
+				case err == nil:
+					t.received[i].Add(1)
+				case errors.Is(err, unix.EAGAIN), errors.Is(err, unix.EINTR):
+				default:
+					t.fail(fmt.Errorf("server %d: recv: %w", i, err))
+					return
+				}
+			}
+		}()
+	}
+}
+
+func (t *traffic) startClients() {
+	pps := ppsPerPair(t.params)
+	for i, fd := range t.cliFDs {
+		cpu := cpuFor(t.params.ClientCPUs, i, DefaultBench().ClientCPUs, t.ncpu)
+		t.cliWG.Add(1)
+		go func() {
+			defer t.cliWG.Done()
+			if err := pinThread(cpu); err != nil {
+				t.fail(err)
+			}
+			payload := make([]byte, max(t.params.PayloadSize, 1))
+			// Catch up after a late wake-up by at most 50 ms of packets:
+			// a longer hole is a stall the series should show, not hide.
+			maxBurst := uint64(max(1, pps/20))
+			start := time.Now()
+			var sent uint64
+			for !t.cliStop.Load() {
+				due := uint64(time.Since(start).Seconds() * pps)
+				if due > sent+maxBurst {
+					sent = due - maxBurst
+				}
+				for ; sent < due; sent++ {
+					if _, err := unix.Write(fd, payload); err == nil {
+						t.sent[i].Add(1)
+					} else if !errors.Is(err, unix.ECONNREFUSED) && !errors.Is(err, unix.ENOBUFS) && !errors.Is(err, unix.EAGAIN) {
+						t.fail(fmt.Errorf("client %d: send: %w", i, err))
+						return
+					}
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}()
+	}
+}
+
+// totalReceived sums the servers' counters.
+func (t *traffic) totalReceived() uint64 {
+	var n uint64
+	for i := range t.received {
+		n += t.received[i].Load()
+	}
+	return n
+}
+
+func (t *traffic) totalSent() uint64 {
+	var n uint64
+	for i := range t.sent {
+		n += t.sent[i].Load()
+	}
+	return n
+}
+
+func (t *traffic) stopClients() {
+	t.cliStop.Store(true)
+	t.cliWG.Wait()
+}
+
+func (t *traffic) stopServers() {
+	t.srvStop.Store(true)
+	t.srvWG.Wait()
+}
+
+// close stops everything and closes the sockets; queued datagrams are
+// freed with them, which the map variants' reapers count.
+func (t *traffic) close() error {
+	t.stopClients()
+	t.stopServers()
+	for _, fd := range append(t.cliFDs, t.srvFDs...) {
+		unix.Close(fd)
+	}
+	t.cliFDs, t.srvFDs = nil, nil
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return errors.Join(t.errs...)
+}

@@ -1,0 +1,142 @@
+package suite
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Validation thresholds.
+const (
+	// minDelivered is the share of the planned packets lo must carry in
+	// the window; less means the guest could not keep up and the CPU
+	// numbers describe an overloaded machine.
+	minDelivered = 0.9
+	// stallFraction: a second below this share of the median second is a
+	// stall (the user's bimodal runs).
+	stallFraction = 0.5
+)
+
+// withNsPerPkt sets NsPerPkt on each program: run_time_ns over the
+// variant's packet count, which is the largest run_cnt among its sched_cls
+// programs (every packet passes egress and ingress once), so reapers that
+// run per skb are weighted by packets. A program that never ran costs 0.
+func withNsPerPkt(progs []ProgStat) []ProgStat {
+	var ref uint64
+	for _, p := range progs {
+		if p.Type == "sched_cls" && p.RunCnt > ref {
+			ref = p.RunCnt
+		}
+	}
+	out := slices.Clone(progs)
+	for i := range out {
+		out[i].NsPerPkt = 0
+		if ref > 0 && out[i].RunCnt > 0 {
+			out[i].NsPerPkt = float64(out[i].RunTimeNs) / float64(ref)
+		}
+	}
+	return out
+}
+
+// measurement is what validate judges.
+type measurement struct {
+	rule       rule
+	counters   map[string]uint64 // stats map totals since attach, after the traffic drained
+	lo         LoStat            // lo delta over the window
+	perSecond  []uint64          // packets received per second of the window
+	plannedPPS float64           // all pairs together
+	window     time.Duration
+}
+
+// validate applies the user's rules; a non-empty reason means the
+// repetition must not be averaged in.
+func validate(m measurement) (bool, string) {
+	var why []string
+	c := m.counters
+	eg, in := c["EGRESS"], c["INGRESS"]
+	if eg == 0 {
+		why = append(why, "no packet counted at egress")
+	}
+	switch m.rule {
+	case ruleFloor:
+		if in != eg {
+			why = append(why, fmt.Sprintf("INGRESS %d != EGRESS %d", in, eg))
+		}
+	case ruleExt:
+		if f := c["FOUND"]; f != in || in != eg {
+			why = append(why, fmt.Sprintf("FOUND %d, INGRESS %d, EGRESS %d: the extension was not found on every packet%s",
+				f, in, eg, nonzero(c, "CREATE_FAIL", "FIND_FAIL", "SLICE_FAIL", "BADMAGIC")))
+		}
+	case ruleReapExact:
+		if r := c["FREE_REAPED"]; r != eg {
+			why = append(why, fmt.Sprintf("FREE_REAPED %d != EGRESS %d: entries not reaped exactly once", r, eg))
+		}
+		if u := c["UPDATE_ERROR"]; u != 0 {
+			why = append(why, fmt.Sprintf("UPDATE_ERROR %d", u))
+		}
+	case ruleReapBound:
+		if r := c["FREE_REAPED"]; r > eg {
+			why = append(why, fmt.Sprintf("FREE_REAPED %d > EGRESS %d: reaped more than was written", r, eg))
+		}
+	}
+	if bad := nonzeroLo(m.lo); bad != "" {
+		why = append(why, "lo: "+bad)
+	}
+	if planned := m.plannedPPS * m.window.Seconds(); planned > 0 && float64(m.lo.RxPackets) < minDelivered*planned {
+		why = append(why, fmt.Sprintf("lo received %d packets in the window, %.0f planned (under %.0f%%): the guest did not keep up",
+			m.lo.RxPackets, planned, 100*minDelivered))
+	}
+	if s := stall(m.perSecond); s != "" {
+		why = append(why, s)
+	}
+	if len(why) > 0 {
+		return false, strings.Join(why, "; ")
+	}
+	return true, ""
+}
+
+func nonzero(c map[string]uint64, names ...string) string {
+	var parts []string
+	for _, n := range names {
+		if c[n] != 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", n, c[n]))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+func nonzeroLo(l LoStat) string {
+	var parts []string
+	for _, f := range []struct {
+		name string
+		v    uint64
+	}{{"rx_errors", l.RxErrors}, {"tx_errors", l.TxErrors}, {"rx_dropped", l.RxDropped}, {"tx_dropped", l.TxDropped}} {
+		if f.v != 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", f.name, f.v))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// stall finds a second well below the median second.
+func stall(series []uint64) string {
+	if len(series) == 0 {
+		return "no per-second packet samples"
+	}
+	sorted := slices.Clone(series)
+	slices.Sort(sorted)
+	med := sorted[len(sorted)/2]
+	if len(sorted)%2 == 0 {
+		med = (sorted[len(sorted)/2-1] + sorted[len(sorted)/2]) / 2
+	}
+	for i, v := range series {
+		if float64(v) < stallFraction*float64(med) {
+			return fmt.Sprintf("stall: second %d of the window had %d packets, median %d", i+1, v, med)
+		}
+	}
+	return ""
+}

@@ -1,0 +1,103 @@
+package suite
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/btf"
+
+	"github.com/kci-dev/kci/bpf"
+)
+
+// rule is how a variant's stats counters prove the run measured what it
+// claims to.
+type rule int
+
+const (
+	ruleFloor     rule = iota // cnt: INGRESS == EGRESS
+	ruleExt                   // FOUND == INGRESS == EGRESS
+	ruleReapExact             // FREE_REAPED == EGRESS, no update errors
+	ruleReapBound             // FREE_REAPED <= EGRESS: an LRU may evict first
+)
+
+// variant is one benchmark configuration: an object, what it needs from
+// the kernel, how to adjust the spec, and how to validate.
+type variant struct {
+	name     string
+	object   string
+	requires []requirement
+	rule     rule
+	prepare  func(spec *ebpf.CollectionSpec, kernel *btf.Spec) error
+}
+
+// gtpReqs are what the gated-tracepoint variants need; the rhash ones also
+// need the map type.
+func gtpReqs(rhash bool) []requirement {
+	r := []requirement{kfunc("bpf_trace_skb"), kfunc("bpf_cast_to_kern_ctx"), tracepoint("skb_free"), tracepoint("skb_copy")}
+	if rhash {
+		r = append(r, mapType(bpf.RHashType))
+	}
+	return r
+}
+
+// variants lists every benchmark variant, in the order they run.
+func variants() []variant {
+	return []variant{
+		{name: "cnt", object: bpf.Cnt, rule: ruleFloor},
+		{name: "ext", object: bpf.Ext, rule: ruleExt,
+			requires: []requirement{kfunc("bpf_dynptr_from_skb_ext"), kfunc("bpf_dynptr_slice"), kfunc("bpf_dynptr_slice_rdwr")}},
+		{name: "gtp", object: bpf.Gtp, rule: ruleReapExact, requires: gtpReqs(true),
+			prepare: func(s *ebpf.CollectionSpec, k *btf.Spec) error { return bpf.UseRHash(s, k, 16384, 16384) }},
+		// No hint and a huge max: the table grows and shrinks with nearly
+		// every packet (resize churn).
+		{name: "gtpchurn", object: bpf.Gtp, rule: ruleReapExact, requires: gtpReqs(true),
+			prepare: func(s *ebpf.CollectionSpec, k *btf.Spec) error { return bpf.UseRHash(s, k, 0, 1<<20) }},
+		{name: "gtplru", object: bpf.GtpLRU, rule: ruleReapBound, requires: gtpReqs(false)},
+		{name: "hash", object: bpf.Hash, rule: ruleReapExact,
+			requires: []requirement{tracepoint("kfree_skb"), tracepoint("consume_skb")}},
+		{name: "lru", object: bpf.LRU, rule: ruleReapBound,
+			requires: []requirement{tracepoint("kfree_skb"), tracepoint("consume_skb")}},
+	}
+}
+
+// variantNames lists the names variants() knows.
+func variantNames() []string {
+	var out []string
+	for _, v := range variants() {
+		out = append(out, v.name)
+	}
+	return out
+}
+
+// lookupVariant finds a variant by name; "<tree>-<name>" (the host's
+// naming, e.g. gtp-gtpchurn) is accepted too.
+func lookupVariant(name string) (variant, error) {
+	for _, v := range variants() {
+		if v.name == name {
+			return v, nil
+		}
+	}
+	if i := strings.LastIndex(name, "-"); i >= 0 {
+		for _, v := range variants() {
+			if v.name == name[i+1:] {
+				return v, nil
+			}
+		}
+	}
+	return variant{}, fmt.Errorf("unknown variant %q (known: %s)", name, strings.Join(variantNames(), ", "))
+}
+
+// spec returns the variant's collection spec, adjusted for the kernel.
+func (v variant) spec(kernel *btf.Spec) (*ebpf.CollectionSpec, error) {
+	s, err := bpf.Spec(v.object)
+	if err != nil {
+		return nil, err
+	}
+	if v.prepare != nil {
+		if err := v.prepare(s, kernel); err != nil {
+			return nil, fmt.Errorf("variant %s: %w", v.name, err)
+		}
+	}
+	return s, nil
+}
