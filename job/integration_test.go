@@ -1,0 +1,164 @@
+package job_test
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kci-dev/kci/internal/testkernel"
+	"github.com/kci-dev/kci/job"
+	"github.com/kci-dev/kci/results"
+	"github.com/kci-dev/kci/suite"
+	"github.com/kci-dev/kci/vm"
+	"github.com/kci-dev/kci/vmimage"
+)
+
+// testBench is traffic sized for a 2-core host running a 2-vCPU TCG guest.
+func testBench() suite.BenchParams {
+	return suite.BenchParams{Pairs: 1, PayloadSize: 36, RateMbit: 14,
+		ServerLead: time.Second, Warmup: time.Second, Window: 3 * time.Second,
+		ServerCPUs: []int{0}, ClientCPUs: []int{1}, SamplerCPU: 1}
+}
+
+func newTester(t *testing.T) *job.Tester {
+	t.Helper()
+	b := testkernel.Builder(t)
+	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
+		t.Skip("needs qemu-system-x86_64 (package qemu-system-x86)")
+	}
+	return &job.Tester{Builder: b, Booter: &job.VMBooter{
+		VM:        vm.Config{CPUs: 2, MemoryMiB: 1024, CacheDir: b.Cache.Root, BootTimeout: 90 * time.Second},
+		ImageOpts: vmimage.Options{CacheDir: b.Cache.Root},
+	}}
+}
+
+type outcome struct {
+	dir  string
+	err  error
+	code int
+	run  *results.Run
+}
+
+func runTest(t *testing.T, tr *job.Tester, o job.TestOptions) outcome {
+	t.Helper()
+	if o.Out == "" {
+		o.Out = filepath.Join(t.TempDir(), "run")
+	}
+	if o.Bench.Window == 0 {
+		o.Bench = testBench()
+	}
+	o.FailOnRegression = -1
+	var log strings.Builder
+	o.Log = &log
+	start := time.Now()
+	dir, err := tr.Test(context.Background(), o)
+	t.Logf("kci test %v: %s, err=%v\n%s", o.Patches, time.Since(start).Round(time.Second), err, log.String())
+	out := outcome{dir: dir, err: err}
+	var ee *job.ExitError
+	if errors.As(err, &ee) {
+		out.code = ee.Code
+	}
+	if dir != "" {
+		r, lerr := results.Load(dir)
+		if lerr != nil {
+			t.Fatalf("run record not on disk: %v", lerr)
+		}
+		out.run = r
+	}
+	assertNoQEMU(t)
+	return out
+}
+
+func assertNoQEMU(t *testing.T) {
+	t.Helper()
+	out, _ := exec.Command("pgrep", "-a", "-f", "kci-vm-|kci-boot-").Output()
+	if s := strings.TrimSpace(string(out)); s != "" {
+		t.Errorf("QEMU left behind: %s", s)
+	}
+}
+
+func TestFaultPatchDoesNotApply(t *testing.T) {
+	tr := newTester(t)
+	r := runTest(t, tr, job.TestOptions{Patches: []string{"../kernel/testdata/does-not-apply.diff"}, Trees: []string{"stock"}, Reps: 1, Variants: []string{"cnt"}})
+	if r.code != job.ExitApply || !strings.Contains(r.err.Error(), "does-not-apply.diff") || !strings.Contains(r.err.Error(), "net/core/skbuff.c") {
+		t.Fatalf("got exit %d %v, want %d naming the patch and file", r.code, r.err, job.ExitApply)
+	}
+	if !r.run.Incomplete {
+		t.Error("run not marked incomplete")
+	}
+}
+
+func TestFaultPatchAppliesToNoTree(t *testing.T) {
+	tr := newTester(t)
+	r := runTest(t, tr, job.TestOptions{Patches: []string{"../kernel/testdata/does-not-apply.diff"}, Reps: 1})
+	if r.code != job.ExitApply || !strings.Contains(firstLine(r.err), "applies to none of the trees") {
+		t.Fatalf("got exit %d %v", r.code, r.err)
+	}
+}
+
+func TestFaultPatchBreaksBuild(t *testing.T) {
+	tr := newTester(t)
+	r := runTest(t, tr, job.TestOptions{Patches: []string{"../kernel/testdata/breaks-build.diff"}, Trees: []string{"stock"}, Reps: 1, Variants: []string{"cnt"}})
+	if r.code != job.ExitBuild || !strings.Contains(firstLine(r.err), "skbuff.c") {
+		t.Fatalf("got exit %d %v, want %d with the first error line", r.code, r.err, job.ExitBuild)
+	}
+	// The base kernel was built before the failure: recorded.
+	if tree := r.run.Tree("stock"); tree == nil || tree.Base == nil {
+		t.Error("base kernel built before the failure is not in the run record")
+	}
+}
+
+// bootFault runs a patch that breaks the kernel at run time: the base
+// boots first (A B order) and its results must be on disk.
+func bootFault(t *testing.T, patch string, wantCause ...string) {
+	tr := newTester(t)
+	r := runTest(t, tr, job.TestOptions{Patches: []string{patch}, Trees: []string{"stock"}, Reps: 2, Variants: []string{"cnt"}})
+	if r.code != job.ExitBoot {
+		t.Fatalf("got exit %d %v, want %d", r.code, r.err, job.ExitBoot)
+	}
+	line := strings.ToLower(firstLine(r.err))
+	for _, w := range wantCause {
+		if !strings.Contains(line, strings.ToLower(w)) {
+			t.Errorf("one-line cause %q lacks %q", firstLine(r.err), w)
+		}
+	}
+	if !r.run.Incomplete {
+		t.Error("run not marked incomplete")
+	}
+	var baseOK bool
+	for _, b := range r.run.Boots {
+		if b.Role == results.RoleBase && b.Error == "" && len(b.Variants) > 0 {
+			baseOK = true
+		}
+	}
+	if !baseOK {
+		t.Errorf("the base boot measured before the fault is not on disk: %+v", r.run.Boots)
+	}
+}
+
+func TestFaultPanicAtBoot(t *testing.T) {
+	bootFault(t, "testdata/panic-at-boot.patch", "patched", "panic")
+}
+
+func TestFaultHangAtBoot(t *testing.T) {
+	bootFault(t, "testdata/hang-at-boot.patch", "patched")
+}
+
+func TestFaultWarnDuringBench(t *testing.T) {
+	bootFault(t, "testdata/warn-during-bench.patch", "patched", "WARNING")
+}
+
+func firstLine(err error) string {
+	if err == nil {
+		return ""
+	}
+	s := err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
