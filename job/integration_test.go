@@ -162,3 +162,64 @@ func firstLine(err error) string {
 	}
 	return s
 }
+
+// abRows flattens a tree's comparison to "variant/program" → row.
+func abRows(run *results.Run, tree string) map[string]results.Row {
+	rows := map[string]results.Row{}
+	for _, v := range results.Compare(run, tree).Variants {
+		rows[v.Variant+"/total"] = v.Total
+		for _, p := range v.Programs {
+			rows[v.Variant+"/"+p.Name] = p
+		}
+	}
+	return rows
+}
+
+func logRows(t *testing.T, rows map[string]results.Row) {
+	for k, r := range rows {
+		t.Logf("%-22s base %8.1f patched %8.1f delta %+6.1f%% p=%.3f %s", k, r.Base.Median, r.Patched.Median, r.DeltaPct, r.P, r.Verdict)
+	}
+}
+
+// A comment-only change: the two kernels differ only in their build id, so
+// every program must come out as no significant change.
+func TestNullPatchNoSignificantChange(t *testing.T) {
+	tr := newTester(t)
+	r := runTest(t, tr, job.TestOptions{Patches: []string{"../kernel/testdata/one-file.patch"}, Trees: []string{"stock"}, Reps: 6, Variants: []string{"cnt", "hash"}})
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	rows := abRows(r.run, "stock")
+	logRows(t, rows)
+	if len(rows) < 4 {
+		t.Fatalf("compared only %d rows: %v", len(rows), rows)
+	}
+	for k, row := range rows {
+		if row.Verdict != results.NoChange {
+			t.Errorf("%s: %s (%+.1f%%, p=%.3f), want %q", k, row.Verdict, row.DeltaPct, row.P, results.NoChange)
+		}
+	}
+}
+
+// A busy-wait in the hash map update path: hash's writer must come out
+// slower, the floor (cnt) unchanged.
+func TestInjectedSlowdownDetected(t *testing.T) {
+	tr := newTester(t)
+	r := runTest(t, tr, job.TestOptions{Patches: []string{"testdata/slowdown-hash-update.patch"}, Trees: []string{"stock"}, Reps: 6, Variants: []string{"cnt", "hash"}})
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	rows := abRows(r.run, "stock")
+	logRows(t, rows)
+	if w := rows["hash/hash_write"]; w.Verdict != results.Slower {
+		t.Errorf("hash/hash_write: %s (%+.1f%%, p=%.3f), want slower", w.Verdict, w.DeltaPct, w.P)
+	}
+	if w := rows["hash/total"]; w.Verdict != results.Slower {
+		t.Errorf("hash/total: %s, want slower", w.Verdict)
+	}
+	for _, k := range []string{"cnt/cnt_ingress", "cnt/cnt_egress", "cnt/total"} {
+		if row, ok := rows[k]; !ok || row.Verdict != results.NoChange {
+			t.Errorf("%s: %v, want %q", k, row.Verdict, results.NoChange)
+		}
+	}
+}
