@@ -1,0 +1,102 @@
+package suite
+
+import (
+	"encoding/binary"
+	"math"
+	"net"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/kci-dev/kci/bpf"
+)
+
+func TestCPUFor(t *testing.T) {
+	def := []int{0, 2, 4}
+	cases := []struct {
+		list    []int
+		i, ncpu int
+		want    int
+	}{
+		{[]int{0, 2, 4}, 1, 8, 2},
+		{[]int{0, 2, 4}, 2, 2, 0}, // CPU 4 folded onto a 2-CPU guest
+		{[]int{1, 3, 5}, 2, 2, 1},
+		{[]int{1, 3, 5}, 4, 8, 3}, // more pairs than CPUs listed: wrap
+		{nil, 1, 8, 2},            // empty: the user's layout
+		{[]int{6}, 0, 1, 0},
+	}
+	for _, c := range cases {
+		if got := cpuFor(c.list, c.i, def, c.ncpu); got != c.want {
+			t.Errorf("cpuFor(%v, %d, ncpu %d) = %d, want %d", c.list, c.i, c.ncpu, got, c.want)
+		}
+	}
+}
+
+func TestPPSPerPair(t *testing.T) {
+	// The user's setup: 14 Mbit/s of 36-byte datagrams per pair, three
+	// pairs, about 146k pps in total.
+	p := DefaultBench()
+	total := ppsPerPair(p) * float64(p.Pairs)
+	if math.Abs(total-145833.33) > 0.01 {
+		t.Errorf("default total pps = %.2f, want 145833.33", total)
+	}
+	if ppsPerPair(BenchParams{RateMbit: 1}) != 0 {
+		t.Error("zero payload size should give no rate")
+	}
+}
+
+func TestWithDefaults(t *testing.T) {
+	p := withDefaults(BenchParams{Pairs: 1, Window: 2 * time.Second})
+	if p.Pairs != 1 || p.Window != 2*time.Second || p.PayloadSize != 36 || p.RateMbit != 14 {
+		t.Errorf("withDefaults = %+v", p)
+	}
+}
+
+func TestLookupVariant(t *testing.T) {
+	for name, want := range map[string]string{"cnt": "cnt", "gtp-gtpchurn": "gtpchurn", "ext-cnt": "cnt", "gtplru": "gtplru"} {
+		v, err := lookupVariant(name)
+		if err != nil || v.name != want {
+			t.Errorf("lookupVariant(%q) = %q, %v; want %q", name, v.name, err, want)
+		}
+	}
+	if _, err := lookupVariant("nope"); err == nil {
+		t.Error("unknown variant accepted")
+	}
+	for _, v := range variants() {
+		spec, err := bpf.Spec(v.object)
+		if err != nil {
+			t.Errorf("variant %s: %v", v.name, err)
+			continue
+		}
+		for name, p := range spec.Programs {
+			if p.Type.String() == "SchedCLS" && p.AttachType.String() != "TCXIngress" && p.AttachType.String() != "TCXEgress" {
+				t.Errorf("variant %s: %s has no tc direction (%v)", v.name, name, p.AttachType)
+			}
+		}
+	}
+}
+
+func TestUDPFrame(t *testing.T) {
+	src, _ := net.ParseMAC("02:00:00:00:00:01")
+	dst, _ := net.ParseMAC("02:00:00:00:00:02")
+	payload := trailer(bpf.SurvMagic, 0x1122334455667788)
+	f := udpFrame(src, dst, netip.MustParseAddr("198.18.2.99"), netip.MustParseAddr("198.18.2.2"), 5000, 6000, payload)
+	if len(f) != 14+20+8+16 {
+		t.Fatalf("frame length %d", len(f))
+	}
+	if binary.BigEndian.Uint16(f[12:]) != 0x0800 || string(f[0:6]) != string(dst) {
+		t.Error("bad ethernet header")
+	}
+	// A header with its checksum filled in sums to 0xffff, i.e. checks to 0.
+	if c := ipChecksum(f[14:34]); c != 0 {
+		t.Errorf("IPv4 header checksum does not verify: %#x", c)
+	}
+	if binary.BigEndian.Uint16(f[34+4:]) != 8+16 {
+		t.Error("bad UDP length")
+	}
+	// The reader takes the last 16 bytes.
+	tail := f[len(f)-16:]
+	if binary.LittleEndian.Uint64(tail) != bpf.SurvMagic || binary.LittleEndian.Uint64(tail[8:]) != 0x1122334455667788 {
+		t.Errorf("trailer %x", tail)
+	}
+}
