@@ -139,8 +139,12 @@ func QemuArgs(c Config, p Paths) ([]string, error) {
 		cpu = c.CPUModel
 	}
 	con := "stdio,id=con,signal=off"
-	if c.Interactive && p.ConsoleLog != "" {
-		con += ",logfile=" + p.ConsoleLog
+	if c.Interactive {
+		// mux gives the user QEMU's Ctrl-A escapes (Ctrl-A x quits).
+		con += ",mux=on"
+		if p.ConsoleLog != "" {
+			con += ",logfile=" + p.ConsoleLog
+		}
 	}
 	return []string{
 		"-name", "kci",

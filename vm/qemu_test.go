@@ -70,7 +70,7 @@ func TestQemuArgs(t *testing.T) {
 	cfg.Interactive = true
 	paths.ConsoleLog = "/run/console.log"
 	args, _ = QemuArgs(cfg, paths)
-	if !strings.Contains(strings.Join(args, " "), "stdio,id=con,signal=off,logfile=/run/console.log") {
+	if !strings.Contains(strings.Join(args, " "), "stdio,id=con,signal=off,mux=on,logfile=/run/console.log") {
 		t.Errorf("interactive console does not log: %q", args)
 	}
 }

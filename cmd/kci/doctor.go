@@ -1,0 +1,88 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kci-dev/kci/doctor"
+	"github.com/kci-dev/kci/kernel"
+	"github.com/kci-dev/kci/vm"
+	"github.com/kci-dev/kci/vmimage"
+)
+
+func init() { commands = append(commands, newDoctorCmd) }
+
+// exitError carries an exit code to main.
+type exitError struct {
+	err  error
+	code int
+}
+
+func (e exitError) Error() string { return e.err.Error() }
+func (e exitError) Unwrap() error { return e.err }
+func (e exitError) ExitCode() int { return e.code }
+
+func newDoctorCmd() *cobra.Command {
+	var (
+		kernelPath string
+		pin        string
+		clang      bool
+	)
+	cmd := &cobra.Command{
+		Use:   "doctor [--kernel BZIMAGE] [--pin CPUS]",
+		Short: "Check the host: KVM for real, halt polling, CPU frequency, disk, memory, toolchain, base source",
+		Long: `Check what makes kci's numbers valid or possible: whether KVM really runs a
+guest (a bounded probe boot, remembered per host; --kernel probes now if no
+verdict is cached), KVM halt polling, CPU frequency clamping on the CPUs vCPUs
+are pinned to, room for a kernel build, the toolchain, and the default base
+source. Exits 1 only when something makes results invalid or impossible;
+warnings say what the numbers will lack.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			cache, err := kernel.DefaultCache()
+			if err != nil {
+				return err
+			}
+			o := doctor.Options{CacheDir: cache.Root, NeedClang: clang}
+			if pin != "" {
+				if o.Pin, err = vm.ParseCPUList(pin); err != nil {
+					return fmt.Errorf("--pin: %w", err)
+				}
+			}
+			if kernelPath != "" {
+				img, err := vmimage.Build(ctx, vmimage.Options{CacheDir: cache.Root, Log: cmd.ErrOrStderr()})
+				if err != nil {
+					return err
+				}
+				o.Kernel, o.Initrd = kernelPath, img.Path
+			}
+			checks := doctor.Run(ctx, o)
+			printChecks(cmd.OutOrStdout(), checks)
+			if doctor.Failed(checks) {
+				return exitError{err: fmt.Errorf("doctor: results would be invalid or impossible on this host"), code: 1}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&kernelPath, "kernel", "", "probe KVM by booting this bzImage if no verdict is cached")
+	f.StringVar(&pin, "pin", "", "host CPUs vCPUs are pinned to (checked for frequency clamping; default: all)")
+	f.BoolVar(&clang, "clang", false, "also require clang (rebuilding the BPF objects)")
+	return cmd
+}
+
+func printChecks(w io.Writer, checks []doctor.Check) {
+	width := 0
+	for _, c := range checks {
+		width = max(width, len(c.Name))
+	}
+	for _, c := range checks {
+		fmt.Fprintf(w, "%-4s  %-*s  %s\n", strings.ToUpper(string(c.Status)), width, c.Name, c.Detail)
+		if c.Fix != "" && c.Status != doctor.OK {
+			fmt.Fprintf(w, "      %-*s  fix: %s\n", width, "", c.Fix)
+		}
+	}
+}

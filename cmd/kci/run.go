@@ -1,0 +1,209 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/kci-dev/kci/kernel"
+	"github.com/kci-dev/kci/suite"
+	"github.com/kci-dev/kci/vm"
+	"github.com/kci-dev/kci/vm/event"
+	"github.com/kci-dev/kci/vmimage"
+)
+
+func init() { commands = append(commands, newRunCmd) }
+
+// bootFlags pick the kernel and the guest for run and shell.
+type bootFlags struct {
+	kernel      string
+	tree        string
+	patches     []string
+	bootTimeout time.Duration
+	dir         string
+	vmo         vmFlags
+}
+
+func (b *bootFlags) register(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.StringVar(&b.kernel, "kernel", "", "boot this bzImage instead of building a tree's kernel")
+	f.StringVar(&b.tree, "tree", "stock", "tree from kci.yaml whose kernel to build (cached) and boot")
+	f.DurationVar(&b.bootTimeout, "boot-timeout", 0, "deadline for the guest agent to be ready (default 60s)")
+	f.StringVar(&b.dir, "dir", "", "directory for the console log and initramfs (default: a new temporary directory)")
+	b.vmo.register(f)
+}
+
+// prepare resolves the kernel (a path, or the tree's cached build plus
+// patches) and the image with files appended, and returns the guest
+// config with its accelerator settled (through the same booter as kci
+// test).
+func (b *bootFlags) prepare(ctx context.Context, log io.Writer, files ...vmimage.File) (vm.Config, error) {
+	var none vm.Config
+	builder, tree, err := newBuilder(b.tree, 0)
+	if err != nil {
+		return none, err
+	}
+	booter, err := b.vmo.booter(builder.Cache.Root, builder.Project)
+	if err != nil {
+		return none, err
+	}
+	k := &kernel.Artifacts{BzImage: b.kernel}
+	if b.kernel == "" {
+		if k, err = builder.Tree(ctx, tree); err != nil {
+			return none, err
+		}
+		if len(b.patches) > 0 {
+			ps, err := kernel.LoadSeries(b.patches...)
+			if err != nil {
+				return none, err
+			}
+			if k, err = builder.Patched(ctx, tree, k, ps); err != nil {
+				return none, err
+			}
+		}
+		fmt.Fprintf(log, "kci: kernel %s\n", k.BzImage)
+	} else if _, err := os.Stat(b.kernel); err != nil {
+		return none, fmt.Errorf("--kernel: %w", err)
+	}
+	img, err := booter.Image(ctx)
+	if err != nil {
+		return none, fmt.Errorf("initramfs: %w", err)
+	}
+	state := "built"
+	if img.Cached {
+		state = "cached"
+	}
+	fmt.Fprintf(log, "kci: initramfs %s (%s in %v)\n", img.Path, state, img.Duration.Round(time.Millisecond))
+	dir := b.dir
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "kci-run-"); err != nil {
+			return none, err
+		}
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return none, err
+	}
+	initrd := filepath.Join(dir, "initrd.cpio")
+	if err := img.Compose(initrd, files...); err != nil {
+		return none, err
+	}
+	accel, why, err := booter.ResolveAccel(ctx, k)
+	if err != nil {
+		return none, err
+	}
+	fmt.Fprintf(log, "kci: accelerator %s (%s)\n", accel, why)
+	cfg := booter.VM
+	cfg.Kernel, cfg.Initrd, cfg.Dir, cfg.BootTimeout = k.BzImage, initrd, dir, b.bootTimeout
+	return cfg, nil
+}
+
+func newRunCmd() *cobra.Command {
+	var (
+		bf       bootFlags
+		planFile string
+		stepTO   time.Duration
+		quiet    bool
+	)
+	cmd := &cobra.Command{
+		Use:   "run [--kernel BZIMAGE | --tree NAME [--patch P]...] [-- CMD...]",
+		Short: "Boot a kernel and run the guest suite, or one command, printing the agent's events",
+		Long: `Boot a kernel in QEMU with kci's initramfs and run, inside the guest, either
+CMD (after --) or a plan: the sanity check and the survival matrix by default,
+or the JSON suite.Plan in --plan. The console goes to the terminal (unless
+--quiet) and to console.log; the agent's events are printed as they arrive.
+A run succeeds only when the agent's final done event arrives and says ok.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			plan := suite.Plan{Sanity: true, Survival: true, StepTimeout: stepTO}
+			if planFile != "" {
+				b, err := os.ReadFile(planFile)
+				if err != nil {
+					return err
+				}
+				if err := json.Unmarshal(b, &plan); err != nil {
+					return fmt.Errorf("--plan %s: %w", planFile, err)
+				}
+			}
+			if len(args) > 0 {
+				plan = suite.Plan{Command: args, StepTimeout: stepTO}
+			}
+			pb, err := json.Marshal(plan)
+			if err != nil {
+				return err
+			}
+			errOut := cmd.ErrOrStderr()
+			cfg, err := bf.prepare(cmd.Context(), errOut, vmimage.File{Path: suite.PlanPath, Data: pb})
+			if err != nil {
+				return err
+			}
+			cfg.StepTimeout = plan.StepTimeout
+			if !quiet {
+				cfg.Console = errOut
+			}
+			res, err := vm.Run(cmd.Context(), cfg, func(ev event.Event) { printEvent(cmd.OutOrStdout(), ev) })
+			printResult(errOut, res)
+			if err != nil {
+				return fmt.Errorf("%s: %w", vm.Kind(err), err)
+			}
+			return nil
+		},
+	}
+	bf.register(cmd)
+	f := cmd.Flags()
+	f.StringSliceVar(&bf.patches, "patch", nil, "patches to apply to --tree's kernel first")
+	f.StringVar(&planFile, "plan", "", "a suite.Plan as JSON (default: sanity + survival)")
+	f.DurationVar(&stepTO, "step-timeout", 10*time.Minute, "deadline for a guest step that sets none")
+	f.BoolVarP(&quiet, "quiet", "q", false, "do not copy the console to the terminal")
+	return cmd
+}
+
+// printEvent shows one agent event on one line.
+func printEvent(w io.Writer, ev event.Event) {
+	switch ev.Type {
+	case event.Ready:
+		var h event.Hello
+		ev.Decode(&h)
+		fmt.Fprintf(w, "ready: %s on %s (guest uptime %.2fs)\n", h.Agent, h.Release, h.Uptime)
+	case event.StepBeg:
+		var s event.StepData
+		ev.Decode(&s)
+		fmt.Fprintf(w, "step: %s (timeout %v)\n", s.Name, s.Timeout)
+	case event.Log:
+		var s string
+		ev.Decode(&s)
+		fmt.Fprintf(w, "log: %s\n", s)
+	case event.Error:
+		var e event.ErrorData
+		ev.Decode(&e)
+		fmt.Fprintf(w, "error: %s: %s\n", e.Step, e.Message)
+	default:
+		data := string(ev.Data)
+		if len(data) > 400 {
+			data = data[:400] + "…"
+		}
+		fmt.Fprintf(w, "%s: %s\n", ev.Type, data)
+	}
+}
+
+func printResult(w io.Writer, res *vm.Result) {
+	if res == nil {
+		return
+	}
+	var parts []string
+	if res.Accel != "" {
+		parts = append(parts, "accel "+strings.ToUpper(string(res.Accel)))
+	}
+	if res.BootToReady > 0 {
+		parts = append(parts, fmt.Sprintf("boot-to-ready %v", res.BootToReady.Round(time.Millisecond)))
+	}
+	parts = append(parts, fmt.Sprintf("done %v", res.Done), fmt.Sprintf("total %v", res.Duration.Round(time.Millisecond)))
+	fmt.Fprintf(w, "kci: %s\n", strings.Join(parts, ", "))
+	if res.Console != "" {
+		fmt.Fprintf(w, "kci: console log %s\n", res.Console)
+	}
+}

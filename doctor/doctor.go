@@ -1,0 +1,346 @@
+// Package doctor checks the host for what makes kci's numbers valid or
+// possible at all: a working KVM (or knowing it is TCG), KVM halt polling,
+// CPU frequency clamping, room for a kernel build, the toolchain, and the
+// default base source. Each check has a one-line verdict and the fix.
+package doctor
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/kci-dev/kci/kernel"
+	"github.com/kci-dev/kci/vm"
+)
+
+// Status of a check. Only Fail makes results invalid or impossible.
+type Status string
+
+const (
+	OK   Status = "ok"
+	Warn Status = "warn"
+	Fail Status = "fail"
+)
+
+// Check is one verdict.
+type Check struct {
+	Name   string `json:"name"`
+	Status Status `json:"status"`
+	Detail string `json:"detail,omitempty"`
+	Fix    string `json:"fix,omitempty"`
+}
+
+// Options say what to check against.
+type Options struct {
+	// Pin are the host CPUs kci pins vCPUs to; nil = every online CPU.
+	Pin []int
+	// CacheDir is where kernels are built (free space) and the KVM
+	// verdict is kept; "" = $KCI_CACHE or ~/.cache/kci.
+	CacheDir string
+	// BaseSource is the default base's tarball; "" = Debian's
+	// linux-source-6.12.
+	BaseSource string
+	QEMU       string // "" = qemu-system-x86_64
+	// Kernel and Initrd, when both set, let the KVM check probe with a
+	// real boot if no verdict is cached yet.
+	Kernel, Initrd string
+	// NeedClang adds clang to the toolchain (BPF objects rebuilt).
+	NeedClang bool
+	// Root prefixes the /sys and /proc paths read (a host's filesystem
+	// mounted elsewhere, or a test tree); "" = the real ones.
+	Root string
+}
+
+// Thresholds for a kernel build plus a guest.
+const (
+	diskFail = 5 << 30
+	diskWarn = 15 << 30
+	memFail  = 2 << 30
+	memWarn  = 4 << 30
+)
+
+// Run performs every check.
+func Run(ctx context.Context, o Options) []Check {
+	if o.QEMU == "" {
+		o.QEMU = "qemu-system-x86_64"
+	}
+	if o.BaseSource == "" {
+		o.BaseSource = kernel.DebianTarball
+	}
+	if o.CacheDir == "" {
+		if d := os.Getenv("KCI_CACHE"); d != "" {
+			o.CacheDir = d
+		} else if d, err := os.UserCacheDir(); err == nil {
+			o.CacheDir = filepath.Join(d, "kci")
+		}
+	}
+	kvm, mayUseKVM := checkKVM(ctx, o)
+	checks := []Check{kvm, checkHaltPoll(o, mayUseKVM), checkCPUFreq(o), checkDisk(o), checkMemory(o)}
+	checks = append(checks, checkTools(ctx, o)...)
+	return append(checks, checkBaseSource(o))
+}
+
+// Failed reports whether any check failed.
+func Failed(checks []Check) bool {
+	return slices.ContainsFunc(checks, func(c Check) bool { return c.Status == Fail })
+}
+
+func (o Options) path(p string) string { return filepath.Join(o.Root, p) }
+
+// checkKVM also reports whether runs may use KVM (it works, or has not
+// been probed yet).
+func checkKVM(ctx context.Context, o Options) (Check, bool) {
+	c := Check{Name: "kvm"}
+	const tcgCost = "runs use TCG (emulation: slower, numbers labelled TCG)"
+	if err := vm.KVMDevice(); err != nil {
+		c.Status, c.Detail = Warn, fmt.Sprintf("%v; %s", err, tcgCost)
+		c.Fix = "load kvm_intel or kvm_amd and give this user read-write access to /dev/kvm (group kvm)"
+		return c, false
+	}
+	v, ok, err := vm.CachedVerdict(ctx, o.CacheDir, o.QEMU)
+	if err != nil {
+		c.Status, c.Detail = Warn, err.Error()
+		return c, true
+	}
+	if !ok && o.Kernel != "" && o.Initrd != "" {
+		cfg := vm.Config{QEMU: o.QEMU, Kernel: o.Kernel, Initrd: o.Initrd, CacheDir: o.CacheDir, Accel: vm.AccelAuto}
+		a, why, err := vm.ResolveAccel(ctx, cfg)
+		if err != nil {
+			c.Status, c.Detail = Warn, "KVM probe failed: "+err.Error()
+			return c, true
+		}
+		v, ok = vm.Verdict{Accel: a, Reason: why}, true
+	}
+	mayUse := !ok || v.Accel == vm.AccelKVM
+	switch {
+	case !ok:
+		c.Status = Warn
+		c.Detail = "/dev/kvm opens, but no guest has been probed on this host yet (the first run probes with a bounded boot)"
+		c.Fix = "kci doctor --kernel BZIMAGE probes now"
+	case v.Accel == vm.AccelKVM:
+		c.Status, c.Detail = OK, "usable: "+v.Reason
+	default:
+		c.Status = Warn
+		c.Detail = fmt.Sprintf("/dev/kvm opens but guests do not run under it (%s); %s", v.Reason, tcgCost)
+		c.Fix = "run on bare metal, or enable nested virtualisation on the hypervisor (kvm_intel/kvm_amd nested=1)"
+	}
+	return c, mayUse
+}
+
+func readTrim(p string) (string, error) {
+	b, err := os.ReadFile(p)
+	return strings.TrimSpace(string(b)), err
+}
+
+func checkHaltPoll(o Options, mayUseKVM bool) Check {
+	c := Check{Name: "halt polling"}
+	p := o.path("/sys/module/kvm/parameters/halt_poll_ns")
+	v, err := readTrim(p)
+	switch {
+	case err != nil && !mayUseKVM:
+		c.Status, c.Detail = OK, "not applicable: KVM not in use"
+	case err != nil:
+		c.Status, c.Detail = Warn, "cannot read "+p+": "+err.Error()
+	case v == "0":
+		c.Status, c.Detail = OK, "off (halt_poll_ns = 0)"
+	case !mayUseKVM:
+		c.Status, c.Detail = OK, fmt.Sprintf("on (halt_poll_ns = %s) but KVM is not in use", v)
+	default:
+		c.Status = Warn
+		c.Detail = fmt.Sprintf("on (halt_poll_ns = %s): idle vCPUs spin on the host, guest CPU accounting is skewed", v)
+		c.Fix = "echo 0 | sudo tee " + p
+	}
+	return c
+}
+
+func onlineCPUs(o Options) []int {
+	if s, err := readTrim(o.path("/sys/devices/system/cpu/online")); err == nil {
+		if cpus, err := vm.ParseCPUList(s); err == nil {
+			return cpus
+		}
+	}
+	return nil
+}
+
+func checkCPUFreq(o Options) Check {
+	c := Check{Name: "cpu frequency"}
+	cpus := o.Pin
+	what := "pinned"
+	if len(cpus) == 0 {
+		cpus, what = onlineCPUs(o), "online"
+	}
+	var loose []string
+	var clamped, noFreq int
+	for _, cpu := range cpus {
+		dir := o.path(fmt.Sprintf("/sys/devices/system/cpu/cpu%d/cpufreq", cpu))
+		lo, err1 := readTrim(filepath.Join(dir, "scaling_min_freq"))
+		hi, err2 := readTrim(filepath.Join(dir, "scaling_max_freq"))
+		switch {
+		case err1 != nil || err2 != nil:
+			noFreq++
+		case lo != hi:
+			loose = append(loose, fmt.Sprintf("cpu%d %s-%s kHz", cpu, lo, hi))
+		default:
+			clamped++
+		}
+	}
+	switch {
+	case len(cpus) == 0:
+		c.Status, c.Detail = Warn, "cannot tell which CPUs are online"
+	case len(loose) > 0:
+		c.Status = Warn
+		c.Detail = fmt.Sprintf("not clamped on %d of %d %s CPUs (%s): frequency changes add noise", len(loose), len(cpus), what, strings.Join(loose, ", "))
+		c.Fix = "set scaling_min_freq = scaling_max_freq on those CPUs, e.g. sudo cpupower -c " + cpuList(cpus) + " frequency-set -d F -u F"
+	case noFreq == len(cpus):
+		c.Status, c.Detail = OK, "no cpufreq on the "+what+" CPUs (fixed frequency or virtualised)"
+	default:
+		c.Status, c.Detail = OK, fmt.Sprintf("clamped on all %d %s CPUs", clamped, what)
+	}
+	return c
+}
+
+func cpuList(cpus []int) string {
+	s := make([]string, len(cpus))
+	for i, c := range cpus {
+		s[i] = strconv.Itoa(c)
+	}
+	return strings.Join(s, ",")
+}
+
+func gib(n uint64) string { return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30)) }
+
+func checkDisk(o Options) Check {
+	c := Check{Name: "disk"}
+	dir := o.CacheDir
+	// The cache may not exist yet: measure the nearest existing parent.
+	for dir != "" {
+		if _, err := os.Stat(dir); err == nil {
+			break
+		}
+		dir = filepath.Dir(dir)
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		c.Status, c.Detail = Warn, fmt.Sprintf("statfs %s: %v", dir, err)
+		return c
+	}
+	free := st.Bavail * uint64(st.Bsize)
+	c.Detail = fmt.Sprintf("%s free for the cache at %s", gib(free), o.CacheDir)
+	switch {
+	case free < diskFail:
+		c.Status, c.Fix = Fail, "a kernel build needs about "+gib(diskFail)+": free space or set KCI_CACHE elsewhere"
+	case free < diskWarn:
+		c.Status, c.Fix = Warn, "base + patched builds of several trees want "+gib(diskWarn)
+	default:
+		c.Status = OK
+	}
+	return c
+}
+
+func checkMemory(o Options) Check {
+	c := Check{Name: "memory"}
+	b, err := os.ReadFile(o.path("/proc/meminfo"))
+	if err != nil {
+		c.Status, c.Detail = Warn, err.Error()
+		return c
+	}
+	var avail uint64
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "MemAvailable:" {
+			kb, _ := strconv.ParseUint(f[1], 10, 64)
+			avail = kb << 10
+		}
+	}
+	c.Detail = gib(avail) + " available"
+	switch {
+	case avail < memFail:
+		c.Status, c.Fix = Fail, "a kernel build plus a 1 GiB guest needs "+gib(memFail)+": stop other work"
+	case avail < memWarn:
+		c.Status, c.Fix = Warn, "parallel compile jobs and the guest want "+gib(memWarn)
+	default:
+		c.Status = OK
+	}
+	return c
+}
+
+// tool is one program kci runs, and what lacking it means.
+type tool struct {
+	name    string
+	args    []string
+	purpose string
+	fix     string
+}
+
+func tools(o Options) []tool {
+	ts := []tool{
+		{"gcc", []string{"--version"}, "kernel build", "sudo apt-get install gcc"},
+		{"make", []string{"--version"}, "kernel build", "sudo apt-get install make"},
+		{"bison", []string{"--version"}, "kernel build", "sudo apt-get install bison"},
+		{"flex", []string{"--version"}, "kernel build", "sudo apt-get install flex"},
+		{"bc", []string{"--version"}, "kernel build", "sudo apt-get install bc"},
+		{"pahole", []string{"--version"}, "BTF in the kernel (kfunc and map type probes)", "sudo apt-get install dwarves"},
+		{o.QEMU, []string{"--version"}, "booting the kernels", "sudo apt-get install qemu-system-x86"},
+	}
+	if o.NeedClang {
+		ts = append(ts, tool{"clang", []string{"--version"}, "rebuilding the BPF objects", "sudo apt-get install clang llvm"})
+	}
+	return ts
+}
+
+func checkTools(ctx context.Context, o Options) []Check {
+	var cs []Check
+	for _, t := range tools(o) {
+		c := Check{Name: "tool " + t.name}
+		v, err := version(ctx, t.name, t.args...)
+		if err != nil {
+			c.Status, c.Detail, c.Fix = Fail, fmt.Sprintf("needed for %s: %v", t.purpose, err), t.fix
+		} else {
+			c.Status, c.Detail = OK, v
+		}
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+// version runs name --version under a deadline and returns its first
+// line.
+func version(ctx context.Context, name string, args ...string) (string, error) {
+	path, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("not found")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("%s %s: %v", name, strings.Join(args, " "), err)
+	}
+	line, _, _ := bytes.Cut(bytes.TrimSpace(out), []byte("\n"))
+	return string(line), nil
+}
+
+func checkBaseSource(o Options) Check {
+	c := Check{Name: "base source"}
+	fi, err := os.Stat(o.BaseSource)
+	if err != nil {
+		c.Status, c.Detail = Fail, fmt.Sprintf("%s missing: the default base cannot be built", o.BaseSource)
+		c.Fix = "sudo apt-get install linux-source-6.12 (or point the project's base at your own tree)"
+		return c
+	}
+	c.Status, c.Detail = OK, fmt.Sprintf("%s (%d MiB)", o.BaseSource, fi.Size()>>20)
+	return c
+}

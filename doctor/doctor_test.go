@@ -1,0 +1,144 @@
+package doctor
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func writeFiles(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for p, s := range files {
+		p = filepath.Join(root, p)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(s), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestHaltPoll(t *testing.T) {
+	root := t.TempDir()
+	o := Options{Root: root}
+	if c := checkHaltPoll(o, false); c.Status != OK || !strings.Contains(c.Detail, "not applicable") {
+		t.Errorf("no kvm module, no KVM: %+v", c)
+	}
+	if c := checkHaltPoll(o, true); c.Status != Warn {
+		t.Errorf("KVM in use but parameter unreadable: %+v", c)
+	}
+	writeFiles(t, root, map[string]string{"sys/module/kvm/parameters/halt_poll_ns": "200000\n"})
+	c := checkHaltPoll(o, true)
+	if c.Status != Warn || !strings.Contains(c.Detail, "200000") || !strings.Contains(c.Fix, "halt_poll_ns") {
+		t.Errorf("halt polling on: %+v", c)
+	}
+	if c := checkHaltPoll(o, false); c.Status != OK {
+		t.Errorf("halt polling on but TCG: %+v", c)
+	}
+	writeFiles(t, root, map[string]string{"sys/module/kvm/parameters/halt_poll_ns": "0\n"})
+	if c := checkHaltPoll(o, true); c.Status != OK {
+		t.Errorf("halt polling off: %+v", c)
+	}
+}
+
+func TestCPUFreq(t *testing.T) {
+	root := t.TempDir()
+	o := Options{Root: root}
+	writeFiles(t, root, map[string]string{"sys/devices/system/cpu/online": "0-3\n"})
+	if c := checkCPUFreq(o); c.Status != OK || !strings.Contains(c.Detail, "no cpufreq") {
+		t.Errorf("no cpufreq: %+v", c)
+	}
+	f := func(cpu, lo, hi string) map[string]string {
+		d := "sys/devices/system/cpu/cpu" + cpu + "/cpufreq/"
+		return map[string]string{d + "scaling_min_freq": lo + "\n", d + "scaling_max_freq": hi + "\n"}
+	}
+	for _, cpu := range []string{"0", "1", "2", "3"} {
+		writeFiles(t, root, f(cpu, "3000000", "3000000"))
+	}
+	if c := checkCPUFreq(o); c.Status != OK || !strings.Contains(c.Detail, "clamped on all 4 online") {
+		t.Errorf("all clamped: %+v", c)
+	}
+	writeFiles(t, root, f("3", "800000", "4700000"))
+	c := checkCPUFreq(o)
+	if c.Status != Warn || !strings.Contains(c.Detail, "cpu3 800000-4700000") || c.Fix == "" {
+		t.Errorf("cpu3 loose: %+v", c)
+	}
+	o.Pin = []int{0, 1}
+	if c := checkCPUFreq(o); c.Status != OK || !strings.Contains(c.Detail, "2 pinned") {
+		t.Errorf("only pinned CPUs count: %+v", c)
+	}
+}
+
+func TestMemory(t *testing.T) {
+	root := t.TempDir()
+	o := Options{Root: root}
+	for avail, want := range map[string]Status{"1048576": Fail, "3145728": Warn, "16777216": OK} {
+		writeFiles(t, root, map[string]string{"proc/meminfo": "MemTotal:       24000000 kB\nMemFree:  100 kB\nMemAvailable:   " + avail + " kB\n"})
+		if c := checkMemory(o); c.Status != want {
+			t.Errorf("MemAvailable %s kB: %+v, want %s", avail, c, want)
+		}
+	}
+}
+
+func TestDisk(t *testing.T) {
+	// The cache need not exist: the nearest existing parent is measured.
+	c := checkDisk(Options{CacheDir: filepath.Join(t.TempDir(), "not", "yet")})
+	if c.Status == "" || !strings.Contains(c.Detail, "GiB free") {
+		t.Errorf("disk: %+v", c)
+	}
+}
+
+func TestTools(t *testing.T) {
+	bin := t.TempDir()
+	writeFiles(t, bin, map[string]string{
+		"gcc":    "#!/bin/sh\necho 'gcc (Debian 12.2.0-14) 12.2.0'\necho second line\n",
+		"make":   "#!/bin/sh\necho 'GNU Make 4.3'\n",
+		"bison":  "#!/bin/sh\necho 'bison (GNU Bison) 3.8.2'\n",
+		"flex":   "#!/bin/sh\necho 'flex 2.6.4'\n",
+		"bc":     "#!/bin/sh\necho 'bc 1.07.1'\n",
+		"pahole": "#!/bin/sh\nexit 3\n",
+	})
+	t.Setenv("PATH", bin)
+	cs := checkTools(context.Background(), Options{QEMU: "qemu-system-x86_64", NeedClang: true})
+	got := map[string]Check{}
+	for _, c := range cs {
+		got[c.Name] = c
+	}
+	if c := got["tool gcc"]; c.Status != OK || c.Detail != "gcc (Debian 12.2.0-14) 12.2.0" {
+		t.Errorf("gcc: %+v", c)
+	}
+	if c := got["tool pahole"]; c.Status != Fail || !strings.Contains(c.Detail, "exit status 3") {
+		t.Errorf("broken pahole: %+v", c)
+	}
+	for _, name := range []string{"tool qemu-system-x86_64", "tool clang"} {
+		if c := got[name]; c.Status != Fail || !strings.Contains(c.Detail, "not found") || c.Fix == "" {
+			t.Errorf("%s missing: %+v", name, c)
+		}
+	}
+	if !Failed(cs) {
+		t.Error("missing tools should fail the doctor")
+	}
+}
+
+func TestBaseSource(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "linux-source-6.12.tar.xz")
+	if c := checkBaseSource(Options{BaseSource: p}); c.Status != Fail || c.Fix == "" {
+		t.Errorf("missing source: %+v", c)
+	}
+	os.WriteFile(p, make([]byte, 3<<20), 0o644)
+	if c := checkBaseSource(Options{BaseSource: p}); c.Status != OK || !strings.Contains(c.Detail, "3 MiB") {
+		t.Errorf("present source: %+v", c)
+	}
+}
+
+func TestFailed(t *testing.T) {
+	if Failed([]Check{{Status: OK}, {Status: Warn}}) {
+		t.Error("warnings are not failures")
+	}
+	if !Failed([]Check{{Status: OK}, {Status: Fail}}) {
+		t.Error("a failure is a failure")
+	}
+}
