@@ -44,6 +44,7 @@ type Row struct {
 	Patched  Dist     `json:"patched"`
 	DeltaPct float64  `json:"delta_pct"` // median patched vs median base
 	P        float64  `json:"p"`
+	PAdj     float64  `json:"p_adj"` // Holm-adjusted over the tree's comparisons
 	Verdict  Verdict  `json:"verdict"`
 	InNoise  bool     `json:"in_noise"` // significant, yet smaller than the run-to-run variation
 	Warnings []string `json:"warnings,omitempty"`
@@ -139,7 +140,47 @@ func Compare(run *Run, tree string) TreeAB {
 		}
 		ab.Variants = append(ab.Variants, va)
 	}
+	holm(&ab)
 	return ab
+}
+
+// holm controls the family-wise error rate over every comparison of a
+// tree (Holm–Bonferroni): with a dozen programs compared at alpha 0.05,
+// one of them would otherwise come out "significant" by chance in about
+// every second run, and a verdict kci prints must hold up in a cover
+// letter. The raw p stays shown; PAdj decides the verdict.
+func holm(ab *TreeAB) {
+	var rows []*Row
+	for i := range ab.Variants {
+		v := &ab.Variants[i]
+		for _, r := range append([]*Row{&v.Total}, ptrs(v.Programs)...) {
+			if math.IsNaN(r.P) || r.Verdict == TooFew || r.Verdict == NotComparable ||
+				(r.Base.Median == 0 && r.Patched.Median == 0) {
+				continue
+			}
+			rows = append(rows, r)
+		}
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].P < rows[j].P })
+	m := len(rows)
+	prev := 0.0
+	for i, r := range rows {
+		adj := math.Min(1, math.Max(prev, r.P*float64(m-i)))
+		prev = adj
+		r.PAdj = adj
+		if (r.Verdict == Faster || r.Verdict == Slower) && adj > benchmath.DefaultThresholds.CompareAlpha {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("p=%.3f is not significant once corrected for %d comparisons (Holm: %.3f)", r.P, m, adj))
+			r.Verdict, r.InNoise = NoChange, false
+		}
+	}
+}
+
+func ptrs(rs []Row) []*Row {
+	out := make([]*Row, len(rs))
+	for i := range rs {
+		out[i] = &rs[i]
+	}
+	return out
 }
 
 func totals(ss []sample) []float64 {
