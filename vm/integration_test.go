@@ -1,0 +1,237 @@
+package vm_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/kci-dev/kci/internal/testkernel"
+	"github.com/kci-dev/kci/kernel"
+	"github.com/kci-dev/kci/suite"
+	"github.com/kci-dev/kci/vm"
+	"github.com/kci-dev/kci/vm/event"
+	"github.com/kci-dev/kci/vmimage"
+)
+
+// These tests boot kernels built by kci (internal/testkernel) under TCG
+// with the real initramfs and agent. They are skipped with -short.
+
+func needQEMU(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("boots a real kernel in QEMU: skipped in -short mode")
+	}
+	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
+		t.Skip("needs qemu-system-x86_64 (make deps installs it)")
+	}
+}
+
+// initrd builds (or finds) the image and appends a plan.
+func initrd(t *testing.T, plan *suite.Plan) string {
+	t.Helper()
+	img, err := vmimage.Build(context.Background(), vmimage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("initramfs %s (cached %v, %v)", img.Path, img.Cached, img.Duration.Round(time.Millisecond))
+	p := filepath.Join(t.TempDir(), "initrd.cpio")
+	var files []vmimage.File
+	if plan != nil {
+		b, err := json.Marshal(plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, vmimage.File{Path: suite.PlanPath, Data: b})
+	}
+	if err := img.Compose(p, files...); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func config(t *testing.T, k *kernel.Artifacts, initrd string) vm.Config {
+	return vm.Config{Kernel: k.BzImage, Initrd: initrd, Accel: vm.AccelTCG, CPUs: 2, MemoryMiB: 512,
+		Dir: t.TempDir(), BootTimeout: 60 * time.Second, StepTimeout: 2 * time.Minute}
+}
+
+// qemuChildren lists QEMU processes whose parent is this test.
+func qemuChildren(t *testing.T) []int {
+	t.Helper()
+	var pids []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...
+		s := string(b)
+		rp := strings.LastIndexByte(s, ')')
+		comm := s[strings.IndexByte(s, '(')+1 : rp]
+		f := strings.Fields(s[rp+1:])
+		if len(f) > 1 && f[1] == strconv.Itoa(os.Getpid()) && strings.HasPrefix(comm, "qemu") {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+func assertNoQEMU(t *testing.T, res *vm.Result) {
+	t.Helper()
+	if res != nil && res.PID != 0 {
+		if err := syscall.Kill(res.PID, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("qemu pid %d still exists (kill 0: %v)", res.PID, err)
+		}
+	}
+	if pids := qemuChildren(t); len(pids) > 0 {
+		t.Errorf("qemu children left: %v", pids)
+	}
+}
+
+func TestBootReadyDone(t *testing.T) {
+	needQEMU(t)
+	k := testkernel.Base(t)
+	cfg := config(t, k, initrd(t, &suite.Plan{Command: []string{"uname", "-r"}}))
+	var types []string
+	res, err := vm.Run(context.Background(), cfg, func(e event.Event) { types = append(types, e.Type) })
+	assertNoQEMU(t, res)
+	if err != nil {
+		t.Fatalf("run: %v (console %s)", err, res.Console)
+	}
+	if !res.Done || !res.OK || len(types) < 2 || types[0] != event.Ready || types[len(types)-1] != event.Done {
+		t.Fatalf("events %v, result %+v", types, res)
+	}
+	if res.Hello == nil || res.Hello.Release != k.Release && k.Release != "" {
+		t.Errorf("guest says release %+v, built %q", res.Hello, k.Release)
+	}
+	console, _ := os.ReadFile(res.Console)
+	if !bytes.Contains(console, []byte(k.Release)) {
+		t.Errorf("console lacks the uname -r output %q", k.Release)
+	}
+	t.Logf("TCG boot-to-ready %v (guest uptime at ready %.2fs), whole run %v",
+		res.BootToReady.Round(time.Millisecond), res.Hello.Uptime, res.Duration.Round(time.Millisecond))
+}
+
+// Cancelling the context mid-boot (what SIGINT does in kci) leaves no
+// QEMU behind.
+func TestBootCancelLeavesNoQEMU(t *testing.T) {
+	needQEMU(t)
+	k := testkernel.Base(t)
+	cfg := config(t, k, initrd(t, &suite.Plan{Command: []string{"sleep", "60"}}))
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(1500*time.Millisecond, cancel)
+	res, err := vm.Run(ctx, cfg, nil)
+	if vm.Kind(err) != vm.KindCanceled {
+		t.Fatalf("err = %v, want canceled", err)
+	}
+	if res.PID == 0 {
+		t.Fatal("qemu never started")
+	}
+	assertNoQEMU(t, res)
+}
+
+// The KVM probe is bounded: whatever KVM does on this host, it returns
+// a verdict and leaves no QEMU.
+func TestKVMProbe(t *testing.T) {
+	needQEMU(t)
+	if err := vm.KVMDevice(); err != nil {
+		t.Skipf("no KVM device to probe: %v", err)
+	}
+	k := testkernel.Base(t)
+	cfg := config(t, k, initrd(t, nil))
+	start := time.Now()
+	v, conclusive, err := vm.ProbeKVM(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("KVM verdict after %v: %s (%s), conclusive %v", time.Since(start).Round(time.Millisecond), v.Accel, v.Reason, conclusive)
+	if v.Accel != vm.AccelKVM && v.Accel != vm.AccelTCG || v.Reason == "" {
+		t.Errorf("verdict %+v", v)
+	}
+	assertNoQEMU(t, nil)
+}
+
+// consoleClock notes when a string first appears on the console.
+type consoleClock struct {
+	mu   sync.Mutex
+	buf  []byte
+	want string
+	at   time.Time
+}
+
+func (c *consoleClock) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.at.IsZero() {
+		c.buf = append(c.buf, p...)
+		if bytes.Contains(c.buf, []byte(c.want)) {
+			c.at = time.Now()
+		}
+	}
+	return len(p), nil
+}
+
+func TestFaultPanicAtBoot(t *testing.T) {
+	needQEMU(t)
+	k := testkernel.Patched(t, "testdata/patches/panic-at-boot.patch")
+	cfg := config(t, k, initrd(t, &suite.Plan{Command: []string{"true"}}))
+	clock := &consoleClock{want: "Kernel panic"}
+	cfg.Console = clock
+	res, err := vm.Run(context.Background(), cfg, nil)
+	end := time.Now()
+	assertNoQEMU(t, res)
+	var ce *vm.CrashError
+	if !errors.As(err, &ce) {
+		t.Fatalf("err = %v, want a CrashError", err)
+	}
+	if ce.Title != "kernel panic: kci fault injection: panic at boot" || !strings.Contains(ce.Excerpt, "kci_fault_panic_init") {
+		t.Errorf("crash title %q, excerpt:\n%s", ce.Title, ce.Excerpt)
+	}
+	if clock.at.IsZero() {
+		t.Fatal("the panic never reached the console copy")
+	}
+	t.Logf("panic on the console to CrashError: %v; run %v (boot timeout %v)", end.Sub(clock.at).Round(time.Millisecond), res.Duration.Round(time.Millisecond), cfg.BootTimeout)
+}
+
+func TestFaultHangAtBoot(t *testing.T) {
+	needQEMU(t)
+	k := testkernel.Patched(t, "testdata/patches/hang-at-boot.patch")
+	cfg := config(t, k, initrd(t, &suite.Plan{Command: []string{"true"}}))
+	cfg.BootTimeout = 15 * time.Second
+	res, err := vm.Run(context.Background(), cfg, nil)
+	assertNoQEMU(t, res)
+	var be *vm.BootError
+	if !errors.As(err, &be) {
+		t.Fatalf("err = %v, want a BootError", err)
+	}
+	t.Logf("boot error after %v: %s", res.Duration.Round(time.Millisecond), be.Reason)
+}
+
+func TestFaultWarnWhenAgentRuns(t *testing.T) {
+	needQEMU(t)
+	k := testkernel.Patched(t, "testdata/patches/warn-on-read.patch")
+	cfg := config(t, k, initrd(t, &suite.Plan{Command: []string{"cat", "/proc/kci_fault_warn"}}))
+	res, err := vm.Run(context.Background(), cfg, nil)
+	assertNoQEMU(t, res)
+	var ce *vm.CrashError
+	if !errors.As(err, &ce) {
+		t.Fatalf("err = %v, want a CrashError", err)
+	}
+	if ce.Title != "WARNING in kci_fault_warn_show" || !strings.Contains(ce.Excerpt, "kci fault injection: WARN on read") {
+		t.Errorf("crash title %q, excerpt:\n%s", ce.Title, ce.Excerpt)
+	}
+}
