@@ -20,6 +20,9 @@ type benchEnv struct {
 	caps   Caps
 	ncpu   int
 	logf   func(format string, args ...any)
+	// profile, when set, samples each variant's window and emits the
+	// profile through it (profile.go).
+	profile Emit
 }
 
 // drainDelay lets packets in flight reach the servers (and skbs their
@@ -116,7 +119,9 @@ func runVariant(ctx context.Context, env *benchEnv, v variant, p BenchParams, na
 		return res, err
 	}
 
+	stopProfile := profileWindow(env, p, name)
 	w, err := measureWindow(ctx, env, ns, coll, names, tr, p)
+	stopProfile()
 	if err != nil {
 		return res, fmt.Errorf("bench %s: %w", name, err)
 	}

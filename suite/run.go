@@ -96,6 +96,9 @@ func (r *runner) run(ctx context.Context) error {
 		return err
 	}
 	env := &benchEnv{kernel: kernel, caps: caps, ncpu: s.NumCPU, logf: r.logf}
+	if r.plan.Profile {
+		env.profile = r.emit
+	}
 	if env.ncpu < 1 {
 		env.ncpu = 1
 	}

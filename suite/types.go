@@ -119,6 +119,12 @@ type VariantResult struct {
 
 // Profile is a CPU profile sampled in the guest during one variant's window.
 type Profile struct {
-	Variant string `json:"variant"`
-	Folded  string `json:"folded"` // "a;b;c count" lines, symbolised in the guest
+	Variant string        `json:"variant"`
+	Folded  string        `json:"folded"` // "a;b;c count" lines, symbolised in the guest
+	CPUs    []int         `json:"cpus,omitempty"`
+	FreqHz  int           `json:"freq_hz,omitempty"`
+	Window  time.Duration `json:"window_ns,omitempty"`
+	Samples uint64        `json:"samples,omitempty"`
+	Dropped uint64        `json:"dropped,omitempty"` // samples the counts map had no room for
+	Error   string        `json:"error,omitempty"`   // the sampler failed; Folded may be empty
 }
