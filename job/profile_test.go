@@ -1,0 +1,68 @@
+package job
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kci-dev/kci/suite"
+	"github.com/kci-dev/kci/vm/event"
+)
+
+func TestCollectProfile(t *testing.T) {
+	var out BootResult
+	ev, err := event.New(event.Profile, suite.Profile{Variant: "hash", Folded: "t;f 3\n", FreqHz: 99, CPUs: []int{0, 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := collect(&out, ev, nil, "x"); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Profiles) != 1 || out.Profiles[0].Folded != "t;f 3\n" || out.Profiles[0].FreqHz != 99 {
+		t.Fatalf("profiles %+v", out.Profiles)
+	}
+	bad := event.Event{Type: event.Profile, Data: []byte(`{"folded": 3}`)}
+	if err := collect(&out, bad, nil, "x"); err == nil {
+		t.Error("undecodable profile payload: want an error")
+	}
+}
+
+func TestProfilesWriteRun(t *testing.T) {
+	dir := t.TempDir()
+	var log strings.Builder
+	p, err := newProfiles(dir, func(f string, a ...any) { log.WriteString(strings.TrimSpace(f) + "\n") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := 3 * time.Second
+	p.add("stock", "base", 1, "6.12.117", "tcg", []suite.Profile{
+		{Variant: "hash", Folded: "kci-guest;htab_map_update_elem 4\nkci-guest;other 6\n", FreqHz: 99, Window: w},
+		{Variant: "lru", Error: "perf_event_open: ENODEV"},
+	})
+	p.add("stock", "patched", 1, "6.12.117-dirty", "tcg", []suite.Profile{
+		{Variant: "hash", Folded: "kci-guest;htab_map_update_elem 8\nkci-guest;other 2\n", FreqHz: 99, Window: w},
+	})
+	set, err := p.finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(set.Entries) != 3 || len(set.Diffs) != 1 {
+		t.Fatalf("set: %d entries, %d diffs", len(set.Entries), len(set.Diffs))
+	}
+	for _, f := range []string{"stock-base-rep1-hash.svg", "stock-patched-rep1-hash.pb.gz", "stock-hash-diff.md", "summary.md"} {
+		if _, err := os.Stat(filepath.Join(dir, "profiles", f)); err != nil {
+			t.Error(err)
+		}
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "profiles", "stock-hash-diff.md"))
+	if !strings.Contains(string(md), "| `htab_map_update_elem` | +40.00 | 40.00 | 80.00 |") {
+		t.Errorf("diff:\n%s", md)
+	}
+	var nilProfiles *profiles
+	nilProfiles.add("stock", "base", 1, "", "", []suite.Profile{{Variant: "hash"}})
+	if s, err := nilProfiles.finish(); s != nil || err != nil {
+		t.Error("a run without profiling must not write profiles")
+	}
+}
