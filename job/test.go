@@ -40,7 +40,8 @@ type BootResult struct {
 	Caps        *suite.Caps
 	Cells       []suite.Cell
 	Variants    []suite.VariantResult
-	ErrorKind   string // with an error: boot, crash, timeout, guest, infra
+	Profiles    []suite.Profile // with TestOptions.Profile: one per variant
+	ErrorKind   string          // with an error: boot, crash, timeout, guest, infra
 }
 
 // TestOptions is what `kci test` was asked.
@@ -54,6 +55,7 @@ type TestOptions struct {
 	// (emulated runs use a shorter window); nil keeps Bench.
 	BenchFor         func(accel string) suite.BenchParams
 	Survival         bool
+	Profile          bool    // sample each variant's window into profiles/; without patches, base only
 	Out              string  // run directory; default ./kci-results/<time>-<id>
 	FailOnRegression float64 // percent; negative: off
 	Shard, Shards    int     // run repetitions i of N (1-based); 0: all
@@ -97,7 +99,16 @@ func (t *Tester) Test(ctx context.Context, o TestOptions) (string, error) {
 	}
 	rec.SetArgs(o.Args)
 	rec.SetHost(o.Host)
+	var profs *profiles
+	if o.Profile {
+		if profs, err = newProfiles(dir, logf); err != nil {
+			return dir, classify("results", err)
+		}
+	}
 	finish := func(err error) (string, error) {
+		if _, perr := profs.finish(); perr != nil {
+			logf("kci: %v", perr)
+		}
 		reason := ""
 		if err != nil {
 			reason = firstLine(err.Error())
@@ -162,6 +173,9 @@ func (t *Tester) Test(ctx context.Context, o TestOptions) (string, error) {
 		}
 		logf("kci: [%s] base %s (%s)", n, j.base.Release, hitOrBuilt(j.base))
 		rec.SetTree(treeRecord(n, j.base, nil))
+		if len(patches) == 0 {
+			continue // nothing to compare: base only (kci profile)
+		}
 		logf("kci: [%s] building patched kernel", n)
 		if err := phase("build", n, results.RolePatched, func() (err error) { j.patched, err = t.Builder.Patched(ctx, j.tree, j.base, patches); return }); err != nil {
 			return finish(classifyBuild("patched kernel of tree "+n, err))
@@ -195,9 +209,13 @@ func (t *Tester) Test(ctx context.Context, o TestOptions) (string, error) {
 	if reps <= 0 {
 		reps = 1
 	}
-	plan := suite.Plan{Sanity: true, Variants: o.Variants, Bench: o.Bench, StepTimeout: stepTimeout(o.Bench)}
+	plan := suite.Plan{Sanity: true, Variants: o.Variants, Bench: o.Bench, Profile: o.Profile, StepTimeout: stepTimeout(o.Bench)}
 	rec.SetPlan(plan)
-	total := len(jobs) * reps * 2
+	roles := []string{results.RoleBase, results.RolePatched}
+	if len(patches) == 0 {
+		roles = roles[:1]
+	}
+	total := len(jobs) * reps * len(roles)
 	done := 0
 	began := time.Now()
 	for rep := 1; rep <= reps; rep++ {
@@ -205,7 +223,7 @@ func (t *Tester) Test(ctx context.Context, o TestOptions) (string, error) {
 			continue
 		}
 		for _, j := range jobs {
-			for _, role := range []string{results.RoleBase, results.RolePatched} {
+			for _, role := range roles {
 				if ctx.Err() != nil {
 					return finish(ctx.Err())
 				}
@@ -243,6 +261,9 @@ func (t *Tester) Test(ctx context.Context, o TestOptions) (string, error) {
 					}
 				}
 				rec.AddBoot(b)
+				if res != nil {
+					profs.add(j.tree.Name, role, rep, k.Release, res.Accel, res.Profiles)
+				}
 				if res != nil {
 					rec.Update(func(r *results.Run) {
 						if r.Host.Accel == "" {

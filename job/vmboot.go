@@ -144,6 +144,12 @@ func collect(out *BootResult, ev event.Event, log io.Writer, label string) error
 			return err
 		}
 		out.Variants = append(out.Variants, v)
+	case event.Profile:
+		var p suite.Profile
+		if err := ev.Decode(&p); err != nil {
+			return err
+		}
+		out.Profiles = append(out.Profiles, p)
 	case event.Log:
 		if log != nil {
 			var s string
