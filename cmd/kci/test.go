@@ -22,6 +22,7 @@ func newTestCmd() *cobra.Command {
 		variants       []string
 		window, warmup time.Duration
 		noSurvival     bool
+		profile        bool
 		out            string
 		failOnReg      float64
 		shard          string
@@ -51,7 +52,7 @@ build error; 4 boot/crash; 5 survival regression; 6 performance regression
 			}
 			o := job.TestOptions{
 				Patches: args, Trees: trees, Reps: reps, Variants: variants,
-				Survival: !noSurvival, Out: out, FailOnRegression: failOnReg,
+				Survival: !noSurvival, Profile: profile, Out: out, FailOnRegression: failOnReg,
 				Args: os.Args, Log: os.Stderr, Host: job.DefaultHost(),
 			}
 			o.Host.Checks = doctorChecks(cmd.Context(), b.Cache.Root)
@@ -87,6 +88,7 @@ build error; 4 boot/crash; 5 survival regression; 6 performance regression
 	f.DurationVar(&window, "window", 0, "measurement window per variant (default: kci.yaml; emulated_window under TCG)")
 	f.DurationVar(&warmup, "warmup", -1, "warm-up before the window (default: kci.yaml)")
 	f.BoolVar(&noSurvival, "no-survival", false, "skip the survival matrix")
+	f.BoolVar(&profile, "profile", false, "sample CPU stacks in each variant's window: flame graphs, pprof and top symbols under profiles/ in the run directory")
 	f.StringVar(&out, "out", "", "run directory (default ./kci-results/<time>-<id>)")
 	f.Float64Var(&failOnReg, "fail-on-regression", -1, "exit 6 when a variant is significantly slower by more than this many percent")
 	f.StringVar(&shard, "shard", "", "run only repetitions i, i+N, ... of the job (i/N), for fan-out; merge with kci report --merge")
