@@ -7,6 +7,7 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+	"golang.org/x/sys/unix"
 )
 
 // netNS is a network namespace the suite made for itself. It is not bind
@@ -41,7 +42,8 @@ func newNetNS(name string) (*netNS, error) {
 		return nil, fmt.Errorf("netns %s: return to the original namespace: %w", name, err)
 	}
 	runtime.UnlockOSThread()
-	nl, err := netlink.NewHandleAt(h)
+	// Route only: a lean kernel has no xfrm or netfilter netlink.
+	nl, err := netlink.NewHandleAt(h, unix.NETLINK_ROUTE)
 	if err != nil {
 		h.Close()
 		return nil, fmt.Errorf("netns %s: netlink: %w", name, err)

@@ -1,0 +1,91 @@
+package suite_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/kci-dev/kci/internal/testkernel"
+	"github.com/kci-dev/kci/suite"
+	"github.com/kci-dev/kci/vm"
+	"github.com/kci-dev/kci/vm/event"
+	"github.com/kci-dev/kci/vmimage"
+)
+
+// TestGuestStockKernel boots the default base kernel (stock 6.12, built by
+// kci) in QEMU with 2 vCPUs and runs the whole suite with test-sized
+// windows: cnt, hash and lru must run and validate, ext and gtp* must be
+// skipped naming what the kernel lacks, and every survival cell must
+// match its expectation.
+func TestGuestStockKernel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("boots a kernel in QEMU: skipped in -short mode")
+	}
+	k := testkernel.Base(t)
+	ctx := context.Background()
+	if dl, ok := t.Deadline(); ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, dl.Add(-10*time.Second))
+		defer cancel()
+	}
+	img, err := vmimage.Build(ctx, vmimage.Options{})
+	if err != nil {
+		t.Fatalf("initramfs: %v", err)
+	}
+	plan := suite.TestPlanSmall()
+	b, err := json.Marshal(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	initrd := filepath.Join(dir, "initrd.cpio")
+	if err := img.Compose(initrd, vmimage.File{Path: suite.PlanPath[1:], Data: b}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	var steps []string
+	res, err := vm.Run(ctx, vm.Config{
+		Kernel: k.BzImage, Initrd: initrd, CPUs: 2, MemoryMiB: 1024, Dir: dir,
+	}, func(ev event.Event) {
+		switch ev.Type {
+		case event.StepBeg:
+			var s event.StepData
+			if ev.Decode(&s) == nil {
+				steps = append(steps, s.Name+" at "+time.Since(start).Round(time.Millisecond).String())
+			}
+		case event.Log, event.Error:
+			t.Logf("guest %s: %s", ev.Type, ev.Data)
+		}
+	})
+	if res != nil {
+		t.Logf("accel %s (%s), boot to ready %s, whole boot %s", res.Accel, res.AccelReason, res.BootToReady, res.Duration.Round(time.Millisecond))
+		t.Logf("steps: %v", steps)
+	}
+	if err != nil {
+		if res != nil && res.Console != "" {
+			if con, rerr := os.ReadFile(res.Console); rerr == nil {
+				t.Logf("console tail:\n%s", tail(string(con), 4000))
+			}
+		}
+		t.Fatalf("guest run: %v", err)
+	}
+	if !res.Done || !res.OK {
+		t.Fatalf("guest run ended without a successful done event (done %v, ok %v)", res.Done, res.OK)
+	}
+	for _, ev := range res.Events {
+		if ev.Type == event.Sanity {
+			t.Logf("sanity: %s", ev.Data)
+		}
+	}
+	suite.CheckStockRun(t, res.Events, plan, nil)
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
