@@ -396,18 +396,28 @@ func mergeEntries(dir string, es []Entry) (*Profile, []string, error) {
 // every differential view, with links to the files.
 func writeSummary(dir string, s *Set, topN int) error {
 	var b bytes.Buffer
-	if err := WriteSummary(&b, dir, s, topN, true); err != nil {
+	if err := WriteSummary(&b, dir, s, SummaryOptions{TopN: topN, Markdown: true}); err != nil {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, "summary.md"), b.Bytes(), 0o644)
 }
 
+// SummaryOptions shape WriteSummary.
+type SummaryOptions struct {
+	TopN     int
+	Markdown bool
+	// LinkPrefix goes before the file names in Markdown links, e.g.
+	// "profiles/" for a report at the top of the run directory.
+	LinkPrefix string
+}
+
 // WriteSummary writes the top-N table of every profile in the set and the
-// differential views, as text or Markdown. dir is the profiles directory
-// the set's files are in.
-func WriteSummary(w io.Writer, dir string, s *Set, topN int, markdown bool) error {
+// differential views, as text (with the files' paths) or Markdown (with
+// links). dir is the profiles directory the set's files are in.
+func WriteSummary(w io.Writer, dir string, s *Set, o SummaryOptions) error {
 	var b bytes.Buffer
-	if markdown {
+	link := func(name string) string { return fmt.Sprintf("[%s](%s%s)", name, o.LinkPrefix, name) }
+	if o.Markdown {
 		b.WriteString("### CPU profiles\n\n")
 	}
 	for _, e := range s.Entries {
@@ -415,7 +425,7 @@ func WriteSummary(w io.Writer, dir string, s *Set, topN int, markdown bool) erro
 		if sub := e.subtitle(); sub != "" {
 			head += " — " + sub
 		}
-		if markdown {
+		if o.Markdown {
 			fmt.Fprintf(&b, "#### %s\n\n", head)
 		} else {
 			fmt.Fprintf(&b, "%s\n", head)
@@ -432,20 +442,20 @@ func WriteSummary(w io.Writer, dir string, s *Set, topN int, markdown bool) erro
 		if err != nil {
 			return err
 		}
-		if markdown {
-			fmt.Fprintf(&b, "Flame graph [%s](%s), pprof [%s](%s), folded [%s](%s).\n\n", e.SVG, e.SVG, e.Pprof, e.Pprof, e.Folded, e.Folded)
-			WriteTopMarkdown(&b, Top(p, topN), p.Total()) //nolint:errcheck // bytes.Buffer
+		if o.Markdown {
+			fmt.Fprintf(&b, "Flame graph %s, pprof %s, folded %s.\n\n", link(e.SVG), link(e.Pprof), link(e.Folded))
+			WriteTopMarkdown(&b, Top(p, o.TopN), p.Total()) //nolint:errcheck // bytes.Buffer
 		} else {
 			for _, f := range []string{e.SVG, e.Pprof, e.Folded} {
 				fmt.Fprintf(&b, "  %s\n", filepath.Join(dir, f))
 			}
-			WriteTopText(&b, Top(p, topN), p.Total()) //nolint:errcheck // bytes.Buffer
+			WriteTopText(&b, Top(p, o.TopN), p.Total()) //nolint:errcheck // bytes.Buffer
 		}
 		b.WriteString("\n")
 	}
 	for _, d := range s.Diffs {
 		name := d.Text
-		if markdown {
+		if o.Markdown {
 			name = d.Markdown
 		}
 		body, err := os.ReadFile(filepath.Join(dir, name))
@@ -453,8 +463,8 @@ func WriteSummary(w io.Writer, dir string, s *Set, topN int, markdown bool) erro
 			return err
 		}
 		b.Write(body)
-		if markdown {
-			fmt.Fprintf(&b, "\nDifferential flame graph [%s](%s).\n\n", d.SVG, d.SVG)
+		if o.Markdown {
+			fmt.Fprintf(&b, "\nDifferential flame graph %s.\n\n", link(d.SVG))
 		} else {
 			fmt.Fprintf(&b, "  %s\n\n", filepath.Join(dir, d.SVG))
 		}

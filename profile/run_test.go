@@ -103,11 +103,18 @@ func TestWriterAndRender(t *testing.T) {
 		}
 	}
 	var b bytes.Buffer
-	if err := WriteSummary(&b, dir, set2, 5, false); err != nil {
+	if err := WriteSummary(&b, dir, set2, SummaryOptions{TopN: 5}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), "upd") || !strings.Contains(b.String(), filepath.Join(dir, "stock-base-rep1-hash.svg")) {
 		t.Errorf("text summary:\n%s", b.String())
+	}
+	b.Reset()
+	if err := WriteSummary(&b, dir, set2, SummaryOptions{TopN: 5, Markdown: true, LinkPrefix: "profiles/"}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "[stock-hash-diff.svg](profiles/stock-hash-diff.svg)") {
+		t.Errorf("markdown summary links:\n%s", b.String())
 	}
 }
 

@@ -42,7 +42,7 @@ or kci profile) from their .folded files.`,
 			if len(args) == 1 && isRunDir(args[0]) {
 				set, err := profile.Render(args[0], topN)
 				if set != nil {
-					profile.WriteSummary(cmd.OutOrStdout(), filepath.Join(args[0], profile.Dir), set, topN, false)
+					profile.WriteSummary(cmd.OutOrStdout(), filepath.Join(args[0], profile.Dir), set, profile.SummaryOptions{TopN: topN})
 				}
 				return err
 			}
@@ -72,7 +72,7 @@ or kci profile) from their .folded files.`,
 			if dir != "" {
 				if set, lerr := profile.LoadSet(dir); lerr == nil {
 					fmt.Fprintln(cmd.OutOrStdout())
-					profile.WriteSummary(cmd.OutOrStdout(), filepath.Join(dir, profile.Dir), set, topN, false)
+					profile.WriteSummary(cmd.OutOrStdout(), filepath.Join(dir, profile.Dir), set, profile.SummaryOptions{TopN: topN})
 				} else if err == nil {
 					err = fmt.Errorf("profile: no profiles written: %w", lerr)
 				}
