@@ -1,7 +1,11 @@
 package job
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/kci-dev/kci/profile"
 	"github.com/kci-dev/kci/suite"
@@ -58,4 +62,25 @@ func (p *profiles) finish() (*profile.Set, error) {
 		return s, fmt.Errorf("profiles: %w", err)
 	}
 	return s, nil
+}
+
+// appendReport adds the profiles' top tables and differential views to the
+// run's report.md, which the results stage has just written.
+func (p *profiles) appendReport(runDir string, set *profile.Set) error {
+	if p == nil || set == nil || len(set.Entries) == 0 {
+		return nil
+	}
+	var b bytes.Buffer
+	b.WriteString("\n")
+	err := profile.WriteSummary(&b, filepath.Join(runDir, profile.Dir), set,
+		profile.SummaryOptions{TopN: ProfileTopN, Markdown: true, LinkPrefix: profile.Dir + "/"})
+	if err != nil {
+		return fmt.Errorf("profiles: report: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(runDir, "report.md"), os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return fmt.Errorf("profiles: report: %w", err)
+	}
+	_, err = f.Write(b.Bytes())
+	return errors.Join(err, f.Close())
 }

@@ -60,6 +60,19 @@ func TestProfilesWriteRun(t *testing.T) {
 	if !strings.Contains(string(md), "| `htab_map_update_elem` | +40.00 | 40.00 | 80.00 |") {
 		t.Errorf("diff:\n%s", md)
 	}
+	report := filepath.Join(dir, "report.md")
+	if err := os.WriteFile(report, []byte("# kci run\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.appendReport(dir, set); err != nil {
+		t.Fatal(err)
+	}
+	rep, _ := os.ReadFile(report)
+	for _, want := range []string{"# kci run\n", "### CPU profiles", "[stock-base-rep1-hash.svg](profiles/stock-base-rep1-hash.svg)", "| `htab_map_update_elem` | kernel | 40.00 |", "profile failed: perf_event_open: ENODEV"} {
+		if !strings.Contains(string(rep), want) {
+			t.Errorf("report.md lacks %q:\n%s", want, rep)
+		}
+	}
 	var nilProfiles *profiles
 	nilProfiles.add("stock", "base", 1, "", "", []suite.Profile{{Variant: "hash"}})
 	if s, err := nilProfiles.finish(); s != nil || err != nil {
