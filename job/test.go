@@ -106,7 +106,8 @@ func (t *Tester) Test(ctx context.Context, o TestOptions) (string, error) {
 		}
 	}
 	finish := func(err error) (string, error) {
-		if _, perr := profs.finish(); perr != nil {
+		pset, perr := profs.finish()
+		if perr != nil {
 			logf("kci: %v", perr)
 		}
 		reason := ""
@@ -120,6 +121,9 @@ func (t *Tester) Test(ctx context.Context, o TestOptions) (string, error) {
 		rec.Finish(reason)
 		if run, serr := rec.Snapshot(); serr == nil {
 			results.WriteReports(dir, run)
+			if perr := profs.appendReport(dir, pset); perr != nil {
+				logf("kci: %v", perr)
+			}
 		}
 		return dir, classify("test", err)
 	}
