@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -110,9 +111,24 @@ func ProbeKVM(ctx context.Context, cfg Config) (v Verdict, conclusive bool, err 
 		return v, false, ctxError(ctx, "kvm probe")
 	case Kind(berr) == KindBoot:
 		return Verdict{Accel: AccelTCG, Reason: fmt.Sprintf("a KVM guest did not reach the agent within %v (nested virtualisation?)", ProbeTimeout), Time: v.Time}, true, nil
+	case errors.Is(berr, errQEMUExited):
+		// The same QEMU runs this machine under TCG; under KVM it died.
+		return Verdict{Accel: AccelTCG, Reason: "QEMU fails under KVM: " + errorLine(berr.Error()), Time: v.Time}, true, nil
 	default:
 		return Verdict{Accel: AccelTCG, Reason: "KVM probe inconclusive: " + firstLine(berr.Error()), Time: v.Time}, false, nil
 	}
+}
+
+// errorLine picks QEMU's first "error" line from a message carrying its
+// stderr, else the last line.
+func errorLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	for _, l := range lines[1:] {
+		if strings.Contains(strings.ToLower(l), "error") {
+			return strings.TrimSpace(l)
+		}
+	}
+	return strings.TrimSpace(lines[len(lines)-1])
 }
 
 func firstLine(s string) string {

@@ -23,13 +23,14 @@ type monitor struct {
 	raw  *raw.Monitor
 }
 
-// dialQMP connects once QEMU has created the socket, giving up when ctx
+// dialQMP connects once QEMU listens on the socket, giving up when ctx
 // ends or QEMU exits.
 func dialQMP(ctx context.Context, path string, exited <-chan struct{}) (*monitor, error) {
-	if err := waitSocket(ctx, path, exited); err != nil {
-		return nil, err
-	}
-	sock, err := qmp.NewSocketMonitor("unix", path, qmpTimeout)
+	var sock *qmp.SocketMonitor
+	err := retryDial(ctx, path, exited, func() (err error) {
+		sock, err = qmp.NewSocketMonitor("unix", path, qmpTimeout)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("qmp dial: %w", err)
 	}
@@ -40,19 +41,28 @@ func dialQMP(ctx context.Context, path string, exited <-chan struct{}) (*monitor
 	return m, nil
 }
 
-// waitSocket polls for a unix socket QEMU is about to create.
-func waitSocket(ctx context.Context, path string, exited <-chan struct{}) error {
+// socketTimeout bounds waiting for QEMU to listen on its sockets.
+const socketTimeout = 30 * time.Second
+
+// retryDial calls dial until it succeeds: QEMU creates the socket file
+// (bind) a moment before it accepts connections (listen).
+func retryDial(ctx context.Context, path string, exited <-chan struct{}, dial func() error) error {
+	ctx, cancel := context.WithTimeout(ctx, socketTimeout)
+	defer cancel()
 	tick := time.NewTicker(5 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		if fi, err := os.Stat(path); err == nil && fi.Mode()&os.ModeSocket != 0 {
-			return nil
+		err := os.ErrNotExist
+		if fi, serr := os.Stat(path); serr == nil && fi.Mode()&os.ModeSocket != 0 {
+			if err = dial(); err == nil {
+				return nil
+			}
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return fmt.Errorf("%s: %w (last: %v)", path, ctx.Err(), err)
 		case <-exited:
-			return errors.New("qemu exited before creating " + path)
+			return errors.New("qemu exited before listening on " + path)
 		case <-tick.C:
 		}
 	}
@@ -143,13 +153,14 @@ func (m *monitor) close() { m.sock.Disconnect() }
 
 // dialEvents connects to the agent's port once QEMU listens on it.
 func dialEvents(ctx context.Context, path string, exited <-chan struct{}) (net.Conn, error) {
-	if err := waitSocket(ctx, path, exited); err != nil {
-		return nil, err
-	}
-	var d net.Dialer
-	dctx, cancel := context.WithTimeout(ctx, qmpTimeout)
-	defer cancel()
-	c, err := d.DialContext(dctx, "unix", path)
+	var c net.Conn
+	err := retryDial(ctx, path, exited, func() (err error) {
+		var d net.Dialer
+		dctx, cancel := context.WithTimeout(ctx, qmpTimeout)
+		defer cancel()
+		c, err = d.DialContext(dctx, "unix", path)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("event channel: %w", err)
 	}

@@ -166,16 +166,21 @@ func boot(ctx context.Context, cfg Config, res *Result, onEvent func(event.Event
 	return l.run(ctx, lines, events)
 }
 
+// errQEMUExited marks QEMU dying on its own before the guest started:
+// a bad option, or an accelerator that does not work on this host.
+var errQEMUExited = errors.New("qemu exited")
+
 // startError reports a failure while setting QEMU up: usually QEMU itself
-// refused to start (bad option, no KVM), which its stderr says.
+// refused to start (bad option, no KVM), which its stderr says. A socket
+// error is often the first sign of that, so QEMU gets a moment to exit.
 func startError(ctx context.Context, m *machine, op string, err error) error {
 	if ctx.Err() != nil {
 		return ctxError(ctx, "start")
 	}
 	select {
 	case <-m.exited:
-		return infra(op, fmt.Errorf("qemu %s: %s", m.exitStatus(), m.stderr.String()))
-	default:
+		return infra(op, fmt.Errorf("%w (%s):\n%s", errQEMUExited, m.exitStatus(), m.stderr.String()))
+	case <-time.After(2 * time.Second):
 	}
 	return infra(op, err)
 }
@@ -388,7 +393,7 @@ func (l *loop) finish() error {
 	case l.res.Done, l.cfg.Interactive:
 		return nil
 	case l.m.waitErr != nil:
-		return infra("qemu", fmt.Errorf("%s: %s", l.m.exitStatus(), l.m.stderr.String()))
+		return infra("qemu", fmt.Errorf("%w (%s):\n%s", errQEMUExited, l.m.exitStatus(), l.m.stderr.String()))
 	case !l.ready:
 		return &BootError{Reason: "the guest stopped before the agent was ready", Tail: l.tail.String(), Console: l.res.Console}
 	default:

@@ -34,10 +34,11 @@ const AgentPath = "bin/kci-guest"
 func DefaultCommands() []string {
 	return []string{
 		"init", "gosh",
-		"cat", "chmod", "cp", "cpio", "df", "dmesg", "echo", "find", "free",
-		"grep", "head", "hexdump", "ip", "kill", "ln", "ls", "mkdir", "mknod",
-		"more", "mount", "mv", "poweroff", "ps", "pwd", "rm", "shutdown",
-		"sleep", "strace", "sync", "tail", "umount", "uname", "uptime", "wc",
+		"cat", "chmod", "cp", "cpio", "df", "dmesg", "echo", "false", "find",
+		"free", "grep", "head", "hexdump", "ip", "kill", "ln", "ls", "mkdir",
+		"mknod", "more", "mount", "mv", "poweroff", "ps", "pwd", "rm",
+		"shutdown", "sleep", "strace", "sync", "tail", "true", "umount",
+		"uname", "uptime", "wc",
 	}
 }
 
