@@ -98,7 +98,7 @@ func TestProfileHashStockKernel(t *testing.T) {
 		t.Fatalf("guest sampler failed: %s", g.Error)
 	}
 	t.Logf("profile: %d samples on CPUs %v at %d Hz over %s, %d dropped", g.Samples, g.CPUs, g.FreqHz, g.Window, g.Dropped)
-	if g.Variant != "hash" || g.FreqHz != suite.ProfileFreqHz || len(g.CPUs) != 2 {
+	if g.Variant != "hash" || g.FreqHz != suite.ProfileFreqHz || len(g.CPUs) == 0 {
 		t.Errorf("profile header %+v", g)
 	}
 	p, err := kprofile.ParseFoldedString(g.Folded)
@@ -108,20 +108,28 @@ func TestProfileHashStockKernel(t *testing.T) {
 	if uint64(p.Total()) != g.Samples {
 		t.Errorf("folded stacks hold %d samples, the guest counted %d", p.Total(), g.Samples)
 	}
-	// 99 Hz on 2 CPUs: about 200 samples a second of window; TCG timers
-	// are coarse, so only ask for half.
-	if min := int64(g.Window.Seconds() * 99 * 2 / 2); p.Total() < min {
-		t.Errorf("%d samples over %s on 2 CPUs, want at least %d", p.Total(), g.Window, min)
+	// 99 samples a second per sampled CPU; TCG timers are coarse, so
+	// only ask for half.
+	if min := int64(g.Window.Seconds() * 99 * float64(len(g.CPUs)) / 2); p.Total() < min {
+		t.Errorf("%d samples over %s on CPUs %v, want at least %d", p.Total(), g.Window, g.CPUs, min)
 	}
 	syms := kprofile.Symbols(p)
+	// has finds a function by name, compiler clones (.constprop.0, .isra.0)
+	// included.
 	has := func(names ...string) string {
-		for _, n := range names {
-			if s, ok := syms[n]; ok && s.Total > 0 {
-				return n
+		for sym, s := range syms {
+			base, _, _ := strings.Cut(sym, ".")
+			for _, n := range names {
+				if base == n && s.Total > 0 {
+					return sym
+				}
 			}
 		}
 		return ""
 	}
+	var top bytes.Buffer
+	kprofile.WriteTopText(&top, kprofile.Top(p, 20), p.Total())
+	t.Logf("top symbols:\n%s", top.String())
 	if n := has("htab_map_update_elem"); n == "" {
 		t.Errorf("no sample in the hash map update path (htab_map_update_elem)")
 	} else {
@@ -139,9 +147,6 @@ func TestProfileHashStockKernel(t *testing.T) {
 	if bpfSym == "" {
 		t.Error("the JIT-compiled hash_write program is not in the profile (bpf_jit_kallsyms?)")
 	}
-	var top bytes.Buffer
-	kprofile.WriteTopText(&top, kprofile.Top(p, 20), p.Total())
-	t.Logf("top symbols:\n%s", top.String())
 
 	// Host side: files a run would carry.
 	run := t.TempDir()
