@@ -141,11 +141,11 @@ func bootFault(t *testing.T, patch string, wantCause ...string) {
 }
 
 func TestFaultPanicAtBoot(t *testing.T) {
-	bootFault(t, "testdata/panic-at-boot.patch", "patched", "panic")
+	bootFault(t, "../vm/testdata/patches/panic-at-boot.patch", "patched", "panic")
 }
 
 func TestFaultHangAtBoot(t *testing.T) {
-	bootFault(t, "testdata/hang-at-boot.patch", "patched")
+	bootFault(t, "../vm/testdata/patches/hang-at-boot.patch", "patched")
 }
 
 func TestFaultWarnDuringBench(t *testing.T) {
