@@ -26,6 +26,8 @@ func newTestCmd() *cobra.Command {
 		out            string
 		failOnReg      float64
 		shard          string
+		post           bool
+		postDry        bool
 		vmo            vmFlags
 	)
 	cmd := &cobra.Command{
@@ -72,11 +74,18 @@ build error; 4 boot/crash; 5 survival regression; 6 performance regression
 			t := &job.Tester{Builder: b, Booter: booter}
 			dir, err := t.Test(cmd.Context(), o)
 			if dir != "" {
-				if run, lerr := results.Load(dir); lerr == nil {
+				run, lerr := results.Load(dir)
+				if lerr == nil {
 					fmt.Println()
 					results.Text(os.Stdout, run, results.TextOptions{Color: term.IsTerminal(int(os.Stdout.Fd()))})
 				}
 				fmt.Fprintf(os.Stderr, "kci: run directory %s\n", dir)
+				// A failed run is posted too: reviewers should see why.
+				if (post || postDry) && lerr == nil && len(run.TreeNames()) > 0 {
+					if perr := postRun(cmd.Context(), os.Stdout, os.Stderr, run, postOptions{dryRun: postDry}); perr != nil && err == nil {
+						err = perr
+					}
+				}
 			}
 			return err
 		},
@@ -92,6 +101,8 @@ build error; 4 boot/crash; 5 survival regression; 6 performance regression
 	f.StringVar(&out, "out", "", "run directory (default ./kci-results/<time>-<id>)")
 	f.Float64Var(&failOnReg, "fail-on-regression", -1, "exit 6 when a variant is significantly slower by more than this many percent")
 	f.StringVar(&shard, "shard", "", "run only repetitions i, i+N, ... of the job (i/N), for fan-out; merge with kci report --merge")
+	f.BoolVar(&post, "post", false, "post the report to the pull request (GitHub Actions environment, GITHUB_TOKEN)")
+	f.BoolVar(&postDry, "post-dry-run", false, "print what --post would send")
 	vmo.register(f)
 	return cmd
 }
