@@ -151,7 +151,7 @@ func runVariant(ctx context.Context, env *benchEnv, v variant, p BenchParams, na
 		res.PPS = float64(w.received) / w.elapsed.Seconds()
 	}
 	res.Valid, res.Invalid = validate(measurement{
-		rule: v.rule, counters: counters, lo: w.lo, perSecond: w.perSecond,
+		progs: w.progs, rule: v.rule, counters: counters, lo: w.lo, perSecond: w.perSecond,
 		plannedPPS: ppsPerPair(p) * float64(p.Pairs), window: w.elapsed,
 	})
 	return res, nil

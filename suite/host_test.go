@@ -53,7 +53,7 @@ func testPlan() Plan {
 		Survival: true,
 		Variants: []string{"cnt", "ext", "gtp", "gtpchurn", "gtplru", "hash", "lru"},
 		Bench: BenchParams{
-			Pairs: 2, PayloadSize: 36, RateMbit: 0.5,
+			Pairs: 2, PayloadSize: 36, RateMbit: 0.25,
 			ServerLead: 300 * time.Millisecond, Warmup: 700 * time.Millisecond, Window: 2 * time.Second,
 			ServerCPUs: []int{0, 2, 4}, ClientCPUs: []int{1, 3, 5}, SamplerCPU: 6,
 		},

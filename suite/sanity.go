@@ -33,11 +33,12 @@ type sanityInput struct {
 	Version      string
 	Notes        []byte // /sys/kernel/notes
 	NumCPU       int
+	ClockSource  string
 }
 
 // checkSanity decides whether numbers from this kernel mean anything.
 func checkSanity(in sanityInput) Sanity {
-	s := Sanity{Release: in.Release, Version: strings.TrimSpace(in.Version), NumCPU: in.NumCPU}
+	s := Sanity{Release: in.Release, Version: strings.TrimSpace(in.Version), NumCPU: in.NumCPU, ClockSource: in.ClockSource}
 	s.BuildID = buildID(in.Notes)
 	if in.Config == nil {
 		s.Problems = append(s.Problems, fmt.Sprintf("cannot check the kernel config: /proc/config.gz: %v (CONFIG_IKCONFIG_PROC off?)", in.ConfigErr))
@@ -143,6 +144,9 @@ func gatherSanity() sanityInput {
 	}
 	in.Notes, _ = os.ReadFile("/sys/kernel/notes")
 	in.NumCPU = onlineCPUs()
+	if b, err := os.ReadFile("/sys/devices/system/clocksource/clocksource0/current_clocksource"); err == nil {
+		in.ClockSource = strings.TrimSpace(string(b))
+	}
 	return in
 }
 

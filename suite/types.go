@@ -43,13 +43,17 @@ func DefaultBench() BenchParams {
 // Sanity is the guest's own check that the numbers it is about to produce
 // are from a production-like kernel.
 type Sanity struct {
-	Release  string   `json:"release"`
-	BuildID  string   `json:"build_id"`
-	Version  string   `json:"version"` // /proc/version
-	Lockdep  bool     `json:"lockdep"` // any lockdep evidence found
-	JIT      bool     `json:"jit"`
-	NumCPU   int      `json:"num_cpu"`
-	Problems []string `json:"problems,omitempty"` // non-empty = run refused
+	Release string `json:"release"`
+	BuildID string `json:"build_id"`
+	Version string `json:"version"` // /proc/version
+	Lockdep bool   `json:"lockdep"` // any lockdep evidence found
+	JIT     bool   `json:"jit"`
+	NumCPU  int    `json:"num_cpu"`
+	// ClockSource is the timekeeping clocksource; a TCG guest often falls
+	// back to refined-jiffies. BPF stats use sched_clock, which is checked
+	// per variant (coarse run times invalidate the repetition).
+	ClockSource string   `json:"clocksource,omitempty"`
+	Problems    []string `json:"problems,omitempty"` // non-empty = run refused
 }
 
 // Caps is what the running kernel offers, probed from BTF and by trying.

@@ -39,8 +39,37 @@ func withNsPerPkt(progs []ProgStat) []ProgStat {
 	return out
 }
 
+// coarseClock says why the window's BPF stats cannot be trusted: BPF
+// stats time programs with sched_clock(), which falls back to jiffies when
+// the guest cannot use its TSC (a TCG guest whose TSC calibration failed
+// on a busy host): every run_time_ns is then a multiple of a tick, and
+// programs that ran thousands of times may show 0 ns.
+func coarseClock(progs []ProgStat) string {
+	var ran, nonzero int
+	for _, p := range progs {
+		if p.RunCnt == 0 {
+			continue
+		}
+		ran++
+		if p.RunTimeNs == 0 && p.RunCnt >= 100 {
+			return fmt.Sprintf("BPF stats clock too coarse: %s ran %d times in 0 ns (sched_clock at tick resolution?)", p.Name, p.RunCnt)
+		}
+		if p.RunTimeNs != 0 {
+			nonzero++
+			if p.RunTimeNs%1_000_000 != 0 {
+				return ""
+			}
+		}
+	}
+	if nonzero > 0 {
+		return fmt.Sprintf("BPF stats clock too coarse: every run_time_ns of %d programs is a whole number of milliseconds (sched_clock at tick resolution?)", ran)
+	}
+	return ""
+}
+
 // measurement is what validate judges.
 type measurement struct {
+	progs      []ProgStat // BPF stats over the window
 	rule       rule
 	counters   map[string]uint64 // stats map totals since attach, after the traffic drained
 	lo         LoStat            // lo delta over the window
@@ -88,6 +117,9 @@ func validate(m measurement) (bool, string) {
 			m.lo.RxPackets, planned, 100*minDelivered))
 	}
 	if s := stall(m.perSecond); s != "" {
+		why = append(why, s)
+	}
+	if s := coarseClock(m.progs); s != "" {
 		why = append(why, s)
 	}
 	if len(why) > 0 {

@@ -114,6 +114,35 @@ func TestValidate(t *testing.T) {
 	}
 }
 
+func TestCoarseClock(t *testing.T) {
+	fine := []ProgStat{
+		{Name: "w", Type: "sched_cls", RunTimeNs: 16_000_000, RunCnt: 7000},
+		{Name: "r", Type: "sched_cls", RunTimeNs: 3_629_723, RunCnt: 7000},
+	}
+	if s := coarseClock(fine); s != "" {
+		t.Errorf("fine clock flagged: %s", s)
+	}
+	// What a jiffies sched_clock (HZ=250) produced in a TCG guest.
+	ticks := []ProgStat{
+		{Name: "hash_consume", Type: "tracing", RunTimeNs: 16_000_000, RunCnt: 7083},
+		{Name: "hash_kfree", Type: "tracing"},
+		{Name: "hash_read", Type: "sched_cls", RunTimeNs: 4_000_000, RunCnt: 7080},
+		{Name: "hash_write", Type: "sched_cls", RunTimeNs: 16_000_000, RunCnt: 7080},
+	}
+	if s := coarseClock(ticks); !strings.Contains(s, "whole number of milliseconds") {
+		t.Errorf("tick-quantised stats: %q", s)
+	}
+	zero := []ProgStat{{Name: "cnt_egress", Type: "sched_cls", RunCnt: 6965}, {Name: "cnt_ingress", Type: "sched_cls", RunCnt: 6965}}
+	if s := coarseClock(zero); !strings.Contains(s, "cnt_egress ran 6965 times in 0 ns") {
+		t.Errorf("zero run time: %q", s)
+	}
+	m := measurement{progs: zero, rule: ruleFloor, counters: map[string]uint64{"INGRESS": 1, "EGRESS": 1},
+		perSecond: []uint64{1}, lo: LoStat{RxPackets: 10}}
+	if valid, why := validate(m); valid || !strings.Contains(why, "too coarse") {
+		t.Errorf("validate with a coarse clock: %v %q", valid, why)
+	}
+}
+
 func TestStallMedian(t *testing.T) {
 	// Even count: the median is the mean of the middle two (100, 300 ->
 	// 200), so 99 is a stall and 100 is not.
