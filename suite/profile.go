@@ -28,7 +28,7 @@ const ProfileFreqHz = 99
 // Frames the profiler puts where no kernel function is known.
 const (
 	FrameUser    = "[user]"    // sampled in user mode: no kernel stack
-	FrameLost    = "[lost]"    // the stack-trace map had no room for the stack
+	FrameLost    = "[lost]"    // the stack-trace map bucket held another stack
 	FrameUnknown = "[unknown]" // an address below every kernel symbol
 )
 
@@ -226,8 +226,10 @@ func foldStacks(counts []stackCount, stacks map[int32][]uint64, syms *kallsyms) 
 		switch {
 		case c.kstack == -int32(unix.EFAULT):
 			frames = append(frames, FrameUser)
+		case c.kstack == -int32(unix.EEXIST):
+			frames = append(frames, FrameLost) // its bucket held another stack
 		case c.kstack < 0:
-			frames = append(frames, FrameLost)
+			frames = append(frames, "[no_stack_"+unix.ErrnoName(unix.Errno(-c.kstack))+"]")
 		default:
 			pcs := stacks[c.kstack]
 			// The map holds the leaf first, zero-padded.
@@ -313,11 +315,34 @@ func parseKallsyms(r io.Reader) (*kallsyms, error) {
 		return nil, errKptrRestricted
 	}
 	sort.SliceStable(syms, func(i, j int) bool { return syms[i].addr < syms[j].addr })
-	k := &kallsyms{addrs: make([]uint64, len(syms)), names: make([]string, len(syms))}
-	for i, s := range syms {
-		k.addrs[i], k.names[i] = s.addr, s.name
+	k := &kallsyms{}
+	for _, s := range syms {
+		if n := len(k.addrs); n > 0 && k.addrs[n-1] == s.addr {
+			// Several names for one address: keep the function, not a
+			// section marker (__softirqentry_text_end, _stext).
+			if markerRank(s.name) < markerRank(k.names[n-1]) {
+				k.names[n-1] = s.name
+			}
+			continue
+		}
+		k.addrs = append(k.addrs, s.addr)
+		k.names = append(k.names, s.name)
 	}
 	return k, nil
+}
+
+// markerRank is 1 for names that mark a section or padding rather than
+// name a function, 0 otherwise.
+func markerRank(name string) int {
+	switch name {
+	case "_text", "_stext", "_etext", "_sinittext", "_einittext":
+		return 1
+	}
+	if strings.HasSuffix(name, "_start") || strings.HasSuffix(name, "_end") ||
+		strings.HasPrefix(name, "__pfx_") || strings.HasPrefix(name, "__cfi_") {
+		return 1
+	}
+	return 0
 }
 
 var errKptrRestricted = errors.New("kallsyms: addresses hidden (kernel.kptr_restrict)")

@@ -13,7 +13,10 @@ import (
 )
 
 const kallsymsSample = `ffffffff81000000 T _stext
+ffffffff81000ff0 t __pfx_do_one_initcall
+ffffffff81001000 T __softirqentry_text_end
 ffffffff81001000 t do_one_initcall
+ffffffff81001000 T __irqentry_text_start
 ffffffff81002000 D some_data
 ffffffff81003000 T __netif_receive_skb_core
 ffffffff81004000 W weak_fn
@@ -30,7 +33,8 @@ func TestParseKallsyms(t *testing.T) {
 		want string
 	}{
 		{0xffffffff80ffffff, FrameUnknown},
-		{0xffffffff81000000, "_stext"},
+		{0xffffffff81000000, "_stext"}, // the only name there
+		{0xffffffff81000ff4, "__pfx_do_one_initcall"},
 		{0xffffffff81001abc, "do_one_initcall"},
 		{0xffffffff81002010, "do_one_initcall"}, // data symbols are not functions
 		{0xffffffff81003fff, "__netif_receive_skb_core"},
@@ -71,10 +75,12 @@ func TestFoldStacks(t *testing.T) {
 		{comm: "ksoftirqd/0", kstack: 3, n: 4},
 		{comm: "kci-guest", kstack: -int32(unix.EFAULT), n: 3},
 		{comm: "kci-guest", kstack: -int32(unix.EEXIST), n: 1},
+		{comm: "kci-guest", kstack: -int32(unix.ENOMEM), n: 2},
 		{comm: "with space", kstack: 3, n: 1},
 	}
 	got, total := foldStacks(counts, stacks, k)
 	want := "kci-guest;[lost] 1\n" +
+		"kci-guest;[no_stack_ENOMEM] 2\n" +
 		"kci-guest;[user] 3\n" +
 		"kci-guest;do_one_initcall;__netif_receive_skb_core;bpf_prog_6deef7357e7b4530_hash_write 7\n" +
 		"ksoftirqd/0;__netif_receive_skb_core 4\n" +
@@ -82,8 +88,8 @@ func TestFoldStacks(t *testing.T) {
 	if got != want {
 		t.Errorf("folded:\n%s\nwant:\n%s", got, want)
 	}
-	if total != 16 {
-		t.Errorf("total = %d, want 16", total)
+	if total != 18 {
+		t.Errorf("total = %d, want 18", total)
 	}
 }
 
