@@ -264,18 +264,66 @@ text { font-family: monospace; font-size: %dpx; fill: rgb(0,0,0); }
 		if o.Base != nil && r.Depth > 0 {
 			tip += fmt.Sprintf(", %+.2f pp vs base", r.Delta)
 		}
-		fmt.Fprintf(bw, `<g class="frame"><title>%s</title><rect x="%.2f" y="%.0f" width="%.2f" height="%d" fill="%s" rx="2" ry="2"/>`,
-			esc(tip), r.X, r.Y, r.W, frameHeight-1, r.Fill)
-		if label := fitLabel(r.Name, r.W); label != "" {
-			fmt.Fprintf(bw, `<text x="%.2f" y="%.0f">%s</text>`, r.X+3, r.Y+frameHeight-4.5, esc(label))
-		}
+		fmt.Fprintf(bw, `<g class="frame" data-name="%s" data-x="%.2f" data-w="%.2f" data-d="%d"><title>%s</title><rect x="%.2f" y="%.0f" width="%.2f" height="%d" fill="%s" rx="2" ry="2"/>`,
+			esc(r.Name), r.X, r.W, r.Depth, esc(tip), r.X, r.Y, r.W, frameHeight-1, r.Fill)
+		// Every frame has its text element, so zooming can label frames
+		// that grow wide enough.
+		fmt.Fprintf(bw, `<text x="%.2f" y="%.0f">%s</text>`, r.X+3, r.Y+frameHeight-4.5, esc(fitLabel(r.Name, r.W)))
 		bw.WriteString("</g>\n")
 	}
 	fmt.Fprintf(bw, `<text class="sub" x="%d" y="%d">%s</text>`+"\n", padSide, height-12,
-		esc("width = share of samples · colours: orange kernel, green BPF (JIT), red user mode, slate task, grey unknown · hover a frame for its counts"))
+		esc("width = share of samples · colours: orange kernel, green BPF (JIT), red user mode, slate task, grey unknown · hover a frame for its counts, click to zoom"))
+	fmt.Fprintf(bw, `<text id="unzoom" class="sub" x="%d" y="24" style="cursor:pointer;display:none">Reset zoom</text>`+"\n", padSide)
+	fmt.Fprintf(bw, zoomScript, width-2*padSide, padSide, charWidth)
 	bw.WriteString("</svg>\n")
 	return bw.Flush()
 }
+
+// zoomScript makes a frame fill the width when clicked (its ancestors
+// span the graph, unrelated frames hide); "Reset zoom" or the root frame
+// undoes it. Viewers that do not run scripts show the static graph.
+const zoomScript = `<script type="text/ecmascript"><![CDATA[
+(function () {
+  var W = %d, PAD = %d, CW = %g;
+  var frames = Array.prototype.slice.call(document.querySelectorAll("g.frame"));
+  var unzoom = document.getElementById("unzoom");
+  function num(g, a) { return parseFloat(g.getAttribute(a)); }
+  function label(name, w) {
+    var n = Math.floor((w - 6) / CW);
+    if (n < 3) return "";
+    return name.length <= n ? name : name.substring(0, n - 2) + "..";
+  }
+  function place(g, x, w) {
+    var r = g.querySelector("rect"), t = g.querySelector("text");
+    g.style.display = "";
+    r.setAttribute("x", x.toFixed(2));
+    r.setAttribute("width", w.toFixed(2));
+    t.setAttribute("x", (x + 3).toFixed(2));
+    t.textContent = label(g.getAttribute("data-name"), w);
+  }
+  function zoom(z) {
+    var x0 = num(z, "data-x"), w0 = num(z, "data-w"), d0 = num(z, "data-d"), eps = 1e-6;
+    var scale = W / w0;
+    frames.forEach(function (g) {
+      var x = num(g, "data-x"), w = num(g, "data-w"), d = num(g, "data-d");
+      if (d < d0) {
+        if (x <= x0 + eps && x + w >= x0 + w0 - eps) place(g, PAD, W); else g.style.display = "none";
+      } else if (x >= x0 - eps && x + w <= x0 + w0 + eps) {
+        place(g, PAD + (x - x0) * scale, w * scale);
+      } else {
+        g.style.display = "none";
+      }
+    });
+    unzoom.style.display = d0 > 0 ? "" : "none";
+  }
+  frames.forEach(function (g) {
+    g.style.cursor = "pointer";
+    g.addEventListener("click", function () { zoom(g); });
+  });
+  unzoom.addEventListener("click", function () { zoom(frames[0]); });
+})();
+]]></script>
+`
 
 // fitLabel is the name, truncated with ".." to fit width, or "" when not
 // even three characters fit.
