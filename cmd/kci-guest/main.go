@@ -2,7 +2,7 @@
 // VM: it mounts what the suite needs, says hello on the kci virtio-serial
 // port, runs the plan the host put in the initramfs and always ends with a
 // done event before ending the guest. Without a plan (kci shell) it
-// returns, and u-root's init starts its shell.
+// becomes u-root's shell.
 package main
 
 import (
@@ -36,7 +36,8 @@ func main() {
 		log.Print(err)
 	}
 	if errors.Is(err, errNoPlan) {
-		return // let init drop to the shell
+		shell()
+		return // let init try the shell itself
 	}
 	poweroff()
 }
@@ -219,6 +220,16 @@ func mounted(target string) bool {
 		return false
 	}
 	return a.Dev != p.Dev
+}
+
+// shell replaces the agent with u-root's shell, keeping the session and
+// controlling terminal init gave the agent: a shell that init starts after
+// the agent exits is killed as it takes the terminal over.
+func shell() {
+	sh := "/bin/defaultsh"
+	if err := unix.Exec(sh, []string{sh}, os.Environ()); err != nil {
+		log.Printf("exec %s: %v", sh, err)
+	}
 }
 
 // poweroff ends the guest. kci's kernels have no ACPI, so a power-off

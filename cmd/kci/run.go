@@ -28,6 +28,7 @@ type bootFlags struct {
 	patches     []string
 	bootTimeout time.Duration
 	dir         string
+	appendArgs  []string
 	vmo         vmFlags
 }
 
@@ -36,6 +37,7 @@ func (b *bootFlags) register(cmd *cobra.Command) {
 	f.StringVar(&b.kernel, "kernel", "", "boot this bzImage instead of building a tree's kernel")
 	f.StringVar(&b.tree, "tree", "stock", "tree from kci.yaml whose kernel to build (cached) and boot")
 	f.DurationVar(&b.bootTimeout, "boot-timeout", 0, "deadline for the guest agent to be ready (default 60s)")
+	f.StringArrayVar(&b.appendArgs, "append", nil, "extra kernel command line argument (repeatable)")
 	f.StringVar(&b.dir, "dir", "", "directory for the console log and initramfs (default: a new temporary directory)")
 	b.vmo.register(f)
 }
@@ -100,6 +102,7 @@ func (b *bootFlags) prepare(ctx context.Context, log io.Writer, files ...vmimage
 	fmt.Fprintf(log, "kci: accelerator %s (%s)\n", accel, why)
 	cfg := booter.VM
 	cfg.Kernel, cfg.Initrd, cfg.Dir, cfg.BootTimeout = k.BzImage, initrd, dir, b.bootTimeout
+	cfg.Append = append(cfg.Append, b.appendArgs...)
 	return cfg, nil
 }
 

@@ -19,9 +19,10 @@ func newShellCmd() *cobra.Command {
 		Short: "Boot a kernel into an interactive u-root shell, for debugging a patch by hand",
 		Long: `Boot a kernel (a bzImage, or a tree's kernel plus patches, built and cached
 as by kci build) with kci's initramfs, and attach the serial console to this
-terminal. Without a plan the guest agent says ready and exits, and u-root's
-init starts its shell. Leave with poweroff, or Ctrl-A x. The console is also
-written to console.log.`,
+terminal. Without a plan the guest agent says ready and becomes u-root's
+shell. Leave with "shutdown reboot" (QEMU runs with -no-reboot; kci's kernels
+have no ACPI, so poweroff only halts) or Ctrl-A x. The console is also written
+to console.log.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			bf.patches = args
 			errOut := cmd.ErrOrStderr()
@@ -37,7 +38,7 @@ written to console.log.`,
 					defer term.Restore(fd, st)
 				}
 			}
-			fmt.Fprintln(errOut, "kci: booting; leave the shell with poweroff or Ctrl-A x")
+			fmt.Fprintln(errOut, "kci: booting; leave the shell with 'shutdown reboot' or Ctrl-A x")
 			res, err := vm.Run(cmd.Context(), cfg, nil)
 			printResult(errOut, res)
 			return err
