@@ -4,5 +4,11 @@ package suite
 // so lives outside the package.
 var (
 	CheckStockRun = checkStockRun
+	CheckRun      = checkRun
+	StockWant     = stockWant
+	ExtWant       = extWant
+	GtpWant       = gtpWant
 	TestPlanSmall = testPlan
 )
+
+type RunWant = runWant

@@ -24,10 +24,27 @@ import (
 // skipped naming what the kernel lacks, and every survival cell must
 // match its expectation.
 func TestGuestStockKernel(t *testing.T) {
+	runGuest(t, "stock", suite.StockWant())
+}
+
+// TestGuestExtKernel: on the BPF skb extension tree, ext runs and
+// validates (FOUND == INGRESS == EGRESS) and the extension survives every
+// path of the matrix, the series' claim.
+func TestGuestExtKernel(t *testing.T) {
+	runGuest(t, "ext", suite.ExtWant())
+}
+
+// TestGuestGtpKernel: on the gated tracepoint tree, gtp, gtpchurn and
+// gtplru run and validate (FREE_REAPED == EGRESS, a bound for the LRU).
+func TestGuestGtpKernel(t *testing.T) {
+	runGuest(t, "gtp", suite.GtpWant())
+}
+
+func runGuest(t *testing.T, tree string, want suite.RunWant) {
 	if testing.Short() {
 		t.Skip("boots a kernel in QEMU: skipped in -short mode")
 	}
-	k := testkernel.Base(t)
+	k := testkernel.Tree(t, tree)
 	ctx := context.Background()
 	if dl, ok := t.Deadline(); ok {
 		var cancel context.CancelFunc
@@ -85,7 +102,7 @@ func TestGuestStockKernel(t *testing.T) {
 			t.Logf("sanity: %s", ev.Data)
 		}
 	}
-	suite.CheckStockRun(t, res.Events, plan, nil)
+	suite.CheckRun(t, res.Events, plan, want)
 }
 
 // tcgClockArgs tells the guest kernel the TSC rate. Under TCG the guest's

@@ -95,10 +95,52 @@ func TestHostKernelRun(t *testing.T) {
 	checkStockRun(t, rec.events, plan, tolerate)
 }
 
+// runWant is what a run on one kernel tree must show.
+type runWant struct {
+	skips    map[string]string // variant -> exact skip reason; the rest must run and validate
+	extCells string            // what every skb-ext cell must observe: skip or survives
+	tolerate map[string]string // variant -> invalid-reason prefix logged instead of failing
+}
+
+const (
+	lacksExt    = "kernel lacks kfunc bpf_dynptr_from_skb_ext"
+	lacksGtp    = "kernel lacks kfunc bpf_trace_skb, tracepoint skb_free, tracepoint skb_copy"
+	lacksGtpMap = lacksGtp + ", map type BPF_MAP_TYPE_RHASH"
+)
+
+// stockWant: no series, so ext and gtp* are skipped naming what is missing.
+func stockWant() runWant {
+	return runWant{
+		skips:    map[string]string{"ext": lacksExt, "gtp": lacksGtpMap, "gtpchurn": lacksGtpMap, "gtplru": lacksGtp},
+		extCells: skip,
+	}
+}
+
+// extWant: the skb extension series; its extension must survive every path.
+func extWant() runWant {
+	return runWant{
+		skips:    map[string]string{"gtp": lacksGtpMap, "gtpchurn": lacksGtpMap, "gtplru": lacksGtp},
+		extCells: survives,
+	}
+}
+
+// gtpWant: the gated tracepoint series, with the rhash map.
+func gtpWant() runWant {
+	return runWant{skips: map[string]string{"ext": lacksExt}, extCells: skip}
+}
+
 // checkStockRun checks a run on a kernel without the ext and gtp series.
 // tolerate maps a variant to the prefix of an invalid reason that is
 // logged instead of failing.
 func checkStockRun(t *testing.T, evs []event.Event, plan Plan, tolerate map[string]string) {
+	t.Helper()
+	w := stockWant()
+	w.tolerate = tolerate
+	checkRun(t, evs, plan, w)
+}
+
+// checkRun checks a run's events against what its kernel must show.
+func checkRun(t *testing.T, evs []event.Event, plan Plan, want runWant) {
 	t.Helper()
 	caps := decodeAll[Caps](t, evs, event.Caps)
 	if len(caps) != 1 {
@@ -108,16 +150,22 @@ func checkStockRun(t *testing.T, evs []event.Event, plan Plan, tolerate map[stri
 	t.Logf("caps: %s", b)
 
 	cells := decodeAll[Cell](t, evs, event.Cell)
-	if want := len(carriers()) * len(paths()); len(cells) != want {
-		t.Errorf("%d cells, want %d", len(cells), want)
+	if n := len(carriers()) * len(paths()); len(cells) != n {
+		t.Errorf("%d cells, want %d", len(cells), n)
 	}
 	for _, c := range cells {
 		t.Logf("cell %-12s %-14s expected %-8s observed %-8s pass %v  %s", c.Carrier, c.Path, c.Expected, c.Observed, c.Pass, c.Detail)
 		if !c.Pass {
 			t.Errorf("cell %s × %s: expected %s (%s), observed %s: %s", c.Carrier, c.Path, c.Expected, c.Reason, c.Observed, c.Detail)
 		}
-		if c.Carrier == "skb-ext" && (c.Observed != skip || !strings.HasPrefix(c.Reason, "kernel lacks kfunc bpf_dynptr_from_skb_ext")) {
-			t.Errorf("cell skb-ext × %s on a stock kernel: observed %s (%s), want skip naming bpf_dynptr_from_skb_ext", c.Path, c.Observed, c.Reason)
+		if c.Carrier != "skb-ext" {
+			continue
+		}
+		if c.Observed != want.extCells {
+			t.Errorf("cell skb-ext × %s: observed %s (%s), want %s", c.Path, c.Observed, c.Reason, want.extCells)
+		}
+		if want.extCells == skip && !strings.HasPrefix(c.Reason, lacksExt) {
+			t.Errorf("cell skb-ext × %s skipped for %q, want the reason to name bpf_dynptr_from_skb_ext", c.Path, c.Reason)
 		}
 	}
 
@@ -125,16 +173,10 @@ func checkStockRun(t *testing.T, evs []event.Event, plan Plan, tolerate map[stri
 	if len(results) != len(plan.Variants) {
 		t.Fatalf("%d variant events, want %d", len(results), len(plan.Variants))
 	}
-	wantSkip := map[string]string{
-		"ext":      "kernel lacks kfunc bpf_dynptr_from_skb_ext",
-		"gtp":      "kernel lacks kfunc bpf_trace_skb, tracepoint skb_free, tracepoint skb_copy, map type BPF_MAP_TYPE_RHASH",
-		"gtpchurn": "kernel lacks kfunc bpf_trace_skb, tracepoint skb_free, tracepoint skb_copy, map type BPF_MAP_TYPE_RHASH",
-		"gtplru":   "kernel lacks kfunc bpf_trace_skb, tracepoint skb_free, tracepoint skb_copy",
-	}
 	for _, r := range results {
-		if want, ok := wantSkip[r.Variant]; ok {
-			if r.Skipped != want {
-				t.Errorf("variant %s: skipped %q, want %q", r.Variant, r.Skipped, want)
+		if reason, ok := want.skips[r.Variant]; ok {
+			if r.Skipped != reason {
+				t.Errorf("variant %s: skipped %q, want %q", r.Variant, r.Skipped, reason)
 			}
 			continue
 		}
@@ -143,7 +185,7 @@ func checkStockRun(t *testing.T, evs []event.Event, plan Plan, tolerate map[stri
 		for _, p := range r.Programs {
 			t.Logf("  %-14s %-9s run_cnt %8d run_time_ns %10d  %.1f ns/pkt", p.Name, p.Type, p.RunCnt, p.RunTimeNs, p.NsPerPkt)
 		}
-		if p, ok := tolerate[r.Variant]; ok && !r.Valid && strings.HasPrefix(r.Invalid, p) {
+		if p, ok := want.tolerate[r.Variant]; ok && !r.Valid && strings.HasPrefix(r.Invalid, p) {
 			t.Logf("variant %s invalid on this kernel, tolerated: %s", r.Variant, r.Invalid)
 		} else if r.Skipped != "" || !r.Valid {
 			t.Errorf("variant %s: skipped %q, valid %v: %s", r.Variant, r.Skipped, r.Valid, r.Invalid)
