@@ -3,7 +3,6 @@ package suite
 import (
 	"errors"
 	"fmt"
-	"io"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/link"
@@ -134,10 +133,3 @@ func attachTracing(prog *ebpf.Program) (attachment, error) {
 	}
 	return l, nil
 }
-
-// closerFunc adapts a function to attachment.
-type closerFunc func() error
-
-func (f closerFunc) Close() error { return f() }
-
-var _ io.Closer = closerFunc(nil)

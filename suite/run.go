@@ -60,7 +60,7 @@ func (r *runner) step(name string, def time.Duration) error {
 }
 
 func (r *runner) logf(format string, args ...any) {
-	r.emit(event.Log, fmt.Sprintf(format, args...)) //nolint:errcheck // best effort
+	_ = r.emit(event.Log, fmt.Sprintf(format, args...)) // progress only: a lost line is no failure
 }
 
 func (r *runner) run(ctx context.Context) error {

@@ -22,37 +22,35 @@ const (
 // is a failed cell, not an error.
 func runSurvival(ctx context.Context, env *benchEnv, report func(Cell) error) error {
 	for _, p := range paths() {
-		cells := carriers()
-		var t *topology
-		var buildErr error
-		// Build the path only if some cell needs it.
-		for _, c := range cells {
-			if expect(c, p, env.caps).expected != skip {
-				t = &topology{}
-				if buildErr = p.build(t); buildErr != nil {
-					t.close()
-					t = nil
-				}
-				break
-			}
+		if err := runPath(ctx, env, p, report); err != nil {
+			return err
 		}
-		for _, c := range cells {
-			if err := ctx.Err(); err != nil {
-				if t != nil {
-					t.close()
-				}
-				return err
+	}
+	return nil
+}
+
+// runPath builds one path, if any of its cells can run on this kernel,
+// and runs every carrier over it.
+func runPath(ctx context.Context, env *benchEnv, p pathDef, report func(Cell) error) error {
+	var t *topology
+	var buildErr error
+	for _, c := range carriers() {
+		if expect(c, p, env.caps).expected != skip {
+			t = &topology{}
+			buildErr = p.build(t)
+			defer t.close()
+			if buildErr != nil {
+				t = nil
 			}
-			cell := runCell(env, c, p, t, buildErr)
-			if err := report(cell); err != nil {
-				if t != nil {
-					t.close()
-				}
-				return err
-			}
+			break
 		}
-		if t != nil {
-			t.close()
+	}
+	for _, c := range carriers() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := report(runCell(env, c, p, t, buildErr)); err != nil {
+			return err
 		}
 	}
 	return nil

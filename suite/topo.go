@@ -48,7 +48,7 @@ func (t *topology) close() {
 	}
 }
 
-// topoNS makes a namespace for a topology with reverse-path filtering off:
+// ns makes a namespace for the topology with reverse-path filtering off:
 // a new namespace copies the initial one's settings, which may filter.
 func (t *topology) ns(name string) (*netNS, error) {
 	n, err := newNetNS(name)
@@ -197,7 +197,8 @@ func paths() []pathDef {
 	}
 }
 
-const survPort = 4789 + 1000
+// survPort is the test packets' UDP port (source and destination).
+const survPort = 5789
 
 // loopback: lo egress -> lo ingress in one namespace.
 func buildLoopback(t *topology) error {
