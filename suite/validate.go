@@ -98,15 +98,21 @@ func validate(m measurement) (bool, string) {
 				f, in, eg, nonzero(c, "CREATE_FAIL", "FIND_FAIL", "SLICE_FAIL", "BADMAGIC")))
 		}
 	case ruleReapExact:
-		if r := c["FREE_REAPED"]; r != eg {
-			why = append(why, fmt.Sprintf("FREE_REAPED %d != EGRESS %d: entries not reaped exactly once", r, eg))
+		// Every entry is written at egress or copied to a clone of an
+		// armed skb (skb_copy), and must be reaped exactly once.
+		if r, cp := c["FREE_REAPED"], c["COPY"]; r != eg+cp {
+			what := fmt.Sprintf("EGRESS %d", eg)
+			if cp != 0 {
+				what = fmt.Sprintf("EGRESS %d + COPY %d", eg, cp)
+			}
+			why = append(why, fmt.Sprintf("FREE_REAPED %d != %s: entries not reaped exactly once", r, what))
 		}
 		if u := c["UPDATE_ERROR"]; u != 0 {
 			why = append(why, fmt.Sprintf("UPDATE_ERROR %d", u))
 		}
 	case ruleReapBound:
-		if r := c["FREE_REAPED"]; r > eg {
-			why = append(why, fmt.Sprintf("FREE_REAPED %d > EGRESS %d: reaped more than was written", r, eg))
+		if r, cp := c["FREE_REAPED"], c["COPY"]; r > eg+cp {
+			why = append(why, fmt.Sprintf("FREE_REAPED %d > EGRESS %d + COPY %d: reaped more than was written", r, eg, cp))
 		}
 	}
 	if bad := nonzeroLo(m.lo); bad != "" {

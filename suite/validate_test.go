@@ -73,6 +73,14 @@ func TestValidate(t *testing.T) {
 		{"reap exact leak", with(func(m *measurement) {
 			m.rule, m.counters = ruleReapExact, map[string]uint64{"INGRESS": 5000, "EGRESS": 5000, "FREE_REAPED": 4997}
 		}), "FREE_REAPED 4997 != EGRESS 5000"},
+		{"reap exact with copies", with(func(m *measurement) {
+			m.rule = ruleReapExact
+			m.counters = map[string]uint64{"INGRESS": 5000, "EGRESS": 5000, "COPY": 7, "FREE_REAPED": 5007}
+		}), ""},
+		{"copies not reaped", with(func(m *measurement) {
+			m.rule = ruleReapExact
+			m.counters = map[string]uint64{"INGRESS": 5000, "EGRESS": 5000, "COPY": 7, "FREE_REAPED": 5000}
+		}), "FREE_REAPED 5000 != EGRESS 5000 + COPY 7"},
 		{"reap exact update errors", with(func(m *measurement) {
 			m.rule = ruleReapExact
 			m.counters = map[string]uint64{"INGRESS": 5000, "EGRESS": 5000, "FREE_REAPED": 5000, "UPDATE_ERROR": 3}
@@ -82,7 +90,7 @@ func TestValidate(t *testing.T) {
 		}), ""},
 		{"lru over-reaped", with(func(m *measurement) {
 			m.rule, m.counters = ruleReapBound, map[string]uint64{"INGRESS": 5000, "EGRESS": 5000, "FREE_REAPED": 5001}
-		}), "FREE_REAPED 5001 > EGRESS 5000"},
+		}), "FREE_REAPED 5001 > EGRESS 5000 + COPY 0"},
 		{"lo errors", with(func(m *measurement) {
 			m.rule, m.counters = ruleFloor, map[string]uint64{"INGRESS": 5000, "EGRESS": 5000}
 			m.lo.RxDropped, m.lo.TxErrors = 2, 1

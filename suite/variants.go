@@ -17,7 +17,7 @@ type rule int
 const (
 	ruleFloor     rule = iota // cnt: INGRESS == EGRESS
 	ruleExt                   // FOUND == INGRESS == EGRESS
-	ruleReapExact             // FREE_REAPED == EGRESS, no update errors
+	ruleReapExact             // FREE_REAPED == EGRESS (+ COPY), no update errors
 	ruleReapBound             // FREE_REAPED <= EGRESS: an LRU may evict first
 )
 
