@@ -103,17 +103,26 @@ func (b *Builder) Tree(ctx context.Context, t *project.Tree) (*kernel.Artifacts,
 
 // Patched builds tree t plus patches, seeded from the tree's kernel.
 func (b *Builder) Patched(ctx context.Context, t *project.Tree, tree *kernel.Artifacts, patches []kernel.Patch) (*kernel.Artifacts, error) {
-	series, err := b.Series(t)
+	req, err := b.PatchedRequest(t, tree, patches)
 	if err != nil {
 		return nil, err
 	}
+	return b.Cache.Build(ctx, req, b.Opts)
+}
+
+// PatchedRequest is what Patched asks the cache to build.
+func (b *Builder) PatchedRequest(t *project.Tree, tree *kernel.Artifacts, patches []kernel.Patch) (kernel.Request, error) {
+	series, err := b.Series(t)
+	if err != nil {
+		return kernel.Request{}, err
+	}
 	req := b.baseRequest()
 	if req.Fragments, err = b.fragments(t); err != nil {
-		return nil, err
+		return kernel.Request{}, err
 	}
 	req.Patches = append(append([]kernel.Patch{}, series...), patches...)
 	req.Parent = tree
-	return b.Cache.Build(ctx, req, b.Opts)
+	return req, nil
 }
 
 // AppliesTo reports whether patches apply on top of tree t's series, using

@@ -15,6 +15,7 @@ type Artifacts struct {
 	BuildID    string   `json:"build_id"`
 	BaseID     string   `json:"base_id"` // identity of the base source (git tree hash)
 	BaseOrigin string   `json:"base_origin"`
+	Commit     string   `json:"commit"` // the tree's HEAD after the series, in the base repository
 	Version    string   `json:"version"`
 	Patches    []string `json:"patches,omitempty"` // subjects of the applied series, in order
 	ConfigHash string   `json:"config_hash"`       // sha256 of the final .config

@@ -42,6 +42,52 @@ type Options struct {
 	Timeout  time.Duration
 }
 
+// Key is the cache key of req: what Build would publish it under.
+func (c *Cache) Key(ctx context.Context, req Request) (string, error) {
+	src, err := c.Import(ctx, req.Base)
+	if err != nil {
+		return "", err
+	}
+	key, _, err := c.key(src, req)
+	return key, err
+}
+
+// key hashes everything that decides the kernel: the base's content, the
+// base config, every fragment's text and every patch, in order. The final
+// .config is a function of these; its hash is recorded too.
+func (c *Cache) key(src *Source, req Request) (string, []Fragment, error) {
+	frags := make([]Fragment, 0, len(req.Fragments))
+	parts := []string{"kci-build-v1", src.ID}
+	switch req.BaseConfig {
+	case "", "tinyconfig":
+		parts = append(parts, "tinyconfig")
+	case "defconfig":
+		parts = append(parts, "defconfig")
+	default:
+		data, err := os.ReadFile(req.BaseConfig)
+		if err != nil {
+			return "", nil, fmt.Errorf("base config: %w", err)
+		}
+		parts = append(parts, string(data))
+	}
+	for _, p := range req.Fragments {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return "", nil, &ConfigError{Violations: []Violation{{Option: "-", Source: p, Why: err.Error()}}}
+		}
+		f, err := ParseFragment(p, data)
+		if err != nil {
+			return "", nil, &ConfigError{Violations: []Violation{{Option: "-", Source: p, Why: err.Error()}}}
+		}
+		frags = append(frags, f)
+		parts = append(parts, string(data))
+	}
+	for _, p := range req.Patches {
+		parts = append(parts, string(p.Data))
+	}
+	return hashStrings(parts...)[:24], frags, nil
+}
+
 // Build produces the kernel req describes, from the cache when it is there.
 func (c *Cache) Build(ctx context.Context, req Request, opt Options) (*Artifacts, error) {
 	var phases []Phase
@@ -55,35 +101,14 @@ func (c *Cache) Build(ctx context.Context, req Request, opt Options) (*Artifacts
 	if err := timed("import", func() (err error) { src, err = c.Import(ctx, req.Base); return }); err != nil {
 		return nil, err
 	}
-	frags := make([]Fragment, 0, len(req.Fragments))
-	var fragText []string
-	for _, p := range req.Fragments {
-		f, err := ReadFragment(p)
-		if err != nil {
-			return nil, &ConfigError{Violations: []Violation{{Option: "-", Source: p, Why: err.Error()}}}
-		}
-		frags = append(frags, f)
-		data, _ := os.ReadFile(p)
-		fragText = append(fragText, string(data))
+	key, frags, err := c.key(src, req)
+	if err != nil {
+		return nil, err
 	}
 	baseCfg := req.BaseConfig
 	if baseCfg == "" {
 		baseCfg = "tinyconfig"
 	}
-	baseCfgID := baseCfg
-	if baseCfg != "tinyconfig" && baseCfg != "defconfig" {
-		data, err := os.ReadFile(baseCfg)
-		if err != nil {
-			return nil, fmt.Errorf("base config: %w", err)
-		}
-		baseCfgID = string(data)
-	}
-	parts := []string{"kci-build-v1", src.ID, baseCfgID}
-	parts = append(parts, fragText...)
-	for _, p := range req.Patches {
-		parts = append(parts, string(p.Data))
-	}
-	key := hashStrings(parts...)[:24]
 	final := c.path("kernels", key)
 	if a, err := loadArtifacts(final); err == nil {
 		a.CacheHit = true
@@ -99,33 +124,54 @@ func (c *Cache) Build(ctx context.Context, req Request, opt Options) (*Artifacts
 		return a, nil
 	}
 
-	tree := c.path("builds", key)
-	obj := filepath.Join(tree, objDirName)
-	keepTree := false
-	defer func() {
-		if !keepTree {
-			removeWorktree(src, tree)
+	// Where to build. A leaf build (a patch on top of a kept tree) works in
+	// the parent's own tree, as a developer would: reset the sources to the
+	// parent, apply the patch, make — only what differs from the last build
+	// there recompiles. A kept build gets a fresh worktree seeded with a
+	// copy of its parent's objects.
+	var tree string
+	var apply []Patch
+	inPlace := false
+	if req.Parent != nil && !req.Keep && len(req.Patches) >= len(req.Parent.Patches) {
+		ws := c.path("builds", req.Parent.Key)
+		if _, err := os.Stat(filepath.Join(ws, objDirName, "vmlinux")); err == nil {
+			inPlace = true
+			tree = ws
+			unlockWS, err := c.lock("ws-" + req.Parent.Key)
+			if err != nil {
+				return nil, err
+			}
+			defer unlockWS()
+			if err := timed("reset", func() error { return resetWorkspace(ctx, tree, parentCommit(src, req.Parent), key) }); err != nil {
+				return nil, err
+			}
+			apply = req.Patches[len(req.Parent.Patches):]
 		}
-	}()
-	// A leftover tree is from an interrupted run: start over.
-	removeWorktree(src, tree)
-	if err := timed("worktree", func() error { return worktree(ctx, src, tree) }); err != nil {
-		return nil, err
 	}
-	if err := timed("apply", func() error { return applySeries(ctx, tree, req.Patches) }); err != nil {
-		return nil, err
-	}
-	if req.Parent != nil {
-		pobj := filepath.Join(c.path("builds", req.Parent.Key), objDirName)
-		if _, err := os.Stat(filepath.Join(pobj, "vmlinux")); err == nil {
-			// cp -a keeps mtimes: objects stay newer than the backdated sources.
-			if err := timed("seed", func() error {
-				_, err := command{timeout: 10 * time.Minute}.run(ctx, "cp", "-a", "--reflink=auto", pobj, obj)
-				return err
-			}); err != nil {
-				return nil, infra("seed build dir from "+req.Parent.Key, err)
+	if !inPlace {
+		tree = c.path("builds", key)
+		keepTree := false
+		defer func() {
+			if !keepTree {
+				removeWorktree(src, tree)
+			}
+		}()
+		defer func() { keepTree = keepTree || (req.Keep && published(c.path("kernels", key))) }()
+		// A leftover tree is from an interrupted run: start over.
+		removeWorktree(src, tree)
+		if err := timed("worktree", func() error { return worktree(ctx, src, tree) }); err != nil {
+			return nil, err
+		}
+		apply = req.Patches
+		if req.Parent != nil {
+			if err := timed("seed", func() error { return c.seed(ctx, src, req.Parent, tree) }); err != nil {
+				return nil, err
 			}
 		}
+	}
+	obj := filepath.Join(tree, objDirName)
+	if err := timed("apply", func() error { return applySeries(ctx, tree, apply) }); err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(obj, 0o755); err != nil {
 		return nil, infra("build dir", err)
@@ -151,7 +197,11 @@ func (c *Cache) Build(ctx context.Context, req Request, opt Options) (*Artifacts
 	var values Values
 	var drift []Drift
 	if err := timed("config", func() error {
-		if baseCfg == "tinyconfig" || baseCfg == "defconfig" {
+		if inPlace {
+			if err := copyFile(req.Parent.Config, filepath.Join(obj, ".config")); err != nil {
+				return infra("parent config", err)
+			}
+		} else if baseCfg == "tinyconfig" || baseCfg == "defconfig" {
 			target := baseCfg
 			if target == "defconfig" {
 				target = "x86_64_defconfig"
@@ -214,6 +264,9 @@ func (c *Cache) Build(ctx context.Context, req Request, opt Options) (*Artifacts
 		Key: key, BaseID: src.ID, BaseOrigin: src.Origin, Version: src.Version,
 		Fragments: req.Fragments, Drift: drift,
 	}
+	if out, err := (command{dir: tree}).run(ctx, "git", "rev-parse", "HEAD"); err == nil {
+		a.Commit = strings.TrimSpace(out)
+	}
 	for _, p := range req.Patches {
 		a.Patches = append(a.Patches, p.Subject)
 	}
@@ -271,7 +324,6 @@ func (c *Cache) Build(ctx context.Context, req Request, opt Options) (*Artifacts
 	if err := publish(tmp, final); err != nil {
 		return nil, infra("publish", err)
 	}
-	keepTree = req.Keep
 	return loadArtifacts(final)
 }
 

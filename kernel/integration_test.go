@@ -75,12 +75,14 @@ func TestIncrementalOneFilePatch(t *testing.T) {
 	}
 	var cc []string
 	for _, l := range strings.Split(string(log), "\n") {
-		if f := strings.Fields(l); len(f) == 2 && f[0] == "CC" {
+		// Host tools (objtool, resolve_btfids) log absolute paths: count
+		// kernel objects only.
+		if f := strings.Fields(l); len(f) == 2 && f[0] == "CC" && !filepath.IsAbs(f[1]) {
 			cc = append(cc, f[1])
 		}
 	}
-	if len(cc) > 30 {
-		t.Errorf("incremental build compiled %d objects (want only what the patch touches): %v", len(cc), cc[:30])
+	if len(cc) > 10 {
+		t.Errorf("incremental build compiled %d objects (want only what the patch touches): %v", len(cc), cc)
 	}
 	found := false
 	for _, o := range cc {
@@ -94,23 +96,13 @@ func TestIncrementalOneFilePatch(t *testing.T) {
 	}
 }
 
-// snapshot lists what a failed build could leave behind.
-func snapshot(t *testing.T, root string) map[string]bool {
-	m := map[string]bool{}
-	for _, d := range []string{"kernels", "builds"} {
-		ents, _ := os.ReadDir(filepath.Join(root, d))
-		for _, e := range ents {
-			m[d+"/"+e.Name()] = true
-		}
-	}
-	return m
-}
-
-func assertClean(t *testing.T, root string, before map[string]bool) {
+// assertClean checks that the failed build of key left nothing published
+// or half-built in the cache, and the imported base tree untouched.
+func assertClean(t *testing.T, root, key string) {
 	t.Helper()
-	for k := range snapshot(t, root) {
-		if !before[k] {
-			t.Errorf("failed build left %s in the cache", k)
+	for _, d := range []string{"kernels", "builds"} {
+		if _, err := os.Stat(filepath.Join(root, d, key)); err == nil {
+			t.Errorf("failed build left %s/%s in the cache", d, key)
 		}
 	}
 	srcs, _ := filepath.Glob(filepath.Join(root, "base", "*", "src"))
@@ -120,10 +112,8 @@ func assertClean(t *testing.T, root string, before map[string]bool) {
 			t.Errorf("base tree %s not clean: %v %s", s, err, out)
 		}
 		wt, _ := exec.Command("git", "-C", s, "worktree", "list", "--porcelain").Output()
-		for _, l := range strings.Split(string(wt), "\n") {
-			if strings.HasPrefix(l, "worktree ") && strings.Contains(l, "prunable") {
-				t.Errorf("stale worktree: %s", l)
-			}
+		if strings.Contains(string(wt), key) {
+			t.Errorf("failed build's worktree still registered:\n%s", wt)
 		}
 	}
 }
@@ -131,13 +121,8 @@ func assertClean(t *testing.T, root string, before map[string]bool) {
 func faultBuild(t *testing.T, patches []string, fragment string) error {
 	t.Helper()
 	b := testkernel.Builder(t)
-	testkernel.Base(t) // the seed; not part of what is checked
-	before := snapshot(t, b.Cache.Root)
+	base := testkernel.Base(t)
 	tr, _ := b.Project.Tree("stock")
-	base, err := b.Tree(context.Background(), tr)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if fragment != "" {
 		abs, _ := filepath.Abs(fragment)
 		b.Project.Config.Fragments = append(b.Project.Config.Fragments, abs)
@@ -146,11 +131,19 @@ func faultBuild(t *testing.T, patches []string, fragment string) error {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = b.Patched(context.Background(), tr, base, ps)
+	req, err := b.PatchedRequest(tr, base, ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := b.Cache.Key(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.Cache.Build(context.Background(), req, b.Opts)
 	if err == nil {
 		t.Fatal("build succeeded, want a failure")
 	}
-	assertClean(t, b.Cache.Root, before)
+	assertClean(t, b.Cache.Root, key)
 	return err
 }
 

@@ -268,7 +268,15 @@ func worktree(ctx context.Context, src *Source, dir string) error {
 		}
 		return os.Chtimes(p, old, old)
 	})
-	return infra("worktree backdate", err)
+	if err != nil {
+		return infra("worktree backdate", err)
+	}
+	// Record the new mtimes in the index: later resets of this tree then
+	// touch only the files that really differ.
+	if _, err := (command{dir: dir, timeout: 10 * time.Minute}).run(ctx, "git", "update-index", "-q", "--refresh"); err != nil {
+		return infra("worktree index refresh", err)
+	}
+	return nil
 }
 
 func removeWorktree(src *Source, dir string) {
