@@ -54,6 +54,9 @@ func Run(ctx context.Context, cfg Config, onEvent func(event.Event)) (*Result, e
 		return res, err
 	}
 	cfg.Accel, res.Accel, res.AccelReason = accel, accel, reason
+	if accel == AccelTCG {
+		cfg.Append = append(append([]string(nil), cfg.Append...), TCGClockArgs()...)
+	}
 	return res, boot(ctx, cfg, res, onEvent, false)
 }
 
