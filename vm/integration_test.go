@@ -234,4 +234,5 @@ func TestFaultWarnWhenAgentRuns(t *testing.T) {
 	if ce.Title != "WARNING in kci_fault_warn_show" || !strings.Contains(ce.Excerpt, "kci fault injection: WARN on read") {
 		t.Errorf("crash title %q, excerpt:\n%s", ce.Title, ce.Excerpt)
 	}
+	t.Logf("after %v: %s\n%s", res.Duration.Round(time.Millisecond), ce.Title, ce.Excerpt)
 }
