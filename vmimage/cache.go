@@ -5,7 +5,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
+	"time"
 )
 
 // lockKey serialises builders of one key across processes; a crashed
@@ -94,4 +96,41 @@ func (img *Image) Compose(dst string, files ...File) error {
 		return fmt.Errorf("vmimage: run image %s: %w", dst, err)
 	}
 	return nil
+}
+
+// Old images are pruned: every edit of the agent's sources makes a new
+// one (about 10 MB). An image is kept if it is among the newest keepImages
+// or was used within keepAge; Build refreshes the time of an image it
+// hands out, and callers copy it (Compose) right away.
+const (
+	keepImages = 4
+	keepAge    = 24 * time.Hour
+)
+
+func touch(path string) {
+	now := time.Now()
+	os.Chtimes(path, now, now)
+}
+
+// prune removes stale files matching pattern; errors are ignored, a file
+// left behind is only disk space.
+func prune(pattern string, now time.Time) {
+	paths, _ := filepath.Glob(pattern)
+	type entry struct {
+		path string
+		mod  time.Time
+	}
+	var es []entry
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err == nil {
+			es = append(es, entry{p, fi.ModTime()})
+		}
+	}
+	slices.SortFunc(es, func(a, b entry) int { return b.mod.Compare(a.mod) })
+	for i, e := range es {
+		if i >= keepImages && now.Sub(e.mod) > keepAge {
+			os.Remove(e.path)
+			os.Remove(e.path[:len(e.path)-len(filepath.Ext(e.path))] + ".lock")
+		}
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 )
@@ -138,11 +139,15 @@ func hashStrings(parts ...string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-const kciModule = "module github.com/kci-dev/kci"
+const (
+	kciModulePath = "github.com/kci-dev/kci"
+	kciModule     = "module " + kciModulePath
+)
 
-// findSource locates the kci module: $KCI_SRC, or the nearest directory
-// above the working directory whose go.mod declares it.
-func findSource() (string, error) {
+// findSource locates the kci module: $KCI_SRC; else the nearest directory
+// above the working directory whose go.mod declares it; else, for a kci
+// installed with go install, its version's sources in the module cache.
+func findSource(ctx context.Context) (string, error) {
 	if d := os.Getenv("KCI_SRC"); d != "" {
 		return d, nil
 	}
@@ -155,9 +160,32 @@ func findSource() (string, error) {
 			return d, nil
 		}
 		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("vmimage: kci sources not found above %s: run kci from its checkout or set KCI_SRC", wd)
+			break
 		}
 	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Path == kciModulePath && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		if out, err := goCmd(ctx, wd, nil, "env", "GOMODCACHE"); err == nil {
+			d := filepath.Join(strings.TrimSpace(out), escapeModule(kciModulePath)+"@"+bi.Main.Version)
+			if isKCIModule(filepath.Join(d, "go.mod")) {
+				return d, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("vmimage: kci sources not found above %s: run kci from its checkout or set KCI_SRC", wd)
+}
+
+// escapeModule is the module cache's case encoding: an upper-case letter
+// becomes "!" and its lower case.
+func escapeModule(path string) string {
+	var b strings.Builder
+	for _, r := range path {
+		if r >= 'A' && r <= 'Z' {
+			b.WriteByte('!')
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 func isKCIModule(gomod string) bool {

@@ -47,7 +47,7 @@ type Options struct {
 	// SourceDir is the root of the kci module, which provides the agent's
 	// sources and the module context u-root's commands are resolved in.
 	// Empty: $KCI_SRC, else the nearest enclosing kci module of the
-	// working directory.
+	// working directory, else (go install) the module cache's copy.
 	SourceDir string
 	// CacheDir is kci's cache root. Empty: $KCI_CACHE, else ~/.cache/kci.
 	CacheDir string
@@ -71,7 +71,7 @@ type Image struct {
 // is missing.
 func Build(ctx context.Context, o Options) (*Image, error) {
 	start := time.Now()
-	o, err := o.resolve()
+	o, err := o.resolve(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -90,6 +90,7 @@ func Build(ctx context.Context, o Options) (*Image, error) {
 	apath := filepath.Join(dir, "layers", "agent-"+akey[:24]+".cpio")
 	img := &Image{Path: filepath.Join(dir, key+".cpio"), Key: key, Layers: []string{upath, apath}}
 	if _, err := os.Stat(img.Path); err == nil {
+		touch(img.Path)
 		img.Cached, img.Duration = true, time.Since(start)
 		return img, nil
 	}
@@ -114,11 +115,14 @@ func Build(ctx context.Context, o Options) (*Image, error) {
 	}); err != nil {
 		return nil, fmt.Errorf("vmimage: %w", err)
 	}
+	now := time.Now()
+	prune(filepath.Join(dir, "*.cpio"), now)
+	prune(filepath.Join(dir, "layers", "agent-*.cpio"), now)
 	img.Duration = time.Since(start)
 	return img, nil
 }
 
-func (o Options) resolve() (Options, error) {
+func (o Options) resolve(ctx context.Context) (Options, error) {
 	if o.Commands == nil {
 		o.Commands = DefaultCommands()
 	}
@@ -133,7 +137,7 @@ func (o Options) resolve() (Options, error) {
 		o.CacheDir = d
 	}
 	if o.SourceDir == "" {
-		d, err := findSource()
+		d, err := findSource(ctx)
 		if err != nil {
 			return o, err
 		}

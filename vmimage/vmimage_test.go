@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -147,6 +148,33 @@ func TestComposePadsBetweenArchives(t *testing.T) {
 	}
 }
 
+func TestPrune(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Now()
+	// 7 images: ages 0..6 days; the 4 newest stay, and so does anything
+	// younger than a day.
+	for i := 0; i < 7; i++ {
+		p := filepath.Join(dir, fmt.Sprintf("img%d.cpio", i))
+		os.WriteFile(p, nil, 0o444)
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("img%d.lock", i)), nil, 0o644)
+		at := now.Add(-time.Duration(i) * 24 * time.Hour)
+		os.Chtimes(p, at, at)
+	}
+	other := filepath.Join(dir, "keep.txt")
+	os.WriteFile(other, nil, 0o644)
+	prune(filepath.Join(dir, "*.cpio"), now)
+	for i := 0; i < 7; i++ {
+		_, err := os.Stat(filepath.Join(dir, fmt.Sprintf("img%d.cpio", i)))
+		_, lerr := os.Stat(filepath.Join(dir, fmt.Sprintf("img%d.lock", i)))
+		if kept := err == nil; kept != (i < keepImages) || (lerr == nil) != kept {
+			t.Errorf("img%d (%d days old): kept %v, lock kept %v", i, i, kept, lerr == nil)
+		}
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Error("prune removed a file outside its pattern")
+	}
+}
+
 func TestIsKCIModule(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "go.mod")
@@ -157,6 +185,12 @@ func TestIsKCIModule(t *testing.T) {
 	os.WriteFile(p, []byte("module github.com/kci-dev/kci2\n"), 0o644)
 	if isKCIModule(p) {
 		t.Error("another module recognised as kci")
+	}
+}
+
+func TestEscapeModule(t *testing.T) {
+	if got := escapeModule("github.com/BurntSushi/toml"); got != "github.com/!burnt!sushi/toml" {
+		t.Errorf("escapeModule = %q", got)
 	}
 }
 
