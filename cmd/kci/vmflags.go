@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/kci-dev/kci/doctor"
 	"github.com/kci-dev/kci/job"
 	"github.com/kci-dev/kci/project"
 	"github.com/kci-dev/kci/results"
@@ -73,7 +74,11 @@ func (v *vmFlags) booter(cacheDir string, p *project.File) (*job.VMBooter, error
 	return b, nil
 }
 
-// doctorChecks records the host checks in the run; filled in by doctor.
+// doctorChecks records the host checks (kci doctor's) in the run.
 func doctorChecks(ctx context.Context, cacheDir string) []results.Check {
-	return nil
+	var out []results.Check
+	for _, c := range doctor.Run(ctx, doctor.Options{CacheDir: cacheDir}) {
+		out = append(out, results.Check{Name: c.Name, Status: string(c.Status), Detail: c.Detail, Fix: c.Fix})
+	}
+	return out
 }
