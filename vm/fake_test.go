@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -206,9 +207,18 @@ func fakeRun(t *testing.T, ctx context.Context, scenario string, mod func(*Confi
 	if mod != nil {
 		mod(&cfg)
 	}
+	before := runtime.NumGoroutine()
 	start := time.Now()
 	res, err := Run(ctx, cfg, nil)
 	t.Logf("%s: %v after %v", scenario, Kind(err), time.Since(start).Round(time.Millisecond))
+	// Every reader and timer goroutine of the run ends with it.
+	for deadline := time.Now().Add(2 * time.Second); runtime.NumGoroutine() > before; {
+		if time.Now().After(deadline) {
+			t.Errorf("%d goroutines before the run, %d after", before, runtime.NumGoroutine())
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	if res.PID == 0 && scenario != "bad-args" {
 		t.Fatalf("no pid recorded (err %v)", err)
 	}

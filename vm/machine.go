@@ -126,9 +126,15 @@ func (t *tailBuffer) String() string {
 }
 
 // readConsole copies QEMU's console to log and tee as it comes, and sends
-// complete lines to lines, which it closes at EOF.
-func readConsole(r io.Reader, log, tee io.Writer, lines chan<- string) {
+// complete lines to lines (until stop is closed), which it closes at EOF.
+func readConsole(r io.Reader, log, tee io.Writer, lines chan<- string, stop <-chan struct{}) {
 	defer close(lines)
+	send := func(l string) {
+		select {
+		case lines <- l:
+		case <-stop:
+		}
+	}
 	buf := make([]byte, 32<<10)
 	var partial []byte
 	for {
@@ -145,13 +151,13 @@ func readConsole(r io.Reader, log, tee io.Writer, lines chan<- string) {
 				if i < 0 {
 					break
 				}
-				lines <- string(partial[:i])
+				send(string(partial[:i]))
 				partial = partial[i+1:]
 			}
 		}
 		if err != nil {
 			if len(partial) > 0 {
-				lines <- string(partial)
+				send(string(partial))
 			}
 			return
 		}
@@ -168,8 +174,18 @@ type agentMsg struct {
 // maxEventLine bounds one JSON line (folded profiles are the biggest).
 const maxEventLine = 64 << 20
 
-func readEvents(c net.Conn, out chan<- agentMsg) {
+// readEvents decodes the agent's lines into out (until stop is closed),
+// which it closes at EOF.
+func readEvents(c net.Conn, out chan<- agentMsg, stop <-chan struct{}) {
 	defer close(out)
+	send := func(m agentMsg) bool {
+		select {
+		case out <- m:
+			return true
+		case <-stop:
+			return false
+		}
+	}
 	sc := bufio.NewScanner(c)
 	sc.Buffer(make([]byte, 64<<10), maxEventLine)
 	for sc.Scan() {
@@ -177,15 +193,16 @@ func readEvents(c net.Conn, out chan<- agentMsg) {
 		if len(strings.TrimSpace(string(line))) == 0 {
 			continue
 		}
-		var ev event.Event
-		if err := json.Unmarshal(line, &ev); err != nil {
-			out <- agentMsg{err: fmt.Errorf("bad event line %.200q: %w", line, err)}
-			continue
+		var m agentMsg
+		if err := json.Unmarshal(line, &m.ev); err != nil {
+			m = agentMsg{err: fmt.Errorf("bad event line %.200q: %w", line, err)}
 		}
-		out <- agentMsg{ev: ev}
+		if !send(m) {
+			return
+		}
 	}
 	if err := sc.Err(); err != nil && !isClosed(err) {
-		out <- agentMsg{err: err}
+		send(agentMsg{err: err})
 	}
 }
 

@@ -126,10 +126,26 @@ func boot(ctx context.Context, cfg Config, res *Result, onEvent func(event.Event
 		return err
 	}
 	res.PID = m.pid()
-	defer m.kill()
+	// Readers stop handing over once the run is decided (stop), but the
+	// console reader keeps copying to console.log until QEMU is gone.
+	stop := make(chan struct{})
+	consoleDone := make(chan struct{})
+	defer func() {
+		close(stop)
+		m.kill()
+		if lines != nil {
+			select {
+			case <-consoleDone:
+			case <-time.After(drainTimeout):
+			}
+		}
+	}()
 	if !cfg.Interactive {
 		lines = make(chan string, 256)
-		go readConsole(pr, logFile, cfg.Console, lines)
+		go func() {
+			defer close(consoleDone)
+			readConsole(pr, logFile, cfg.Console, lines, stop)
+		}()
 	}
 
 	mon, err := dialQMP(ctx, paths.QMP, m.exited)
@@ -158,7 +174,7 @@ func boot(ctx context.Context, cfg Config, res *Result, onEvent func(event.Event
 		}
 	}
 	events := make(chan agentMsg, 64)
-	go readEvents(conn, events)
+	go readEvents(conn, events, stop)
 	if err := mon.cont(ctx); err != nil {
 		return startError(ctx, m, "qmp", err)
 	}
