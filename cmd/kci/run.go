@@ -184,6 +184,22 @@ func printEvent(w io.Writer, ev event.Event) {
 		var e event.ErrorData
 		ev.Decode(&e)
 		fmt.Fprintf(w, "error: %s: %s\n", e.Step, e.Message)
+	case event.Cell:
+		var c suite.Cell
+		ev.Decode(&c)
+		verdict := "ok"
+		if !c.Pass {
+			verdict = "FAIL"
+		}
+		fmt.Fprintf(w, "cell: %-12s %-14s %-8s (expected %s) %s\n", c.Carrier, c.Path, c.Observed, c.Expected, verdict)
+	case event.Variant:
+		var v suite.VariantResult
+		ev.Decode(&v)
+		if v.Skipped != "" {
+			fmt.Fprintf(w, "variant: %s skipped: %s\n", v.Variant, v.Skipped)
+			break
+		}
+		fmt.Fprintf(w, "variant: %s %.0f pps over %v, valid %v %s\n", v.Variant, v.PPS, v.Window, v.Valid, v.Invalid)
 	default:
 		data := string(ev.Data)
 		if len(data) > 400 {
