@@ -236,3 +236,41 @@ func TestFaultWarnWhenAgentRuns(t *testing.T) {
 	}
 	t.Logf("after %v: %s\n%s", res.Duration.Round(time.Millisecond), ce.Title, ce.Excerpt)
 }
+
+// With Pin, each vCPU thread runs on its host CPU from the first guest
+// instruction on.
+func TestBootPinned(t *testing.T) {
+	needQEMU(t)
+	k := testkernel.Base(t)
+	cfg := config(t, k, initrd(t, &suite.Plan{Command: []string{"sleep", "1"}}))
+	cfg.Pin = []int{1, 0}
+	affinity := map[string]string{} // thread id -> Cpus_allowed_list, seen at ready
+	res, err := vm.Run(context.Background(), cfg, func(e event.Event) {
+		if e.Type != event.Ready {
+			return
+		}
+		for _, pid := range qemuChildren(t) {
+			tasks, _ := os.ReadDir(filepath.Join("/proc", strconv.Itoa(pid), "task"))
+			for _, task := range tasks {
+				b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "task", task.Name(), "status"))
+				for _, l := range strings.Split(string(b), "\n") {
+					if v, ok := strings.CutPrefix(l, "Cpus_allowed_list:"); ok {
+						affinity[task.Name()] = strings.TrimSpace(v)
+					}
+				}
+			}
+		}
+	})
+	assertNoQEMU(t, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Pins) != 2 {
+		t.Fatalf("pins %+v", res.Pins)
+	}
+	for _, p := range res.Pins {
+		if got := affinity[strconv.Itoa(p.Thread)]; got != strconv.Itoa(p.CPU) {
+			t.Errorf("vCPU %d thread %d: affinity %q, want CPU %d", p.VCPU, p.Thread, got, p.CPU)
+		}
+	}
+}

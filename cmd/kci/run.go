@@ -220,6 +220,9 @@ func printResult(w io.Writer, res *vm.Result) {
 	if res.BootToReady > 0 {
 		parts = append(parts, fmt.Sprintf("boot-to-ready %v", res.BootToReady.Round(time.Millisecond)))
 	}
+	for _, p := range res.Pins {
+		parts = append(parts, fmt.Sprintf("vCPU%d (thread %d) on CPU %d", p.VCPU, p.Thread, p.CPU))
+	}
 	parts = append(parts, fmt.Sprintf("done %v", res.Done), fmt.Sprintf("total %v", res.Duration.Round(time.Millisecond)))
 	fmt.Fprintf(w, "kci: %s\n", strings.Join(parts, ", "))
 	if res.Console != "" {
