@@ -8,22 +8,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kci-dev/kci/doctor"
+	"github.com/kci-dev/kci/job"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/vm"
 	"github.com/kci-dev/kci/vmimage"
 )
 
 func init() { commands = append(commands, newDoctorCmd) }
-
-// exitError carries an exit code to main.
-type exitError struct {
-	err  error
-	code int
-}
-
-func (e exitError) Error() string { return e.err.Error() }
-func (e exitError) Unwrap() error { return e.err }
-func (e exitError) ExitCode() int { return e.code }
 
 func newDoctorCmd() *cobra.Command {
 	var (
@@ -62,7 +53,7 @@ warnings say what the numbers will lack.`,
 			checks := doctor.Run(ctx, o)
 			printChecks(cmd.OutOrStdout(), checks)
 			if doctor.Failed(checks) {
-				return exitError{err: fmt.Errorf("doctor: results would be invalid or impossible on this host"), code: 1}
+				return &job.ExitError{Code: job.ExitInternal, Cause: "doctor: results would be invalid or impossible on this host"}
 			}
 			return nil
 		},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kci-dev/kci/job"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/suite"
 	"github.com/kci-dev/kci/vm"
@@ -150,10 +151,7 @@ A run succeeds only when the agent's final done event arrives and says ok.`,
 			}
 			res, err := vm.Run(cmd.Context(), cfg, func(ev event.Event) { printEvent(cmd.OutOrStdout(), ev) })
 			printResult(errOut, res)
-			if err != nil {
-				return fmt.Errorf("%s: %w", vm.Kind(err), err)
-			}
-			return nil
+			return runExit(err)
 		},
 	}
 	bf.register(cmd)
@@ -163,6 +161,26 @@ A run succeeds only when the agent's final done event arrives and says ok.`,
 	f.DurationVar(&stepTO, "step-timeout", 10*time.Minute, "deadline for a guest step that sets none")
 	f.BoolVarP(&quiet, "quiet", "q", false, "do not copy the console to the terminal")
 	return cmd
+}
+
+// runExit gives a failed boot kci test's exit code for its class.
+func runExit(err error) error {
+	if err == nil {
+		return nil
+	}
+	code := job.ExitInternal
+	switch {
+	case vm.KernelsFault(err):
+		code = job.ExitBoot
+	case vm.Kind(err) == vm.KindCanceled:
+		code = job.ExitInterrupted
+	}
+	return &job.ExitError{Code: code, Cause: vm.Kind(err) + ": " + firstLine(err.Error()), Err: err}
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
 }
 
 // printEvent shows one agent event on one line.

@@ -41,7 +41,7 @@ to console.log.`,
 			fmt.Fprintln(errOut, "kci: booting; leave the shell with 'shutdown reboot' or Ctrl-A x")
 			res, err := vm.Run(cmd.Context(), cfg, nil)
 			printResult(errOut, res)
-			return err
+			return runExit(err)
 		},
 	}
 	bf.register(cmd)
