@@ -290,6 +290,7 @@ func tools(o Options) []tool {
 		{"bc", []string{"--version"}, "kernel build", "sudo apt-get install bc"},
 		{"pahole", []string{"--version"}, "BTF in the kernel (kfunc and map type probes)", "sudo apt-get install dwarves"},
 		{o.QEMU, []string{"--version"}, "booting the kernels", "sudo apt-get install qemu-system-x86"},
+		{"go", []string{"version"}, "building the initramfs (u-root and the guest agent)", "install Go (the version in go.mod) and put it on PATH"},
 	}
 	if o.NeedClang {
 		ts = append(ts, tool{"clang", []string{"--version"}, "rebuilding the BPF objects", "sudo apt-get install clang llvm"})

@@ -113,7 +113,7 @@ func TestTools(t *testing.T) {
 	if c := got["tool pahole"]; c.Status != Fail || !strings.Contains(c.Detail, "exit status 3") {
 		t.Errorf("broken pahole: %+v", c)
 	}
-	for _, name := range []string{"tool qemu-system-x86_64", "tool clang"} {
+	for _, name := range []string{"tool qemu-system-x86_64", "tool clang", "tool go"} {
 		if c := got[name]; c.Status != Fail || !strings.Contains(c.Detail, "not found") || c.Fix == "" {
 			t.Errorf("%s missing: %+v", name, c)
 		}
