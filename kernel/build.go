@@ -197,6 +197,12 @@ func (c *Cache) Build(ctx context.Context, req Request, opt Options) (*Artifacts
 	var values Values
 	var drift []Drift
 	if err := timed("config", func() error {
+		if inPlace && sameStrings(req.Fragments, req.Parent.Fragments) && !touchesKconfig(apply) {
+			// Same fragments, no Kconfig change: the parent's verified
+			// config is this build's. Leaving an identical .config alone
+			// also spares make its config sync.
+			return reuseConfig(req.Parent, filepath.Join(obj, ".config"), &values, &drift)
+		}
 		if inPlace {
 			if err := copyFile(req.Parent.Config, filepath.Join(obj, ".config")); err != nil {
 				return infra("parent config", err)

@@ -72,3 +72,11 @@ func TestNoteBuildID(t *testing.T) {
 		t.Fatalf("build id %q", got)
 	}
 }
+
+func TestTouchesKconfig(t *testing.T) {
+	k := Patch{Data: []byte("--- a/net/Kconfig\n+++ b/net/Kconfig\n@@ -1 +1 @@\n")}
+	c := Patch{Data: []byte("--- a/net/core/skbuff.c\n+++ b/net/core/skbuff.c\n@@ -1 +1 @@\n")}
+	if !touchesKconfig([]Patch{c, k}) || touchesKconfig([]Patch{c}) {
+		t.Fatal("Kconfig detection wrong")
+	}
+}

@@ -1,10 +1,12 @@
 package kernel
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -75,5 +77,47 @@ func (c *Cache) seed(ctx context.Context, src *Source, parent *Artifacts, tree s
 	if _, err := (command{timeout: 10 * time.Minute}).run(ctx, "cp", "-a", "--reflink=auto", pobj, filepath.Join(tree, objDirName)); err != nil {
 		return infra("seed build dir from "+parent.Key, err)
 	}
+	return nil
+}
+
+func sameStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// touchesKconfig reports whether patches change any Kconfig file, which
+// could change the final config.
+func touchesKconfig(patches []Patch) bool {
+	for _, p := range patches {
+		for _, l := range strings.Split(string(p.Data), "\n") {
+			if m := diffFile.FindStringSubmatch(l); m != nil && strings.HasPrefix(filepath.Base(m[1]), "Kconfig") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// reuseConfig makes dst the parent's final config, rewriting it only when
+// it differs.
+func reuseConfig(parent *Artifacts, dst string, values *Values, drift *[]Drift) error {
+	want, err := os.ReadFile(parent.Config)
+	if err != nil {
+		return infra("parent config", err)
+	}
+	if have, err := os.ReadFile(dst); err != nil || !bytes.Equal(have, want) {
+		if err := os.WriteFile(dst, want, 0o644); err != nil {
+			return infra("config", err)
+		}
+	}
+	*values = ParseValues(want)
+	*drift = parent.Drift
 	return nil
 }
