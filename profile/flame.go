@@ -271,8 +271,11 @@ text { font-family: monospace; font-size: %dpx; fill: rgb(0,0,0); }
 		fmt.Fprintf(bw, `<text x="%.2f" y="%.0f">%s</text>`, r.X+3, r.Y+frameHeight-4.5, esc(fitLabel(r.Name, r.W)))
 		bw.WriteString("</g>\n")
 	}
-	fmt.Fprintf(bw, `<text class="sub" x="%d" y="%d">%s</text>`+"\n", padSide, height-12,
-		esc("width = share of samples · colours: orange kernel, green BPF (JIT), red user mode, slate task, grey unknown · hover a frame for its counts, click to zoom"))
+	legend := "width = share of samples · colours: orange kernel, green BPF (JIT), red user mode, slate task, grey unknown · hover a frame for its counts, click to zoom"
+	if o.Base != nil {
+		legend = "frames and widths of the patched profile · colour: change in share against base, red more, blue less, white unchanged · hover a frame for its counts, click to zoom"
+	}
+	fmt.Fprintf(bw, `<text class="sub" x="%d" y="%d">%s</text>`+"\n", padSide, height-12, esc(legend))
 	fmt.Fprintf(bw, `<text id="unzoom" class="sub" x="%d" y="24" style="cursor:pointer;display:none">Reset zoom</text>`+"\n", padSide)
 	fmt.Fprintf(bw, zoomScript, width-2*padSide, padSide, charWidth)
 	bw.WriteString("</svg>\n")

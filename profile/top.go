@@ -91,7 +91,7 @@ type Delta struct {
 }
 
 // Diff compares the functions of two profiles and returns the n with the
-// largest change in self share (ties: total share, then name); n <= 0
+// largest change in self or total share (ties: self, then name); n <= 0
 // returns all.
 func Diff(base, patched *Profile, n int) []Delta {
 	b, p := Symbols(base), Symbols(patched)
@@ -120,12 +120,14 @@ func Diff(base, patched *Profile, n int) []Delta {
 		d.TotalPP = d.Patched.TotalPct - d.Base.TotalPct
 		out = append(out, d)
 	}
+	// Rank by the larger of the two changes: a new leaf shows in self,
+	// the function whose callees grew in total.
 	sort.Slice(out, func(i, j int) bool {
 		a, b := out[i], out[j]
-		if x, y := math.Abs(a.SelfPP), math.Abs(b.SelfPP); x != y {
+		if x, y := a.size(), b.size(); x != y {
 			return x > y
 		}
-		if x, y := math.Abs(a.TotalPP), math.Abs(b.TotalPP); x != y {
+		if x, y := math.Abs(a.SelfPP), math.Abs(b.SelfPP); x != y {
 			return x > y
 		}
 		return a.Name < b.Name
@@ -134,6 +136,10 @@ func Diff(base, patched *Profile, n int) []Delta {
 		out = out[:n]
 	}
 	return out
+}
+
+func (d Delta) size() float64 {
+	return math.Max(math.Abs(d.SelfPP), math.Abs(d.TotalPP))
 }
 
 // WriteTopText writes the top table for a terminal.

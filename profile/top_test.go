@@ -91,10 +91,10 @@ func TestDiff(t *testing.T) {
 	if !got["gone"].OnlyBase || !got["new"].OnlyPt {
 		t.Error("one-sided symbols not marked")
 	}
-	// Sorted by |Δself|: upd (20) and gone (-20) first, name breaks ties
-	// after total; then other and new (10), then a.
-	if ds[len(ds)-1].Name != "a" || math.Abs(ds[0].SelfPP) != 20 {
-		t.Errorf("order %v", names(ds))
+	// Sorted by the larger change: gone and upd (20, by name), then
+	// new and other (10 in self and total), then a (10 in total only).
+	if got, want := strings.Join(names(ds), " "), "gone upd new other a"; got != want {
+		t.Errorf("order %s, want %s", got, want)
 	}
 	if len(Diff(base, patched, 2)) != 2 {
 		t.Error("n not applied")
