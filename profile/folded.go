@@ -1,7 +1,7 @@
 // Package profile turns CPU profiles sampled in the guest (folded stacks,
 // symbolised there) into what a developer reads: a flame graph SVG, a
 // pprof profile, a top-N table of symbols and a differential view of
-// patched against base. It is host-side and pure: no guest, no QEMU.
+// patched against base. It runs on the host: no guest, no QEMU.
 package profile
 
 import (
