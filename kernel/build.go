@@ -97,6 +97,7 @@ func (c *Cache) Build(ctx context.Context, req Request, opt Options) (*Artifacts
 		phases = append(phases, Phase{Name: name, Duration: time.Since(t)})
 		return err
 	}
+	go c.sweepTrash()
 	var src *Source
 	if err := timed("import", func() (err error) { src, err = c.Import(ctx, req.Base); return }); err != nil {
 		return nil, err

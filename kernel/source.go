@@ -279,10 +279,32 @@ func worktree(ctx context.Context, src *Source, dir string) error {
 	return nil
 }
 
+// removeWorktree takes a worktree out of the way at once (a rename) and
+// deletes it in the background: deleting 90k files can take minutes on a
+// busy disk, and a failed build should say why without waiting for that.
+// Leftovers of an interrupted deletion are swept by the next build.
 func removeWorktree(src *Source, dir string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	if _, err := os.Lstat(dir); err != nil {
+		return
+	}
+	trash := filepath.Join(filepath.Dir(filepath.Dir(dir)), "trash")
+	if err := os.MkdirAll(trash, 0o755); err == nil {
+		if t, err := os.MkdirTemp(trash, filepath.Base(dir)+"-"); err == nil {
+			if os.Rename(dir, filepath.Join(t, "tree")) == nil {
+				dir = t
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	command{dir: src.Dir}.run(ctx, "git", "worktree", "remove", "--force", dir)
-	os.RemoveAll(dir)
 	command{dir: src.Dir}.run(ctx, "git", "worktree", "prune")
+	go os.RemoveAll(dir)
+}
+
+// sweepTrash deletes what interrupted runs left in the trash.
+func (c *Cache) sweepTrash() {
+	ents, _ := os.ReadDir(c.path("trash"))
+	for _, e := range ents {
+		os.RemoveAll(c.path("trash", e.Name()))
+	}
 }
