@@ -55,7 +55,14 @@ func classify(stage string, err error) error {
 	case errors.As(err, &ae):
 		return &ExitError{Code: ExitApply, Cause: ae.Error(), Err: fmt.Errorf("%s", ae.Output)}
 	case errors.As(err, &ce):
-		return &ExitError{Code: ExitBuild, Cause: "config policy violated (" + stage + ")", Err: err}
+		cause := stage + ": config policy violated"
+		if len(ce.Violations) > 0 {
+			cause += ": " + ce.Violations[0].String()
+			if n := len(ce.Violations) - 1; n > 0 {
+				cause += fmt.Sprintf(" (+%d more)", n)
+			}
+		}
+		return &ExitError{Code: ExitBuild, Cause: cause, Err: err}
 	case errors.As(err, &be):
 		return &ExitError{Code: ExitBuild, Cause: fmt.Sprintf("%s: %s", stage, be.Error()), Err: fmt.Errorf("%s", be.Tail)}
 	}
