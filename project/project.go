@@ -4,6 +4,8 @@ package project
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -122,10 +124,10 @@ func Embedded(cacheDir string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(cacheDir, "embedded")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
+	// One directory per content: files a newer kci dropped must not
+	// linger in an older series.
+	h := sha256.New()
+	var files []string
 	err = fs.WalkDir(kci.Default, "patches", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -134,17 +136,39 @@ func Embedded(cacheDir string) (*File, error) {
 		if err != nil {
 			return err
 		}
-		dst := filepath.Join(dir, p)
-		if old, err := os.ReadFile(dst); err == nil && bytes.Equal(old, b) {
-			return nil
-		}
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		return os.WriteFile(dst, b, 0o644)
+		fmt.Fprintf(h, "%s %d\n", p, len(b))
+		h.Write(b)
+		files = append(files, p)
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("embedded patches: %w", err)
+	}
+	dir := filepath.Join(cacheDir, "embedded", hex.EncodeToString(h.Sum(nil))[:16])
+	if _, err := os.Stat(dir); err != nil {
+		tmp, err := os.MkdirTemp(filepath.Join(cacheDir), ".embedded-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(tmp)
+		for _, p := range files {
+			b, _ := fs.ReadFile(kci.Default, p)
+			dst := filepath.Join(tmp, p)
+			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+				return nil, err
+			}
+			if err := os.WriteFile(dst, b, 0o644); err != nil {
+				return nil, err
+			}
+		}
+		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.Rename(tmp, dir); err != nil && !errors.Is(err, fs.ErrExist) {
+			if _, serr := os.Stat(dir); serr != nil {
+				return nil, fmt.Errorf("embedded patches: %w", err)
+			}
+		}
 	}
 	f.Dir = dir
 	return f, nil
