@@ -31,7 +31,7 @@ func newTester(t *testing.T) *job.Tester {
 		t.Skip("needs qemu-system-x86_64 (package qemu-system-x86)")
 	}
 	return &job.Tester{Builder: b, Booter: &job.VMBooter{
-		VM:        vm.Config{CPUs: 2, MemoryMiB: 1024, CacheDir: b.Cache.Root, BootTimeout: 90 * time.Second},
+		VM:        vm.Config{CPUs: 2, MemoryMiB: 1024, CacheDir: b.Cache.Root, BootTimeout: 45 * time.Second},
 		ImageOpts: vmimage.Options{CacheDir: b.Cache.Root},
 	}}
 }
