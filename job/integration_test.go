@@ -19,7 +19,9 @@ import (
 
 // testBench is traffic sized for a 2-core host running a 2-vCPU TCG guest.
 func testBench() suite.BenchParams {
-	return suite.BenchParams{Pairs: 1, PayloadSize: 36, RateMbit: 14,
+	// 1 Mbit/s of 36-byte datagrams is ~3.5k packets/s: what an emulated
+	// guest on a busy 2-core host delivers in full.
+	return suite.BenchParams{Pairs: 1, PayloadSize: 36, RateMbit: 1,
 		ServerLead: time.Second, Warmup: time.Second, Window: 3 * time.Second,
 		ServerCPUs: []int{0}, ClientCPUs: []int{1}, SamplerCPU: 1}
 }

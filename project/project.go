@@ -68,6 +68,9 @@ type Bench struct {
 	// Under TCG: shorter lead/warm-up and window (numbers are relative only).
 	EmulatedLead   time.Duration `yaml:"emulated_lead"`
 	EmulatedWindow time.Duration `yaml:"emulated_window"`
+	// An emulated guest handles a few thousand packets a second, not the
+	// user's 146k: per-pair rate under TCG.
+	EmulatedRateMbit float64 `yaml:"emulated_rate_mbit"`
 }
 
 // Parse reads a project file; unknown keys are an error naming the line.
@@ -222,6 +225,9 @@ func (f *File) BenchParams(accel string) suite.BenchParams {
 	if accel == "tcg" {
 		if f.Bench.EmulatedWindow > 0 {
 			b.Window = f.Bench.EmulatedWindow
+		}
+		if f.Bench.EmulatedRateMbit > 0 {
+			b.RateMbit = f.Bench.EmulatedRateMbit
 		}
 		if f.Bench.EmulatedLead > 0 {
 			b.ServerLead, b.Warmup = f.Bench.EmulatedLead, f.Bench.EmulatedLead

@@ -44,6 +44,9 @@ func TestEmbeddedDefault(t *testing.T) {
 	}
 	b := f.BenchParams("tcg")
 	k := f.BenchParams("kvm")
+	if b.RateMbit >= k.RateMbit || k.RateMbit != 14 {
+		t.Errorf("emulated rate %v should be below the user's %v (14)", b.RateMbit, k.RateMbit)
+	}
 	if b.Window >= k.Window || k.Window.Seconds() != 60 {
 		t.Errorf("emulated window %v should be shorter than the KVM window %v (60s)", b.Window, k.Window)
 	}
