@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kci-dev/kci/internal/testkernel"
 	"github.com/kci-dev/kci/kernel"
@@ -200,5 +201,38 @@ func TestFaultFragmentMissingDependency(t *testing.T) {
 		if !strings.Contains(msg, w) {
 			t.Errorf("error lacks %q:\n%s", w, msg)
 		}
+	}
+}
+
+// Importing the Debian tarball into a fresh cache gives the same content
+// identity (git tree hash) as every other import: the base id is a
+// property of the source, not of when or where it was imported.
+func TestImportDebianTarballIdentity(t *testing.T) {
+	b := testkernel.Builder(t) // skips without the tarball or in -short mode
+	ctx := context.Background()
+	main, err := b.Cache.Import(ctx, kernel.Base{Tarball: kernel.DebianTarball})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := &kernel.Cache{Root: t.TempDir()}
+	start := time.Now()
+	src, err := fresh.Import(ctx, kernel.Base{Tarball: kernel.DebianTarball})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("import of %s into an empty cache: %s", src.Origin, time.Since(start).Round(time.Millisecond))
+	if src.ID != main.ID {
+		t.Errorf("fresh import has tree id %s, the cached import %s", src.ID, main.ID)
+	}
+	if !strings.HasPrefix(src.Version, "6.12.") || !strings.Contains(src.Origin, "linux-source-6.12") {
+		t.Errorf("version %q origin %q", src.Version, src.Origin)
+	}
+	out, err := exec.Command("git", "-C", src.Dir, "status", "--porcelain").Output()
+	if err != nil || len(out) > 0 {
+		t.Errorf("imported tree not clean (the tarball's .gitignore hides files from a plain add?): %v %.200s", err, out)
+	}
+	again, err := fresh.Import(ctx, kernel.Base{Tarball: kernel.DebianTarball})
+	if err != nil || again.Dir != src.Dir {
+		t.Errorf("second import: %v, dir %s", err, again.Dir)
 	}
 }
