@@ -11,7 +11,12 @@
 #include <linux/pkt_cls.h>
 #include <bpf/bpf_helpers.h>
 
-struct sk_buff;
+/* A struct, not a forward declaration: loaders check kfunc prototypes
+ * against kernel BTF kind by kind, and cilium/ebpf refuses a Fwd where
+ * bpf_trace_skb() takes the kernel's struct sk_buff. No field is used. */
+struct sk_buff {
+	__u64 opaque;
+};
 
 /* Stats keys, per-CPU array "stats". 0 and 1 are common to all objects. */
 enum stat_common {
