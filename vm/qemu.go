@@ -129,9 +129,11 @@ func QemuArgs(c Config, p Paths) ([]string, error) {
 	case AccelKVM:
 		accel, cpu = "kvm", "host"
 	case AccelTCG:
-		// One host thread per vCPU; TCG's default with several vCPUs is a
-		// single thread taking turns.
-		accel, cpu = "tcg,thread=multi", "max"
+		// One thread taking turns over the vCPUs. Multi-threaded TCG
+		// crashed SMP guests here ("Oops: int3 in sched_clock_cpu" during
+		// boot: a vCPU ran code another one had just re-patched through
+		// text_poke_bp); numbers under TCG are relative only anyway.
+		accel, cpu = "tcg,thread=single", "max"
 	default:
 		return nil, fmt.Errorf("vm: accelerator %q is not resolved (want kvm or tcg)", c.Accel)
 	}

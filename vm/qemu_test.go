@@ -30,7 +30,7 @@ func TestQemuArgs(t *testing.T) {
 		t.Fatal(err)
 	}
 	for flag, want := range map[string]string{
-		"-accel": "tcg,thread=multi", "-cpu": "max", "-smp": "4", "-m": "2048",
+		"-accel": "tcg,thread=single", "-cpu": "max", "-smp": "4", "-m": "2048",
 		"-kernel": "/k/bzImage", "-initrd": "/k/initrd", "-serial": "chardev:con",
 		"-qmp":    "unix:/tmp/q/qmp,server=on,wait=off",
 		"-append": "console=ttyS0 panic=-1 loglevel=5",
