@@ -3,11 +3,8 @@ package suite_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -67,10 +64,8 @@ func runGuest(t *testing.T, tree string, want suite.RunWant) {
 	}
 	start := time.Now()
 	var steps []string
-	clock := tcgClockArgs()
-	t.Logf("guest clock arguments: %v", clock)
 	res, err := vm.Run(ctx, vm.Config{
-		Kernel: k.BzImage, Initrd: initrd, CPUs: 2, MemoryMiB: 1024, Dir: dir, Append: clock,
+		Kernel: k.BzImage, Initrd: initrd, CPUs: 2, MemoryMiB: 1024, Dir: dir, // vm.Run passes TCG guests the host TSC rate
 	}, func(ev event.Event) {
 		switch ev.Type {
 		case event.StepBeg:
@@ -103,41 +98,6 @@ func runGuest(t *testing.T, tree string, want suite.RunWant) {
 		}
 	}
 	suite.CheckRun(t, res.Events, plan, want)
-}
-
-// tcgClockArgs tells the guest kernel the TSC rate. Under TCG the guest's
-// TSC runs at the host's, but on a busy host the kernel's PIT calibration
-// fails, it marks the TSC unusable and sched_clock falls back to jiffies,
-// which makes every BPF stats run time a multiple of a tick (the suite
-// rejects such repetitions). A host with a constant, non-stop TSC reports
-// its rate as "cpu MHz".
-func tcgClockArgs() []string {
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return nil
-	}
-	var mhz float64
-	var flags string
-	for _, l := range strings.Split(string(b), "\n") {
-		k, v, ok := strings.Cut(l, ":")
-		if !ok {
-			continue
-		}
-		switch strings.TrimSpace(k) {
-		case "cpu MHz":
-			if mhz == 0 {
-				mhz, _ = strconv.ParseFloat(strings.TrimSpace(v), 64)
-			}
-		case "flags":
-			if flags == "" {
-				flags = " " + v + " "
-			}
-		}
-	}
-	if mhz <= 0 || !strings.Contains(flags, " constant_tsc ") || !strings.Contains(flags, " nonstop_tsc ") {
-		return nil
-	}
-	return []string{fmt.Sprintf("tsc_early_khz=%d", int64(mhz*1000)), "tsc=reliable"}
 }
 
 func tail(s string, n int) string {
