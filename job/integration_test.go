@@ -3,8 +3,10 @@ package job_test
 import (
 	"context"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -33,7 +35,7 @@ func newTester(t *testing.T) *job.Tester {
 		t.Skip("needs qemu-system-x86_64 (package qemu-system-x86)")
 	}
 	return &job.Tester{Builder: b, Booter: &job.VMBooter{
-		VM:        vm.Config{CPUs: 2, MemoryMiB: 1024, CacheDir: b.Cache.Root, BootTimeout: 45 * time.Second},
+		VM:        vm.Config{CPUs: 1, MemoryMiB: 1024, CacheDir: b.Cache.Root, BootTimeout: 45 * time.Second},
 		ImageOpts: vmimage.Options{CacheDir: b.Cache.Root},
 	}}
 }
@@ -75,14 +77,29 @@ func runTest(t *testing.T, tr *job.Tester, o job.TestOptions) outcome {
 	return out
 }
 
+// assertNoQEMU fails if a QEMU this test process started is still there.
+// Other packages' tests boot their own QEMUs at the same time: only our
+// children count.
 func assertNoQEMU(t *testing.T) {
 	t.Helper()
-	out, _ := exec.Command("pgrep", "-a", "-f", "kci-vm-|kci-boot-").Output()
-	if s := strings.TrimSpace(string(out)); s != "" {
-		t.Errorf("QEMU left behind: %s", s)
+	me := strconv.Itoa(os.Getpid())
+	procs, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 || !strings.Contains(s[:i], "(qemu-system") {
+			continue
+		}
+		if f := strings.Fields(s[i+1:]); len(f) > 1 && f[1] == me {
+			t.Errorf("QEMU left behind: %s", strings.Fields(s)[0])
+		}
 	}
 }
-
 func TestFaultPatchDoesNotApply(t *testing.T) {
 	tr := newTester(t)
 	r := runTest(t, tr, job.TestOptions{Patches: []string{"../kernel/testdata/does-not-apply.diff"}, Trees: []string{"stock"}, Reps: 1, Variants: []string{"cnt"}})

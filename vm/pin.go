@@ -2,6 +2,7 @@ package vm
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -61,13 +62,37 @@ func PinPlan(tids, cpus []int) []Pinning {
 	return plan
 }
 
+// applyPins sets each vCPU thread's affinity. Threads that carry several
+// vCPUs (single-threaded TCG runs them all on one) get the union of their
+// CPUs.
 func applyPins(plan []Pinning) error {
+	sets := map[int]*unix.CPUSet{}
+	var order []int
 	for _, p := range plan {
-		var set unix.CPUSet
-		set.Set(p.CPU)
-		if err := unix.SchedSetaffinity(p.Thread, &set); err != nil {
-			return fmt.Errorf("pin vCPU %d (thread %d) to CPU %d: %w", p.VCPU, p.Thread, p.CPU, err)
+		if sets[p.Thread] == nil {
+			sets[p.Thread] = &unix.CPUSet{}
+			order = append(order, p.Thread)
+		}
+		sets[p.Thread].Set(p.CPU)
+	}
+	for _, t := range order {
+		if err := unix.SchedSetaffinity(t, sets[t]); err != nil {
+			return fmt.Errorf("pin vCPU thread %d: %w", t, err)
 		}
 	}
 	return nil
+}
+
+// ThreadCPUs is the CPU set each thread of plan ends up pinned to.
+func ThreadCPUs(plan []Pinning) map[int][]int {
+	out := map[int][]int{}
+	for _, p := range plan {
+		if !slices.Contains(out[p.Thread], p.CPU) {
+			out[p.Thread] = append(out[p.Thread], p.CPU)
+		}
+	}
+	for _, cpus := range out {
+		slices.Sort(cpus)
+	}
+	return out
 }

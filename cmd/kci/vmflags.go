@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"runtime"
 
 	"github.com/spf13/pflag"
 
@@ -61,12 +60,10 @@ func (v *vmFlags) booter(cacheDir string, p *project.File) (*job.VMBooter, error
 	cfg.Accel = a
 	b := &job.VMBooter{VM: cfg, Log: os.Stderr, ImageOpts: vmimage.Options{CacheDir: cacheDir, Log: os.Stderr}}
 	if v.cpus == 0 {
-		// Emulated vCPUs beyond the host's cores only add contention.
-		b.FitTCG = func(c *vm.Config) {
-			if n := runtime.NumCPU(); c.CPUs > n {
-				c.CPUs = n
-			}
-		}
+		// TCG runs the vCPUs of a guest in turns on one host thread
+		// (multi-threaded TCG crashed SMP guests): a second vCPU would
+		// only put the other's turns into the BPF programs' run times.
+		b.FitTCG = func(c *vm.Config) { c.CPUs = 1 }
 		if a == vm.AccelTCG {
 			b.FitTCG(&b.VM)
 		}
