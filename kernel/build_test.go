@@ -2,6 +2,8 @@ package kernel
 
 import (
 	"encoding/binary"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -78,5 +80,39 @@ func TestTouchesKconfig(t *testing.T) {
 	c := Patch{Data: []byte("--- a/net/core/skbuff.c\n+++ b/net/core/skbuff.c\n@@ -1 +1 @@\n")}
 	if !touchesKconfig([]Patch{c, k}) || touchesKconfig([]Patch{c}) {
 		t.Fatal("Kconfig detection wrong")
+	}
+}
+
+func TestDefaultCacheCreatesRoot(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "new", "kci")
+	t.Setenv("KCI_CACHE", root)
+	c, err := DefaultCache()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(c.Root); err != nil || !fi.IsDir() {
+		t.Fatalf("cache root %s not created: %v", root, err)
+	}
+	unlock, err := c.lock("first-use")
+	if err != nil {
+		t.Fatalf("lock on a new cache: %v", err)
+	}
+	unlock()
+}
+
+func TestDefaultCacheEmptyHome(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	t.Setenv("KCI_CACHE", "")
+	t.Setenv("XDG_CACHE_HOME", "")
+	t.Setenv("HOME", home)
+	c, err := DefaultCache()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(home, ".cache", "kci"); c.Root != want {
+		t.Fatalf("root %s, want %s", c.Root, want)
+	}
+	if _, err := os.Stat(c.Root); err != nil {
+		t.Fatalf("cache root not created under an empty HOME: %v", err)
 	}
 }

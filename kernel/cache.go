@@ -16,16 +16,22 @@ type Cache struct {
 	Root string
 }
 
-// DefaultCache is $KCI_CACHE, or ~/.cache/kci.
+// DefaultCache is $KCI_CACHE, or ~/.cache/kci, created if missing: on a
+// brand-new machine the first user (often several test processes at
+// once) finds neither it nor ~/.cache.
 func DefaultCache() (*Cache, error) {
-	if d := os.Getenv("KCI_CACHE"); d != "" {
-		return &Cache{Root: d}, nil
+	d := os.Getenv("KCI_CACHE")
+	if d == "" {
+		u, err := os.UserCacheDir()
+		if err != nil {
+			return nil, infra("cache dir", err)
+		}
+		d = filepath.Join(u, "kci")
 	}
-	d, err := os.UserCacheDir()
-	if err != nil {
+	if err := os.MkdirAll(d, 0o755); err != nil {
 		return nil, infra("cache dir", err)
 	}
-	return &Cache{Root: filepath.Join(d, "kci")}, nil
+	return &Cache{Root: d}, nil
 }
 
 func (c *Cache) path(elem ...string) string {

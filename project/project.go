@@ -149,13 +149,21 @@ func Embedded(cacheDir string) (*File, error) {
 	}
 	dir := filepath.Join(cacheDir, "embedded", hex.EncodeToString(h.Sum(nil))[:16])
 	if _, err := os.Stat(dir); err != nil {
-		tmp, err := os.MkdirTemp(filepath.Join(cacheDir), ".embedded-")
+		// The cache may not exist yet (a new machine); several processes
+		// may get here at once, and the rename below settles who wins.
+		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+			return nil, fmt.Errorf("embedded patches: %w", err)
+		}
+		tmp, err := os.MkdirTemp(filepath.Dir(dir), ".embedded-")
 		if err != nil {
 			return nil, err
 		}
 		defer os.RemoveAll(tmp)
 		for _, p := range files {
-			b, _ := fs.ReadFile(kci.Default, p)
+			b, err := fs.ReadFile(kci.Default, p)
+			if err != nil {
+				return nil, err
+			}
 			dst := filepath.Join(tmp, p)
 			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 				return nil, err
@@ -163,9 +171,6 @@ func Embedded(cacheDir string) (*File, error) {
 			if err := os.WriteFile(dst, b, 0o644); err != nil {
 				return nil, err
 			}
-		}
-		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-			return nil, err
 		}
 		if err := os.Rename(tmp, dir); err != nil && !errors.Is(err, fs.ErrExist) {
 			if _, serr := os.Stat(dir); serr != nil {

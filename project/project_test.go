@@ -51,3 +51,42 @@ func TestEmbeddedDefault(t *testing.T) {
 		t.Errorf("emulated window %v should be shorter than the KVM window %v (60s)", b.Window, k.Window)
 	}
 }
+
+// A brand-new machine has no cache root; the test packages start at once
+// and all materialise the embedded project there.
+func TestEmbeddedFirstUseConcurrent(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "no", "cache", "yet")
+	const n = 8
+	errs := make(chan error, n)
+	dirs := make(chan string, n)
+	for i := 0; i < n; i++ {
+		go func() {
+			f, err := Embedded(root)
+			if err == nil {
+				dirs <- f.Dir
+			}
+			errs <- err
+		}()
+	}
+	for i := 0; i < n; i++ {
+		if err := <-errs; err != nil {
+			t.Fatalf("first use of a missing cache root: %v", err)
+		}
+	}
+	close(dirs)
+	first := ""
+	for d := range dirs {
+		if first == "" {
+			first = d
+		} else if d != first {
+			t.Fatalf("concurrent first uses disagree: %s vs %s", first, d)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(first, "patches", "rht-no-shrink.patch")); err != nil {
+		t.Fatalf("materialised project lacks the demo patch: %v", err)
+	}
+	left, _ := filepath.Glob(filepath.Join(root, "embedded", ".embedded-*"))
+	if len(left) != 0 {
+		t.Fatalf("temporary directories left behind: %v", left)
+	}
+}
