@@ -34,6 +34,24 @@ const (
 	AccelTCG = "tcg"
 )
 
+// Clock modes of a boot: what the guest's clock, and so every ns it
+// reports, counts.
+const (
+	// ClockKVM: real time on real CPUs; noisy, compare with statistics.
+	ClockKVM = "kvm"
+	// ClockHost: TCG with the guest clock following the host's wall
+	// clock (--clock host); noisy and relative only.
+	ClockHost = "host"
+	// ClockICount: TCG with -icount shift=0: one guest instruction is one
+	// ns of guest time, so numbers are instruction counts, repeatable
+	// from boot to boot (deterministic mode, the default under TCG).
+	ClockICount = "icount"
+)
+
+// InstructionTimeLabel names the unit of numbers measured under icount:
+// never real nanoseconds.
+const InstructionTimeLabel = "instruction-time ns/pkt (emulated, deterministic)"
+
 // EmulatedLabel marks numbers measured under TCG: only base-vs-patched
 // ratios from the same run mean anything there.
 const EmulatedLabel = "emulated — relative only"
@@ -117,6 +135,45 @@ type Boot struct {
 	Error       string                `json:"error,omitempty"`       // one-line cause
 	ErrorKind   string                `json:"error_kind,omitempty"`  // whose fault: e.g. boot, crash, timeout, infra
 	ConsoleLog  string                `json:"console_log,omitempty"` // relative to the run dir
+	// Clock is the boot's clock mode (ClockKVM, ClockHost, ClockICount);
+	// empty in records older than deterministic mode (read as host/kvm
+	// by Accel).
+	Clock string `json:"clock,omitempty"`
+	// TSCkHz and Clocksource are what the guest kernel calibrated and
+	// chose: a boot whose scale differs from its siblings' is flagged.
+	TSCkHz      int64  `json:"tsc_khz,omitempty"`
+	Clocksource string `json:"clocksource,omitempty"`
+}
+
+// ClockMode is the clock mode of a tree's measured boots ("" = all
+// trees): ClockICount only when every boot ran under icount.
+func (r *Run) ClockMode(tree string) string {
+	mode := ""
+	for _, b := range r.Boots {
+		if tree != "" && b.Tree != tree {
+			continue
+		}
+		c := b.Clock
+		if c == "" {
+			c = ClockHost
+			if b.Accel == AccelKVM {
+				c = ClockKVM
+			}
+		}
+		switch {
+		case mode == "":
+			mode = c
+		case mode != c:
+			return ClockHost // mixed: treat as noisy
+		}
+	}
+	if mode == "" {
+		if r.Host.Accel == AccelKVM {
+			return ClockKVM
+		}
+		return ClockHost
+	}
+	return mode
 }
 
 // ErrorKindInfra marks a boot that failed for the machine's reasons, not
