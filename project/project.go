@@ -4,8 +4,6 @@ package project
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,6 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	kci "github.com/kci-dev/kci"
+	"github.com/kci-dev/kci/internal/materialize"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/suite"
 )
@@ -127,56 +126,9 @@ func Embedded(cacheDir string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	// One directory per content: files a newer kci dropped must not
-	// linger in an older series.
-	h := sha256.New()
-	var files []string
-	err = fs.WalkDir(kci.Default, "patches", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := fs.ReadFile(kci.Default, p)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(h, "%s %d\n", p, len(b))
-		h.Write(b)
-		files = append(files, p)
-		return nil
-	})
+	dir, err := materialize.Dir(kci.Default, cacheDir, "embedded")
 	if err != nil {
-		return nil, fmt.Errorf("embedded patches: %w", err)
-	}
-	dir := filepath.Join(cacheDir, "embedded", hex.EncodeToString(h.Sum(nil))[:16])
-	if _, err := os.Stat(dir); err != nil {
-		// The cache may not exist yet (a new machine); several processes
-		// may get here at once, and the rename below settles who wins.
-		if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
-			return nil, fmt.Errorf("embedded patches: %w", err)
-		}
-		tmp, err := os.MkdirTemp(filepath.Dir(dir), ".embedded-")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(tmp)
-		for _, p := range files {
-			b, err := fs.ReadFile(kci.Default, p)
-			if err != nil {
-				return nil, err
-			}
-			dst := filepath.Join(tmp, p)
-			if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-				return nil, err
-			}
-			if err := os.WriteFile(dst, b, 0o644); err != nil {
-				return nil, err
-			}
-		}
-		if err := os.Rename(tmp, dir); err != nil && !errors.Is(err, fs.ErrExist) {
-			if _, serr := os.Stat(dir); serr != nil {
-				return nil, fmt.Errorf("embedded patches: %w", err)
-			}
-		}
+		return nil, err
 	}
 	f.Dir = dir
 	return f, nil

@@ -11,9 +11,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strings"
+
+	kci "github.com/kci-dev/kci"
+	"github.com/kci-dev/kci/internal/materialize"
 )
 
 // toolEnv is what the cache keys depend on besides sources.
@@ -147,45 +149,20 @@ const (
 // findSource locates the kci module: $KCI_SRC; else the nearest directory
 // above the working directory whose go.mod declares it; else, for a kci
 // installed with go install, its version's sources in the module cache.
-func findSource(ctx context.Context) (string, error) {
+func findSource(cacheDir string) (string, error) {
 	if d := os.Getenv("KCI_SRC"); d != "" {
+		if !isKCIModule(filepath.Join(d, "go.mod")) {
+			return "", fmt.Errorf("vmimage: KCI_SRC=%s is not the kci module (no go.mod naming %s)", d, kciModulePath)
+		}
 		return d, nil
 	}
-	wd, err := os.Getwd()
+	// The sources this binary was built from: right wherever kci is run
+	// from, installed or not, and never out of step with the host side.
+	d, err := materialize.Dir(kci.AgentSource, cacheDir, "src")
 	if err != nil {
-		return "", fmt.Errorf("vmimage: %w", err)
+		return "", fmt.Errorf("vmimage: agent sources: %w", err)
 	}
-	for d := wd; ; d = filepath.Dir(d) {
-		if isKCIModule(filepath.Join(d, "go.mod")) {
-			return d, nil
-		}
-		if filepath.Dir(d) == d {
-			break
-		}
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Path == kciModulePath && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		if out, err := goCmd(ctx, wd, nil, "env", "GOMODCACHE"); err == nil {
-			d := filepath.Join(strings.TrimSpace(out), escapeModule(kciModulePath)+"@"+bi.Main.Version)
-			if isKCIModule(filepath.Join(d, "go.mod")) {
-				return d, nil
-			}
-		}
-	}
-	return "", fmt.Errorf("vmimage: kci sources not found above %s: run kci from its checkout or set KCI_SRC", wd)
-}
-
-// escapeModule is the module cache's case encoding: an upper-case letter
-// becomes "!" and its lower case.
-func escapeModule(path string) string {
-	var b strings.Builder
-	for _, r := range path {
-		if r >= 'A' && r <= 'Z' {
-			b.WriteByte('!')
-			r += 'a' - 'A'
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
+	return d, nil
 }
 
 func isKCIModule(gomod string) bool {

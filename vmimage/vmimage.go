@@ -46,8 +46,8 @@ func DefaultCommands() []string {
 type Options struct {
 	// SourceDir is the root of the kci module, which provides the agent's
 	// sources and the module context u-root's commands are resolved in.
-	// Empty: $KCI_SRC, else the nearest enclosing kci module of the
-	// working directory, else (go install) the module cache's copy.
+	// Empty: $KCI_SRC, else the sources embedded in this binary
+	// (kci.AgentSource), written once into the cache.
 	SourceDir string
 	// CacheDir is kci's cache root. Empty: $KCI_CACHE, else ~/.cache/kci.
 	CacheDir string
@@ -137,7 +137,7 @@ func (o Options) resolve(ctx context.Context) (Options, error) {
 		o.CacheDir = d
 	}
 	if o.SourceDir == "" {
-		d, err := findSource(ctx)
+		d, err := findSource(o.CacheDir)
 		if err != nil {
 			return o, err
 		}

@@ -7,13 +7,17 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/u-root/u-root/pkg/cpio"
+
+	kci "github.com/kci-dev/kci"
 )
 
 func TestURootKey(t *testing.T) {
@@ -188,9 +192,60 @@ func TestIsKCIModule(t *testing.T) {
 	}
 }
 
-func TestEscapeModule(t *testing.T) {
-	if got := escapeModule("github.com/BurntSushi/toml"); got != "github.com/!burnt!sushi/toml" {
-		t.Errorf("escapeModule = %q", got)
+// TestAgentSourceComplete: the sources embedded in the binary must build
+// the agent on their own (an installed kci has nothing else). Every file
+// go list needs for the agent's packages of this module is embedded.
+func TestAgentSourceComplete(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("needs the go tool")
+	}
+	out, err := exec.Command("go", "list", "-deps", "-json=ImportPath,Dir,GoFiles,EmbedFiles,Module", AgentPackage).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkgs, err := decodeListed(bytes.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	need := []string{"go.mod", "go.sum"}
+	for _, p := range pkgs {
+		if p.Module == nil || p.Module.Path != kciModulePath {
+			continue
+		}
+		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, kciModulePath), "/")
+		for _, f := range append(append([]string(nil), p.GoFiles...), p.EmbedFiles...) {
+			need = append(need, filepath.ToSlash(filepath.Join(rel, f)))
+		}
+	}
+	for _, f := range need {
+		if _, err := fs.Stat(kci.AgentSource, f); err != nil {
+			t.Errorf("%s is not in kci.AgentSource: add its package to the go:embed lines in embed.go", f)
+		}
+	}
+	if len(need) < 10 {
+		t.Fatalf("only %d files listed: %v", len(need), need)
+	}
+}
+
+// A source directory from the embedded tree, in a cache that does not
+// exist yet, with no checkout around: what an installed kci sees.
+func TestFindSourceEmbedded(t *testing.T) {
+	t.Setenv("KCI_SRC", "")
+	t.Chdir(t.TempDir())
+	cache := filepath.Join(t.TempDir(), "new-cache")
+	d, err := findSource(cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !isKCIModule(filepath.Join(d, "go.mod")) {
+		t.Fatalf("%s has no kci go.mod", d)
+	}
+	if _, err := os.Stat(filepath.Join(d, "cmd", "kci-guest", "main.go")); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("KCI_SRC", t.TempDir())
+	if _, err := findSource(cache); err == nil || !strings.Contains(err.Error(), "KCI_SRC") {
+		t.Fatalf("KCI_SRC without a kci module: %v, want an error naming KCI_SRC", err)
 	}
 }
 
