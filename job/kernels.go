@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kci-dev/kci/internal/childenv"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/project"
 )
@@ -147,7 +148,7 @@ func (b *Builder) AppliesTo(ctx context.Context, t *project.Tree, patches []kern
 		defer cancel()
 		cmd := exec.CommandContext(ctx, "git", args...)
 		cmd.Dir = src.Dir
-		cmd.Env = append(os.Environ(), "GIT_INDEX_FILE="+idx.Name())
+		cmd.Env = childenv.Environ("GIT_INDEX_FILE=" + idx.Name())
 		if stdin != nil {
 			cmd.Stdin = strings.NewReader(string(stdin))
 		}

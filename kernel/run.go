@@ -5,11 +5,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/kci-dev/kci/internal/childenv"
 )
 
 // command runs name with args in dir under a deadline, killing the whole
@@ -29,7 +30,7 @@ func (c command) run(ctx context.Context, name string, args ...string) (string, 
 	}
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = c.dir
-	cmd.Env = append(os.Environ(), c.env...)
+	cmd.Env = childenv.Environ(c.env...) // the kernel tree is the PR's code: no secrets
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second

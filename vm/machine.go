@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kci-dev/kci/internal/childenv"
 	"github.com/kci-dev/kci/vm/event"
 )
 
@@ -39,6 +40,7 @@ func startMachine(qemu string, args []string, stdin io.Reader, stdout io.Writer,
 	}
 	m := &machine{exited: make(chan struct{}), stderr: &tailBuffer{max: 16 << 10}, group: !interactive}
 	m.cmd = exec.Command(path, args...)
+	m.cmd.Env = childenv.Environ() // QEMU needs no credentials kci holds
 	m.cmd.Stdin, m.cmd.Stdout = stdin, stdout
 	m.cmd.Stderr = m.stderr
 	if interactive {

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kci-dev/kci/internal/childenv"
 	"github.com/u-root/gobusybox/src/pkg/golang"
 	"github.com/u-root/mkuimage/uimage"
 	"github.com/u-root/u-root/pkg/cpio"
@@ -156,7 +157,7 @@ func goCmd(ctx context.Context, dir string, env []string, args ...string) (strin
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = childenv.Environ(env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
