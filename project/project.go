@@ -15,6 +15,7 @@ import (
 
 	kci "github.com/kci-dev/kci"
 	"github.com/kci-dev/kci/internal/materialize"
+	"github.com/kci-dev/kci/internal/names"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/suite"
 )
@@ -84,6 +85,11 @@ func Parse(name string, data []byte) (*File, error) {
 	for i, t := range f.Trees {
 		if t.Name == "" {
 			return nil, fmt.Errorf("%s: trees[%d] has no name", name, i)
+		}
+		// The name becomes a file name, a comment marker and a check
+		// name; refusing here names the line's author, not the poster.
+		if err := names.Tree(t.Name); err != nil {
+			return nil, fmt.Errorf("%s: trees[%d]: %w", name, i, err)
 		}
 		if seen[t.Name] {
 			return nil, fmt.Errorf("%s: tree %q defined twice", name, t.Name)

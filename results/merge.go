@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kci-dev/kci/internal/names"
 	"github.com/kci-dev/kci/kernel"
 )
 
@@ -139,6 +140,9 @@ func MergeDirs(out string, dirs ...string) (*Run, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := checkShardPaths(d, r); err != nil {
+			return nil, err
+		}
 		runs = append(runs, r)
 	}
 	m, err := Merge(runs...)
@@ -148,9 +152,20 @@ func MergeDirs(out string, dirs ...string) (*Run, error) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, fmt.Errorf("results: merge: %w", err)
 	}
+	// Copies go through os.Root on both sides: a symlink in a shard (or a
+	// planted one in out) cannot lead outside either directory.
+	dst, err := os.OpenRoot(out)
+	if err != nil {
+		return nil, fmt.Errorf("results: merge: %w", err)
+	}
+	defer dst.Close()
 	// Boots were appended shard by shard, so walk them in step.
 	i := 0
 	for si, r := range runs {
+		src, err := os.OpenRoot(dirs[si])
+		if err != nil {
+			return nil, fmt.Errorf("results: merge: %w", err)
+		}
 		for range r.Boots {
 			b := &m.Boots[i]
 			i++
@@ -158,15 +173,19 @@ func MergeDirs(out string, dirs ...string) (*Run, error) {
 				continue
 			}
 			rel := filepath.Join("shard-"+r.ID, b.ConsoleLog)
-			err := copyFile(filepath.Join(dirs[si], b.ConsoleLog), filepath.Join(out, rel))
+			err := copyFile(src, b.ConsoleLog, dst, rel)
 			switch {
 			case errors.Is(err, fs.ErrNotExist):
 				// The shard lost its log; keep the record's word for it.
 			case err != nil:
-				return nil, fmt.Errorf("results: merge: %w", err)
+				src.Close()
+				return nil, fmt.Errorf("results: merge: shard %s: %w", r.ID, err)
 			default:
 				b.ConsoleLog = rel
 			}
+		}
+		if err := src.Close(); err != nil {
+			return nil, fmt.Errorf("results: merge: %w", err)
 		}
 	}
 	if err := Save(out, m); err != nil {
@@ -178,16 +197,44 @@ func MergeDirs(out string, dirs ...string) (*Run, error) {
 	return m, nil
 }
 
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
+// checkShardPaths refuses a shard whose record would put files outside
+// the shard or the output directory: its ID names a directory under out,
+// its console logs are read from dir and its tree names become file names.
+// The record was written by the pull request's own job: it is untrusted.
+func checkShardPaths(dir string, r *Run) error {
+	if err := names.Element("run id", r.ID); err != nil {
+		return fmt.Errorf("results: merge: shard %s: %w", dir, err)
+	}
+	for _, t := range r.Trees {
+		if err := names.Tree(t.Name); err != nil {
+			return fmt.Errorf("results: merge: shard %s: %w", dir, err)
+		}
+	}
+	for _, b := range r.Boots {
+		if err := names.Tree(b.Tree); err != nil {
+			return fmt.Errorf("results: merge: shard %s boot %d: %w", dir, b.Seq, err)
+		}
+		if b.ConsoleLog == "" {
+			continue
+		}
+		if err := names.Local("console log", b.ConsoleLog); err != nil {
+			return fmt.Errorf("results: merge: shard %s boot %d: %w", dir, b.Seq, err)
+		}
+	}
+	return nil
+}
+
+// copyFile copies name inside src to dstName inside dst.
+func copyFile(src *os.Root, name string, dst *os.Root, dstName string) error {
+	in, err := src.Open(name)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+	if err := dst.MkdirAll(filepath.Dir(dstName), 0o755); err != nil {
 		return err
 	}
-	out, err := os.Create(dst)
+	out, err := dst.Create(dstName)
 	if err != nil {
 		return err
 	}
