@@ -110,12 +110,13 @@ func (e *Env) parseEvent(b []byte) error {
 		if wr.HTMLURL != "" {
 			e.RunURL = wr.HTMLURL
 		}
-		// Several PRs can share a head branch; the one at this SHA is ours.
-		for i, pr := range wr.PullRequests {
-			if i == 0 || pr.Head.SHA == wr.HeadSHA {
+		// Several PRs can share a head branch; the one at exactly this SHA
+		// is ours. None at it means the PR has moved on since the run: no
+		// guess (a stale run would overwrite a newer report). PR stays 0
+		// and the poster asks the API (ResolvePR), which refuses too.
+		for _, pr := range wr.PullRequests {
+			if wr.HeadSHA != "" && pr.Head.SHA == wr.HeadSHA {
 				e.PR = pr.Number
-			}
-			if pr.Head.SHA == wr.HeadSHA {
 				break
 			}
 		}
