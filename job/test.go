@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kci-dev/kci/internal/progress"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/project"
 	"github.com/kci-dev/kci/results"
@@ -42,6 +43,11 @@ type BootResult struct {
 	Variants    []suite.VariantResult
 	Profiles    []suite.Profile // with TestOptions.Profile: one per variant
 	ErrorKind   string          // with an error: boot, crash, timeout, guest, infra
+	// Clock is what the guest's ns count (results.ClockICount, ...);
+	// TSCkHz and Clocksource are the guest kernel's calibration.
+	Clock       string
+	TSCkHz      int64
+	Clocksource string
 }
 
 // TestOptions is what `kci test` was asked.
@@ -53,7 +59,10 @@ type TestOptions struct {
 	Bench    suite.BenchParams
 	// BenchFor sizes the traffic for the accelerator once it is known
 	// (emulated runs use a shorter window); nil keeps Bench.
-	BenchFor         func(accel string) suite.BenchParams
+	BenchFor func(accel string) suite.BenchParams
+	// RepsFor picks the boots per kernel once the accelerator is known,
+	// when Reps is 0 (deterministic runs need fewer); nil means 1.
+	RepsFor          func(accel string) int
 	Survival         bool
 	Profile          bool    // sample each variant's window into profiles/; without patches, base only
 	Out              string  // run directory; default ./kci-results/<time>-<id>
@@ -61,7 +70,10 @@ type TestOptions struct {
 	Shard, Shards    int     // run repetitions i of N (1-based); 0: all
 	Args             []string
 	Log              io.Writer // progress lines
-	Host             results.Host
+	// Progress shows the long phases (builds, boots) live on a terminal,
+	// as one line each in a log; nil is silent.
+	Progress *progress.Meter
+	Host     results.Host
 }
 
 // Tester runs kci test.
@@ -169,22 +181,28 @@ func (t *Tester) Test(ctx context.Context, o TestOptions) (string, error) {
 	logf("kci: testing on tree(s) %s", strings.Join(chosen, ", "))
 
 	// Kernels: tree base (cached) then patched (incremental from it).
+	meter := o.Progress
+	if meter != nil {
+		t.Builder.Opts.Progress = meter // make's output drives the object count
+	}
 	for _, j := range jobs {
 		n := j.tree.Name
-		logf("kci: [%s] building base kernel", n)
+		meter.Begin("[%s] building base kernel", n)
 		if err := phase("build", n, results.RoleBase, func() (err error) { j.base, err = t.Builder.Tree(ctx, j.tree); return }); err != nil {
+			meter.End("failed")
 			return finish(classifyBuild("base kernel of tree "+n, err))
 		}
-		logf("kci: [%s] base %s (%s)", n, j.base.Release, hitOrBuilt(j.base))
+		meter.End("%s, %s", j.base.Release, hitOrBuilt(j.base))
 		rec.SetTree(treeRecord(n, j.base, nil))
 		if len(patches) == 0 {
 			continue // nothing to compare: base only (kci profile)
 		}
-		logf("kci: [%s] building patched kernel", n)
+		meter.Begin("[%s] building patched kernel", n)
 		if err := phase("build", n, results.RolePatched, func() (err error) { j.patched, err = t.Builder.Patched(ctx, j.tree, j.base, patches); return }); err != nil {
+			meter.End("failed")
 			return finish(classifyBuild("patched kernel of tree "+n, err))
 		}
-		logf("kci: [%s] patched %s (%s)", n, j.patched.Release, hitOrBuilt(j.patched))
+		meter.End("%s, %s", j.patched.Release, hitOrBuilt(j.patched))
 		rec.SetTree(treeRecord(n, j.base, j.patched))
 	}
 
@@ -203,6 +221,9 @@ func (t *Tester) Test(ctx context.Context, o TestOptions) (string, error) {
 		}
 		if o.BenchFor != nil {
 			o.Bench = o.BenchFor(accel)
+		}
+		if o.Reps <= 0 && o.RepsFor != nil {
+			o.Reps = o.RepsFor(accel)
 		}
 	}
 
@@ -243,7 +264,7 @@ func (t *Tester) Test(ctx context.Context, o TestOptions) (string, error) {
 					per := time.Since(began) / time.Duration(done)
 					eta = fmt.Sprintf(", ETA %s", (per * time.Duration(total-done)).Round(time.Second))
 				}
-				logf("kci: [%s] boot %d/%d%s", label, done+1, total, eta)
+				meter.Begin("boot %d/%d [%s]%s", done+1, total, label, eta)
 				console := filepath.Join("console", fmt.Sprintf("%s-%s-%d.log", j.tree.Name, role, rep))
 				os.MkdirAll(filepath.Join(dir, "console"), 0o755)
 				var res *BootResult
@@ -252,11 +273,17 @@ func (t *Tester) Test(ctx context.Context, o TestOptions) (string, error) {
 					return err
 				})
 				done++
+				if err != nil {
+					meter.End("failed: %s", firstLine(err.Error()))
+				} else {
+					meter.End("done")
+				}
 				b := results.Boot{Tree: j.tree.Name, Role: role, Rep: rep, ConsoleLog: console}
 				if res != nil {
 					b.Accel, b.BootToReady = res.Accel, res.BootToReady
 					b.Sanity, b.Caps, b.Cells, b.Variants = res.Sanity, res.Caps, res.Cells, res.Variants
 					b.ErrorKind = res.ErrorKind
+					b.Clock, b.TSCkHz, b.Clocksource = res.Clock, res.TSCkHz, res.Clocksource
 				}
 				if err != nil {
 					b.Error = firstLine(err.Error())

@@ -88,7 +88,10 @@ func (b *VMBooter) Boot(ctx context.Context, req BootRequest) (*BootResult, erro
 		}
 	})
 	if res != nil {
-		out.Accel, out.BootToReady = string(res.Accel), res.BootToReady
+		out.Accel, out.BootToReady, out.Clock = string(res.Accel), res.BootToReady, string(res.Clock)
+		if h := res.Hello; h != nil {
+			out.TSCkHz, out.Clocksource = h.TSCkHz, h.Clocksource
+		}
 		if res.Console != "" && req.Console != "" {
 			copyConsole(res.Console, req.Console)
 		}

@@ -55,6 +55,8 @@ type VM struct {
 	MemoryMiB int    `yaml:"memory_mib"`
 	Accel     string `yaml:"accel"`
 	Pin       string `yaml:"pin"`
+	// Clock under TCG: icount (default, deterministic) or host.
+	Clock string `yaml:"clock"`
 }
 
 type Bench struct {

@@ -38,6 +38,48 @@ func ParseAccel(s string) (Accel, error) {
 	return "", fmt.Errorf("vm: accelerator %q: want auto, kvm or tcg", s)
 }
 
+// Clock is what a TCG guest's clock counts.
+type Clock string
+
+const (
+	// ClockICount: the guest clock counts executed instructions (QEMU's
+	// -icount shift=0: one instruction is one ns), idle time is skipped,
+	// the RTC runs on that clock from a fixed date and the guest's
+	// randomness comes from a fixed seed. The same kernel and plan give
+	// the same numbers boot after boot, on a busy host too; they are
+	// instruction-time, not real time.
+	ClockICount Clock = "icount"
+	// ClockHost: the guest clock follows the host's; numbers move with
+	// host load (kci's behaviour before icount, --clock host).
+	ClockHost Clock = "host"
+	// ClockKVM is what a KVM boot reports: real time.
+	ClockKVM Clock = "kvm"
+)
+
+// ParseClock checks a --clock value.
+func ParseClock(s string) (Clock, error) {
+	switch c := Clock(s); c {
+	case ClockICount, ClockHost:
+		return c, nil
+	case "":
+		return ClockICount, nil
+	}
+	return "", fmt.Errorf("vm: clock %q: want icount or host", s)
+}
+
+// icountArgs make a TCG guest deterministic (see ClockICount). The RTC
+// base is fixed so nothing in the guest depends on the host's date.
+var icountArgs = []string{
+	"-icount", "shift=0,sleep=off,align=off",
+	"-rtc", "base=2020-01-01T00:00:00,clock=vm",
+	"-seed", "1",
+}
+
+// icountCmdline keeps the guest's layout fixed: with KASLR, code and data
+// move each boot, and pointer-keyed hashing (the rhash and hash maps key on
+// skb addresses) takes other branches, so other instruction counts.
+var icountCmdline = []string{"nokaslr"}
+
 // Config describes one boot.
 type Config struct {
 	QEMU      string   // qemu binary; "" = qemu-system-x86_64 from PATH
@@ -48,6 +90,9 @@ type Config struct {
 	CPUs      int      // 0 = 2
 	Accel     Accel    // "" = auto
 	CPUModel  string   // "" = host under KVM, max under TCG
+	// Clock is the guest clock under TCG: ClockICount (the default) or
+	// ClockHost. KVM guests always run on real time.
+	Clock Clock
 	// Pin lists host CPUs; vCPU i's thread is pinned to Pin[i % len(Pin)]
 	// before the guest starts.
 	Pin []int
@@ -91,6 +136,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.BootTimeout == 0 {
 		c.BootTimeout = defaultBootTimeout
+	}
+	if c.Clock == "" {
+		c.Clock = ClockICount
 	}
 	return c
 }
@@ -148,7 +196,7 @@ func QemuArgs(c Config, p Paths) ([]string, error) {
 			con += ",logfile=" + p.ConsoleLog
 		}
 	}
-	return []string{
+	args := []string{
 		"-name", "kci",
 		"-machine", "pc",
 		"-accel", accel,
@@ -168,5 +216,20 @@ func QemuArgs(c Config, p Paths) ([]string, error) {
 		"-chardev", "socket,id=kci,path=" + p.Events + ",server=on,wait=off",
 		"-device", "virtserialport,bus=vser.0,chardev=kci,name=" + event.Port,
 		"-qmp", "unix:" + p.QMP + ",server=on,wait=off",
-	}, nil
+	}
+	if c.Accel == AccelTCG && c.Clock == ClockICount {
+		args = append(args, icountArgs...)
+	}
+	return args, nil
+}
+
+// GuestClock is the clock a boot of c runs on (accelerator resolved).
+func GuestClock(c Config) Clock {
+	if c.Accel == AccelKVM {
+		return ClockKVM
+	}
+	if c.Clock == "" {
+		return ClockICount
+	}
+	return c.Clock
 }

@@ -171,3 +171,52 @@ func TestKind(t *testing.T) {
 		t.Error("KernelsFault misclassifies")
 	}
 }
+
+// Deterministic mode is TCG's default: icount, a VM-clock RTC from a fixed
+// date and a fixed seed; --clock host and KVM get none of it.
+func TestQemuArgsClock(t *testing.T) {
+	paths := Paths{QMP: "/q", Events: "/e"}
+	has := func(args []string, a, b string) bool {
+		for i := 0; i+1 < len(args); i++ {
+			if args[i] == a && args[i+1] == b {
+				return true
+			}
+		}
+		return false
+	}
+	for _, tc := range []struct {
+		accel  Accel
+		clock  Clock
+		icount bool
+		guest  Clock
+	}{
+		{AccelTCG, "", true, ClockICount},
+		{AccelTCG, ClockICount, true, ClockICount},
+		{AccelTCG, ClockHost, false, ClockHost},
+		{AccelKVM, "", false, ClockKVM},
+		{AccelKVM, ClockICount, false, ClockKVM},
+	} {
+		cfg := Config{Kernel: "k", Initrd: "i", Accel: tc.accel, Clock: tc.clock}
+		args, err := QemuArgs(cfg, paths)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := has(args, "-icount", "shift=0,sleep=off,align=off") &&
+			has(args, "-rtc", "base=2020-01-01T00:00:00,clock=vm") && has(args, "-seed", "1")
+		if got != tc.icount {
+			t.Errorf("%s/%q: deterministic args %v, want %v: %v", tc.accel, tc.clock, got, tc.icount, args)
+		}
+		if tc.icount != slices.Contains(args, "-icount") {
+			t.Errorf("%s/%q: stray -icount: %v", tc.accel, tc.clock, args)
+		}
+		if g := GuestClock(cfg); g != tc.guest {
+			t.Errorf("%s/%q: GuestClock %s, want %s", tc.accel, tc.clock, g, tc.guest)
+		}
+	}
+	if _, err := ParseClock("wall"); err == nil || !strings.Contains(err.Error(), "wall") {
+		t.Errorf("ParseClock(wall): %v", err)
+	}
+	if c, err := ParseClock(""); err != nil || c != ClockICount {
+		t.Errorf("ParseClock(\"\") = %s, %v; want icount", c, err)
+	}
+}

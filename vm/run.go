@@ -16,6 +16,7 @@ import (
 // far as the run got.
 type Result struct {
 	Accel       Accel         `json:"accel"`
+	Clock       Clock         `json:"clock"`
 	AccelReason string        `json:"accel_reason"`
 	Args        []string      `json:"qemu_args"`
 	PID         int           `json:"pid"`
@@ -54,8 +55,14 @@ func Run(ctx context.Context, cfg Config, onEvent func(event.Event)) (*Result, e
 		return res, err
 	}
 	cfg.Accel, res.Accel, res.AccelReason = accel, accel, reason
-	if accel == AccelTCG {
+	res.Clock = GuestClock(cfg)
+	switch res.Clock {
+	case ClockHost:
 		cfg.Append = append(append([]string(nil), cfg.Append...), TCGClockArgs()...)
+	case ClockICount:
+		// The TSC counts instructions too: the kernel calibrates it
+		// against the (equally virtual) PIT, no host rate applies.
+		cfg.Append = append(append([]string(nil), cfg.Append...), icountCmdline...)
 	}
 	return res, boot(ctx, cfg, res, onEvent, false)
 }

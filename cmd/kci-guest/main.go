@@ -124,6 +124,12 @@ func hello() event.Hello {
 			h.Uptime, _ = strconv.ParseFloat(f[0], 64)
 		}
 	}
+	if b, err := os.ReadFile("/sys/devices/system/clocksource/clocksource0/current_clocksource"); err == nil {
+		h.Clocksource = strings.TrimSpace(string(b))
+	}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		h.TSCkHz = cpuKHz(string(b))
+	}
 	return h
 }
 
@@ -240,4 +246,20 @@ func poweroff() {
 	if err := unix.Reboot(unix.LINUX_REBOOT_CMD_RESTART); err != nil {
 		log.Printf("restart: %v", err)
 	}
+}
+
+// cpuKHz is the first "cpu MHz" of /proc/cpuinfo in kHz: on x86 the
+// kernel's calibrated rate, which scales every TSC-based time it reports.
+func cpuKHz(cpuinfo string) int64 {
+	for _, l := range strings.Split(cpuinfo, "\n") {
+		k, v, ok := strings.Cut(l, ":")
+		if ok && strings.TrimSpace(k) == "cpu MHz" {
+			mhz, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				return 0
+			}
+			return int64(mhz*1000 + 0.5)
+		}
+	}
+	return 0
 }

@@ -1,17 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
+	"github.com/kci-dev/kci/internal/progress"
 	"github.com/kci-dev/kci/job"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/project"
@@ -35,19 +32,28 @@ Prints where the artifacts are; phase timings are in build.json next to them.`,
 				return err
 			}
 			ctx := cmd.Context()
-			prog := newBuildProgress(cmd.ErrOrStderr())
-			b.Opts.Progress = prog
-			defer prog.Close()
-			a, err := b.Tree(ctx, t)
-			if err == nil && len(args) > 0 {
-				var ps []kernel.Patch
-				if ps, err = kernel.LoadSeries(args...); err == nil {
-					a, err = b.Patched(ctx, t, a, ps)
+			var ps []kernel.Patch
+			if len(args) > 0 {
+				if ps, err = kernel.LoadSeries(args...); err != nil {
+					return err
 				}
 			}
-			prog.Close()
+			meter := progress.New(cmd.ErrOrStderr())
+			b.Opts.Progress = meter
+			meter.Begin("[%s] building kernel", t.Name)
+			a, err := b.Tree(ctx, t)
 			if err != nil {
+				meter.End("failed")
 				return err
+			}
+			meter.End("%s (%s)", a.Release, buildState(a))
+			if len(ps) > 0 {
+				meter.Begin("[%s] building kernel + %d patches", t.Name, len(ps))
+				if a, err = b.Patched(ctx, t, a, ps); err != nil {
+					meter.End("failed")
+					return err
+				}
+				meter.End("%s (%s)", a.Release, buildState(a))
 			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
@@ -81,11 +87,7 @@ func newBuilder(tree string, jobs int) (*job.Builder, *project.Tree, error) {
 }
 
 func printArtifacts(w io.Writer, a *kernel.Artifacts) {
-	state := "built"
-	if a.CacheHit {
-		state = "cache hit"
-	}
-	fmt.Fprintf(w, "kernel %s (%s)\n", a.Release, state)
+	fmt.Fprintf(w, "kernel %s (%s)\n", a.Release, buildState(a))
 	fmt.Fprintf(w, "  key      %s\n  base     %s (%s)\n", a.Key, a.BaseOrigin, a.BaseID[:12])
 	for _, p := range a.Patches {
 		fmt.Fprintf(w, "  patch    %s\n", p)
@@ -103,50 +105,9 @@ func printArtifacts(w io.Writer, a *kernel.Artifacts) {
 	}
 }
 
-// buildProgress turns make's output into a spinner with the object count on
-// a TTY, and into nothing elsewhere (the full log is in the cache).
-type buildProgress struct {
-	bar     *progressbar.ProgressBar
-	buf     []byte
-	objects int
-	closed  bool
-}
-
-func newBuildProgress(w io.Writer) *buildProgress {
-	f, ok := w.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return &buildProgress{}
+func buildState(a *kernel.Artifacts) string {
+	if a.CacheHit {
+		return "cache hit"
 	}
-	return &buildProgress{bar: progressbar.NewOptions(-1,
-		progressbar.OptionSetWriter(w), progressbar.OptionSetDescription("building"),
-		progressbar.OptionSpinnerType(14), progressbar.OptionShowElapsedTimeOnFinish())}
-}
-
-func (p *buildProgress) Write(b []byte) (int, error) {
-	if p.bar == nil || p.closed {
-		return len(b), nil
-	}
-	p.buf = append(p.buf, b...)
-	for {
-		i := bytes.IndexByte(p.buf, '\n')
-		if i < 0 {
-			break
-		}
-		line := strings.TrimSpace(string(p.buf[:i]))
-		p.buf = p.buf[i+1:]
-		if f := strings.Fields(line); len(f) == 2 && (f[0] == "CC" || f[0] == "LD" || f[0] == "AR" || f[0] == "BTF") {
-			p.objects++
-			p.bar.Describe(fmt.Sprintf("building: %d objects, %s %s", p.objects, f[0], f[1]))
-			p.bar.Add(1)
-		}
-	}
-	return len(b), nil
-}
-
-func (p *buildProgress) Close() {
-	if p.bar != nil && !p.closed {
-		p.bar.Finish()
-		fmt.Fprintln(os.Stderr)
-	}
-	p.closed = true
+	return "built"
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kci-dev/kci/internal/progress"
 	"github.com/kci-dev/kci/job"
 	"github.com/kci-dev/kci/profile"
 	"github.com/kci-dev/kci/suite"
@@ -58,7 +59,7 @@ or kci profile) from their .folded files.`,
 			o := job.TestOptions{
 				Patches: args, Trees: trees, Reps: 1, Variants: variants,
 				Profile: true, Out: out, FailOnRegression: -1,
-				Args: os.Args, Log: os.Stderr, Host: job.DefaultHost(),
+				Args: os.Args, Log: os.Stderr, Progress: progress.New(os.Stderr), Host: job.DefaultHost(),
 			}
 			if len(args) == 0 && len(o.Trees) == 0 {
 				o.Trees = []string{"stock"}

@@ -8,9 +8,11 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/kci-dev/kci/internal/progress"
 	"github.com/kci-dev/kci/job"
 	"github.com/kci-dev/kci/results"
 	"github.com/kci-dev/kci/suite"
+	"github.com/kci-dev/kci/vm"
 )
 
 func init() { commands = append(commands, newTestCmd) }
@@ -55,7 +57,7 @@ build error; 4 boot/crash; 5 survival regression; 6 performance regression
 			o := job.TestOptions{
 				Patches: args, Trees: trees, Reps: reps, Variants: variants,
 				Survival: !noSurvival, Profile: profile, Out: out, FailOnRegression: failOnReg,
-				Args: os.Args, Log: os.Stderr, Host: job.DefaultHost(),
+				Args: os.Args, Log: os.Stderr, Progress: progress.New(os.Stderr), Host: job.DefaultHost(),
 			}
 			o.Host.Checks = doctorChecks(cmd.Context(), b.Cache.Root)
 			if o.Reps == 0 {
@@ -65,6 +67,12 @@ build error; 4 boot/crash; 5 survival regression; 6 performance regression
 				o.Variants = p.Bench.Variants
 			}
 			o.BenchFor = func(accel string) suite.BenchParams { return benchParams(p, accel, window, warmup) }
+			o.RepsFor = func(accel string) int {
+				if accel == string(vm.AccelTCG) && booter.VM.Clock == vm.ClockICount {
+					return 3 // deterministic: boots only show that they agree
+				}
+				return 6
+			}
 			o.Bench = o.BenchFor("kvm")
 			if shard != "" {
 				if _, err := fmt.Sscanf(shard, "%d/%d", &o.Shard, &o.Shards); err != nil || o.Shard < 1 || o.Shard > o.Shards {
@@ -92,7 +100,7 @@ build error; 4 boot/crash; 5 survival regression; 6 performance regression
 	}
 	f := cmd.Flags()
 	f.StringSliceVar(&trees, "tree", nil, "tree(s) from kci.yaml (default: every tree the patches apply to)")
-	f.IntVar(&reps, "reps", 0, "boots per kernel, alternating base and patched (default: kci.yaml reps)")
+	f.IntVar(&reps, "reps", 0, "boots per kernel, alternating base and patched (default: kci.yaml reps; 0 there: 3 under icount, 6 otherwise)")
 	f.StringSliceVar(&variants, "variants", nil, "benchmark variants (default: kci.yaml bench.variants)")
 	f.DurationVar(&window, "window", 0, "measurement window per variant (default: kci.yaml; emulated_window under TCG)")
 	f.DurationVar(&warmup, "warmup", -1, "warm-up before the window (default: kci.yaml)")

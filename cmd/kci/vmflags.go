@@ -21,12 +21,14 @@ type vmFlags struct {
 	cpus   int
 	memory int
 	pin    string
+	clock  string
 }
 
 func (v *vmFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&v.accel, "accel", "", "auto, kvm or tcg (default: kci.yaml vm.accel)")
 	f.IntVar(&v.cpus, "cpus", 0, "guest vCPUs (default: kci.yaml vm.cpus, at most the host's CPUs under TCG)")
 	f.IntVar(&v.memory, "memory", 0, "guest memory in MiB (default: kci.yaml vm.memory_mib)")
+	f.StringVar(&v.clock, "clock", "", "guest clock under TCG: icount (deterministic instruction-time, the default) or host (wall clock, noisy; kci.yaml vm.clock)")
 	f.StringVar(&v.pin, "pin", "", "pin vCPU threads to these host CPUs, e.g. 2-5 (default: kci.yaml vm.pin)")
 }
 
@@ -58,6 +60,13 @@ func (v *vmFlags) booter(cacheDir string, p *project.File) (*job.VMBooter, error
 		cfg.MemoryMiB = v.memory
 	}
 	cfg.Accel = a
+	clock := v.clock
+	if clock == "" {
+		clock = p.VM.Clock
+	}
+	if cfg.Clock, err = vm.ParseClock(clock); err != nil {
+		return nil, fmt.Errorf("--clock: %w", err)
+	}
 	b := &job.VMBooter{VM: cfg, Log: os.Stderr, ImageOpts: vmimage.Options{CacheDir: cacheDir, Log: os.Stderr}}
 	if v.cpus == 0 {
 		// TCG runs the vCPUs of a guest in turns on one host thread

@@ -39,6 +39,11 @@ type Hello struct {
 	Agent   string  `json:"agent"`    // kci-guest version
 	Release string  `json:"release"`  // uname -r
 	Uptime  float64 `json:"uptime_s"` // /proc/uptime at agent start
+	// The guest clock's scale: what the kernel calibrated (cpu MHz of
+	// /proc/cpuinfo, in kHz) and the clocksource it chose. Boots compared
+	// with each other must agree on both.
+	TSCkHz      int64  `json:"tsc_khz,omitempty"`
+	Clocksource string `json:"clocksource,omitempty"`
 }
 
 // StepData announces a step and how long the host should let it run.
