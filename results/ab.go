@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"golang.org/x/perf/benchmath"
 )
@@ -14,19 +15,33 @@ type Verdict string
 
 // Verdicts.
 const (
-	Faster        Verdict = "faster"
-	Slower        Verdict = "slower"
-	NoChange      Verdict = "no significant change"
-	TooFew        Verdict = "too few samples"
+	Faster   Verdict = "faster"
+	Slower   Verdict = "slower"
+	NoChange Verdict = "no significant change"
+	// TooFew: these boots cannot decide (Row.Need says how many would).
+	TooFew        Verdict = "cannot decide"
 	NotComparable Verdict = "not comparable" // one side has no samples at all
 )
 
 // Confidence is the level of the confidence intervals shown, as benchstat.
 const Confidence = 0.95
 
+// Notes on rows.
+const (
+	// NoteNotExamined: a program row of a variant whose total did not
+	// move; shown for description, never decided.
+	NoteNotExamined = "not examined"
+	// NoteSecondary: a program row of a variant whose total moved,
+	// decided with Holm over that variant's programs.
+	NoteSecondary = "secondary"
+	// NoteWithinSpread: deterministic mode, a difference beyond the
+	// threshold that the observed boot-to-boot range does not clear.
+	NoteWithinSpread = "within observed spread"
+)
+
 // Dist summarises one kernel's samples of one metric (ns/pkt), with the
 // statistics benchstat uses: the median and its confidence interval
-// (benchmath.AssumeNothing).
+// (benchmath.AssumeNothing), plus the observed range.
 type Dist struct {
 	Values []float64 `json:"values"` // in repetition order
 	N      int       `json:"n"`
@@ -35,18 +50,30 @@ type Dist struct {
 	Hi     float64   `json:"hi"`
 	CI     string    `json:"ci"`     // ±x% of the median, "∞" with too few samples
 	CV     float64   `json:"cv_pct"` // coefficient of variation, percent
+	Min    float64   `json:"min"`
+	Max    float64   `json:"max"`
+	// Spread is (max − min) / 2 / mean, percent: the observed
+	// boot-to-boot range, as the user's table shows it.
+	Spread float64 `json:"spread_pct"`
 }
 
 // Row is one compared metric: a program's ns/pkt or a variant's total.
 type Row struct {
-	Name     string   `json:"name"` // program name, or "total"
-	Base     Dist     `json:"base"`
-	Patched  Dist     `json:"patched"`
-	DeltaPct float64  `json:"delta_pct"` // median patched vs median base
-	P        float64  `json:"p"`
-	PAdj     float64  `json:"p_adj"` // Holm-adjusted over the tree's comparisons
-	Verdict  Verdict  `json:"verdict"`
-	InNoise  bool     `json:"in_noise"` // significant, yet smaller than the run-to-run variation
+	Name     string  `json:"name"` // program name, or "total"
+	Base     Dist    `json:"base"`
+	Patched  Dist    `json:"patched"`
+	DeltaPct float64 `json:"delta_pct"` // median patched vs median base
+	// Shift is the Hodges–Lehmann estimate of patched vs base in percent
+	// with its 95 % distribution-free interval (noisy mode).
+	Shift   Shift   `json:"shift"`
+	P       float64 `json:"p"`     // Mann–Whitney U; NaN in deterministic mode
+	PAdj    float64 `json:"p_adj"` // Holm-adjusted within the row's family
+	Verdict Verdict `json:"verdict"`
+	// InNoise: significant, yet the whole interval of the change lies
+	// within ± the smallest effect of interest.
+	InNoise  bool     `json:"in_noise"`
+	Need     int      `json:"boots_needed,omitempty"` // with TooFew: boots per kernel that could decide
+	Note     string   `json:"note,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
 }
 
@@ -72,11 +99,35 @@ type Excluded struct {
 
 // TreeAB is the performance comparison of one tree.
 type TreeAB struct {
-	Tree     string      `json:"tree"`
-	Emulated bool        `json:"emulated"`
-	Label    string      `json:"label,omitempty"` // EmulatedLabel when emulated
+	Tree     string `json:"tree"`
+	Emulated bool   `json:"emulated"`
+	// Clock is the tree's clock mode (ClockKVM, ClockHost, ClockICount);
+	// ClockICount means deterministic mode.
+	Clock string `json:"clock,omitempty"`
+	// Label is InstructionTimeLabel in deterministic mode, EmulatedLabel
+	// for other emulated numbers.
+	Label        string  `json:"label,omitempty"`
+	MinEffectPct float64 `json:"min_effect_pct"`
+	// Family is the number of variant totals Holm corrects over (noisy
+	// mode).
+	Family   int         `json:"family,omitempty"`
 	Variants []VariantAB `json:"variants"`
 	Excluded []Excluded  `json:"excluded,omitempty"`
+	// Warnings flag boots whose guest time scale differs from their
+	// siblings' (tsc_khz, clocksource).
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Deterministic reports whether the tree was measured in deterministic
+// mode (icount): spread and threshold decide, not p-values.
+func (ab TreeAB) Deterministic() bool { return ab.Clock == ClockICount }
+
+// Unit names what the tree's numbers count.
+func (ab TreeAB) Unit() string {
+	if ab.Deterministic() {
+		return InstructionTimeLabel
+	}
+	return "ns/pkt"
 }
 
 // sample is one valid measurement of a variant in one boot.
@@ -86,20 +137,43 @@ type sample struct {
 	total float64
 }
 
+// MinEffect is the smallest effect of interest in percent for this run:
+// the recorded MinEffectPct, or DefaultMinEffectPct.
+func (r *Run) MinEffect() float64 {
+	if r.MinEffectPct > 0 {
+		return r.MinEffectPct
+	}
+	return DefaultMinEffectPct
+}
+
 // Compare computes base vs patched for one tree from every valid variant
 // result of that tree's boots; each repetition is one sample. Invalid and
-// skipped results and failed boots are listed, never averaged. Nothing is
-// compared across trees.
+// skipped results and failed boots are listed, never averaged: a failed
+// boot is out of the statistics entirely. Nothing is compared across
+// trees.
+//
+// Deterministic mode (every boot under icount): every row, totals and
+// programs, is a change when the medians differ by at least the smallest
+// effect AND the two sides' observed ranges are apart by more than the
+// wider of them; no p-values.
+//
+// Noisy mode (KVM, --clock host): the variant totals are the primary
+// family (Mann–Whitney U, Holm over the variants); a program is examined
+// (Holm over its variant's programs) only when its total moved.
+// Detectability is judged after the correction; a significant change
+// whose Hodges–Lehmann interval lies within ± the smallest effect is
+// marked InNoise.
 func Compare(run *Run, tree string) TreeAB {
-	ab := TreeAB{Tree: tree, Emulated: run.Emulated(tree)}
-	if ab.Emulated {
+	ab := TreeAB{Tree: tree, Emulated: run.Emulated(tree), Clock: run.ClockMode(tree), MinEffectPct: run.MinEffect()}
+	switch {
+	case ab.Deterministic():
+		ab.Label = InstructionTimeLabel
+	case ab.Emulated:
 		ab.Label = EmulatedLabel
 	}
 	var order []string
 	samples := map[string]map[string][]sample{} // variant → role → samples
-	boots := append([]Boot(nil), run.Boots...)
-	sort.SliceStable(boots, func(i, j int) bool { return boots[i].Seq < boots[j].Seq })
-	for _, b := range boots {
+	for _, b := range sortedBoots(run) {
 		if b.Tree != tree {
 			continue
 		}
@@ -109,6 +183,7 @@ func Compare(run *Run, tree string) TreeAB {
 				kind = "infra"
 			}
 			ab.Excluded = append(ab.Excluded, Excluded{Seq: b.Seq, Rep: b.Rep, Role: b.Role, Reason: b.Error, Kind: kind})
+			continue // nothing of a failed boot enters the statistics
 		}
 		for _, v := range b.Variants {
 			switch {
@@ -134,33 +209,91 @@ func Compare(run *Run, tree string) TreeAB {
 	for _, name := range order {
 		base, patched := samples[name][RoleBase], samples[name][RolePatched]
 		va := VariantAB{Variant: name}
-		va.Total = CompareSamples(TotalRow, totals(base), totals(patched))
+		row := func(n string, b, p []float64) Row {
+			if ab.Deterministic() {
+				return compareDeterministic(n, b, p, ab.MinEffectPct)
+			}
+			return pairStats(n, b, p)
+		}
+		va.Total = row(TotalRow, totals(base), totals(patched))
 		for _, prog := range programNames(base, patched) {
-			va.Programs = append(va.Programs, CompareSamples(prog, progValues(base, prog), progValues(patched, prog)))
+			va.Programs = append(va.Programs, row(prog, progValues(base, prog), progValues(patched, prog)))
 		}
 		ab.Variants = append(ab.Variants, va)
 	}
-	holm(&ab)
+	if !ab.Deterministic() {
+		decideNoisy(&ab)
+	}
+	ab.Warnings = scaleWarnings(run, tree)
 	return ab
 }
 
-// holm controls the family-wise error rate over every comparison of a
-// tree (Holm–Bonferroni): with a dozen programs compared at alpha 0.05,
-// one of them would otherwise come out "significant" by chance in about
-// every second run, and a verdict kci prints must hold up in a cover
-// letter. The raw p stays shown; PAdj decides the verdict.
-func holm(ab *TreeAB) {
-	var rows []*Row
+func sortedBoots(run *Run) []Boot {
+	boots := append([]Boot(nil), run.Boots...)
+	sort.SliceStable(boots, func(i, j int) bool { return boots[i].Seq < boots[j].Seq })
+	return boots
+}
+
+// testable reports whether a row takes part in a family: both sides have
+// samples and something ran.
+func testable(r *Row) bool {
+	return r.Verdict != NotComparable && !math.IsNaN(r.P) && !(r.Base.Median == 0 && r.Patched.Median == 0)
+}
+
+// decideNoisy takes the tree's decisions in noisy mode: Holm over the
+// variant totals, then, within each variant whose total moved, Holm over
+// its programs; the other programs are described, not decided.
+func decideNoisy(ab *TreeAB) {
+	var fam []*Row
 	for i := range ab.Variants {
-		v := &ab.Variants[i]
-		for _, r := range append([]*Row{&v.Total}, ptrs(v.Programs)...) {
-			if math.IsNaN(r.P) || r.Verdict == TooFew || r.Verdict == NotComparable ||
-				(r.Base.Median == 0 && r.Patched.Median == 0) {
-				continue
-			}
-			rows = append(rows, r)
+		if r := &ab.Variants[i].Total; testable(r) {
+			fam = append(fam, r)
 		}
 	}
+	ab.Family = len(fam)
+	holm(fam)
+	for i := range ab.Variants {
+		decideRow(&ab.Variants[i].Total, len(fam), ab.MinEffectPct)
+	}
+	for i := range ab.Variants {
+		v := &ab.Variants[i]
+		moved := v.Total.Verdict == Slower || v.Total.Verdict == Faster
+		if !moved {
+			for j := range v.Programs {
+				p := &v.Programs[j]
+				p.PAdj = math.NaN()
+				if p.Verdict == NotComparable {
+					continue
+				}
+				p.Verdict, p.Note = NoChange, NoteNotExamined
+				if v.Total.Verdict == TooFew {
+					p.Verdict, p.Need = TooFew, v.Total.Need
+				}
+			}
+			continue
+		}
+		var progs []*Row
+		for j := range v.Programs {
+			if p := &v.Programs[j]; testable(p) {
+				progs = append(progs, p)
+			}
+		}
+		holm(progs)
+		for j := range v.Programs {
+			p := &v.Programs[j]
+			decideRow(p, len(progs), ab.MinEffectPct)
+			if p.Verdict != NotComparable {
+				p.Note = NoteSecondary
+			}
+		}
+	}
+}
+
+// holm sets PAdj over one family (Holm–Bonferroni): with a dozen
+// comparisons at alpha 0.05, one would otherwise come out "significant" by
+// chance in about every second run, and a verdict kci prints must hold up
+// in a cover letter. The raw p stays shown; PAdj decides the verdict.
+func holm(rows []*Row) {
 	sort.SliceStable(rows, func(i, j int) bool { return rows[i].P < rows[j].P })
 	m := len(rows)
 	prev := 0.0
@@ -168,19 +301,40 @@ func holm(ab *TreeAB) {
 		adj := math.Min(1, math.Max(prev, r.P*float64(m-i)))
 		prev = adj
 		r.PAdj = adj
-		if (r.Verdict == Faster || r.Verdict == Slower) && adj > benchmath.DefaultThresholds.CompareAlpha {
-			r.Warnings = append(r.Warnings, fmt.Sprintf("p=%.3f is not significant once corrected for %d comparisons (Holm: %.3f)", r.P, m, adj))
-			r.Verdict, r.InNoise = NoChange, false
-		}
 	}
 }
 
-func ptrs(rs []Row) []*Row {
-	out := make([]*Row, len(rs))
-	for i := range rs {
-		out[i] = &rs[i]
+// decideRow gives a row of a Holm family of m its verdict: cannot decide
+// when these sample sizes cannot reach significance in such a family at
+// all; else slower or faster when the adjusted p is significant (InNoise
+// when the whole interval lies within ± minEffect); else no change.
+func decideRow(r *Row, m int, minEffect float64) {
+	if r.Verdict == NotComparable {
+		r.PAdj = math.NaN()
+		return
 	}
-	return out
+	if !testable(r) {
+		r.Verdict, r.PAdj = NoChange, math.NaN()
+		return
+	}
+	if !detectable(r.Base.N, r.Patched.N, m) {
+		r.Verdict, r.Need = TooFew, max(bootsNeeded(m), r.Base.N+1, r.Patched.N+1)
+		return
+	}
+	switch {
+	case r.PAdj > alpha || r.Shift.Est == 0 || math.IsNaN(r.Shift.Est):
+		r.Verdict = NoChange
+		if r.P <= alpha {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("p=%.3f is not significant once corrected for %d comparisons (Holm: %.3f)", r.P, m, r.PAdj))
+		}
+	case r.Shift.Est > 0:
+		r.Verdict = Slower
+	default:
+		r.Verdict = Faster
+	}
+	if r.Verdict == Slower || r.Verdict == Faster {
+		r.InNoise = r.Shift.Within(minEffect)
+	}
 }
 
 func totals(ss []sample) []float64 {
@@ -221,17 +375,16 @@ func progValues(ss []sample, prog string) []float64 {
 	return out
 }
 
-// CompareSamples compares two samples of ns/pkt the way benchstat does:
-// Mann-Whitney U for the difference, medians with confidence intervals, at
-// alpha 0.05. A difference is only called when it is significant; when
-// no difference could be significant at these sample sizes, the verdict
-// says so instead of "no change".
-func CompareSamples(name string, base, patched []float64) Row {
-	row := Row{Name: name, Base: summarize(base), Patched: summarize(patched)}
+// pairStats computes a noisy-mode row's statistics without deciding it:
+// medians with CIs, Mann–Whitney U p (benchmath, as benchstat), the
+// Hodges–Lehmann shift with its 95 % interval.
+func pairStats(name string, base, patched []float64) Row {
+	row := Row{Name: name, Base: summarize(base), Patched: summarize(patched), PAdj: math.NaN()}
 	if len(base) == 0 || len(patched) == 0 {
 		row.Verdict = NotComparable
 		row.P = math.NaN()
 		row.DeltaPct = math.NaN()
+		row.Shift = Shift{math.NaN(), math.NaN(), math.NaN()}
 		return row
 	}
 	th := &benchmath.DefaultThresholds
@@ -243,38 +396,60 @@ func CompareSamples(name string, base, patched []float64) Row {
 		row.Warnings = append(row.Warnings, w.Error())
 	}
 	row.DeltaPct = deltaPct(row.Base.Median, row.Patched.Median)
-	switch {
-	case cmp.P > cmp.Alpha && !detectable(len(base), len(patched)):
-		row.Verdict = TooFew
-	case cmp.P > cmp.Alpha || row.DeltaPct == 0 || math.IsNaN(row.DeltaPct):
-		row.Verdict = NoChange
-	case row.DeltaPct > 0:
-		row.Verdict = Slower
-	default:
-		row.Verdict = Faster
-	}
-	if row.Verdict == Faster || row.Verdict == Slower {
-		noise := math.Max(row.Base.CV, row.Patched.CV)
-		row.InNoise = math.Abs(row.DeltaPct) < noise
-	}
+	row.Shift = hodgesLehmann(base, patched, Confidence)
 	return row
 }
 
-// detectable reports whether samples of these sizes can show a significant
-// difference at all: benchmath itself compares two completely separated
-// samples of the same sizes.
-func detectable(n1, n2 int) bool {
-	a := make([]float64, n1)
-	b := make([]float64, n2)
-	for i := range a {
-		a[i] = float64(i)
+// CompareSamples compares two samples of ns/pkt on their own (a family of
+// one) in noisy mode: Mann–Whitney U at alpha 0.05, the Hodges–Lehmann
+// interval against DefaultMinEffectPct. When no difference could be
+// significant at these sample sizes, the verdict says so instead of "no
+// change".
+func CompareSamples(name string, base, patched []float64) Row {
+	r := pairStats(name, base, patched)
+	r.PAdj = r.P
+	decideRow(&r, 1, DefaultMinEffectPct)
+	return r
+}
+
+// compareDeterministic decides a row in deterministic mode: a change is a
+// difference of medians of at least minEffect percent whose two observed
+// ranges are apart by more than the wider of them. One boot per side
+// shows no spread and decides nothing.
+func compareDeterministic(name string, base, patched []float64, minEffect float64) Row {
+	row := Row{Name: name, Base: summarize(base), Patched: summarize(patched), P: math.NaN(), PAdj: math.NaN(),
+		Shift: Shift{math.NaN(), math.NaN(), math.NaN()}}
+	if len(base) == 0 || len(patched) == 0 {
+		row.Verdict, row.DeltaPct = NotComparable, math.NaN()
+		return row
 	}
-	for i := range b {
-		b[i] = float64(n1 + i)
+	row.DeltaPct = deltaPct(row.Base.Median, row.Patched.Median)
+	if len(base) < 2 || len(patched) < 2 {
+		row.Verdict, row.Need = TooFew, 2
+		row.Warnings = append(row.Warnings, "one boot shows no spread: deterministic mode needs >= 2 boots per kernel")
+		return row
 	}
-	th := &benchmath.DefaultThresholds
-	cmp := benchmath.AssumeNothing.Compare(benchmath.NewSample(a, th), benchmath.NewSample(b, th))
-	return cmp.P <= cmp.Alpha
+	b, p := row.Base, row.Patched
+	gap := p.Min - b.Max // patched above base
+	if p.Median < b.Median {
+		gap = b.Min - p.Max
+	}
+	margin := math.Max(b.Max-b.Min, p.Max-p.Min)
+	big := !math.IsNaN(row.DeltaPct) && math.Abs(row.DeltaPct) >= minEffect
+	switch {
+	case row.DeltaPct == 0 || math.IsNaN(row.DeltaPct):
+		row.Verdict = NoChange
+	case big && gap > margin && row.DeltaPct > 0:
+		row.Verdict = Slower
+	case big && gap > margin:
+		row.Verdict = Faster
+	default:
+		row.Verdict = NoChange
+		if big {
+			row.Note = NoteWithinSpread
+		}
+	}
+	return row
 }
 
 func deltaPct(base, patched float64) float64 {
@@ -291,6 +466,7 @@ func summarize(xs []float64) Dist {
 	d := Dist{Values: append([]float64(nil), xs...), N: len(xs)}
 	if len(xs) == 0 {
 		d.Median, d.Lo, d.Hi, d.CV = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+		d.Min, d.Max, d.Spread = math.NaN(), math.NaN(), math.NaN()
 		return d
 	}
 	s := benchmath.NewSample(append([]float64(nil), xs...), &benchmath.DefaultThresholds)
@@ -301,6 +477,16 @@ func summarize(xs []float64) Dist {
 		d.CI = "∞"
 	}
 	d.CV = cv(xs)
+	d.Min, d.Max = xs[0], xs[0]
+	mean := 0.0
+	for _, x := range xs {
+		d.Min, d.Max = math.Min(d.Min, x), math.Max(d.Max, x)
+		mean += x
+	}
+	mean /= float64(len(xs))
+	if mean != 0 {
+		d.Spread = (d.Max - d.Min) / 2 / math.Abs(mean) * 100
+	}
 	return d
 }
 
@@ -324,45 +510,110 @@ func cv(xs []float64) float64 {
 	return math.Sqrt(ss/float64(len(xs)-1)) / math.Abs(mean) * 100
 }
 
-// RegressionError is a significant slowdown beyond the user's limit. Its
-// exit code is distinct from infrastructure failures.
+// scaleTolerance is how far a boot's tsc_khz may be from its siblings'
+// before it is flagged (a fraction).
+const scaleTolerance = 0.001
+
+// scaleWarnings flags boots of a tree whose guest time scale differs from
+// the others': tsc_khz more than 0.1 % off the tree's median, or another
+// clocksource than most boots chose. Failed boots are out of the numbers
+// and not looked at.
+func scaleWarnings(run *Run, tree string) []string {
+	var boots []Boot
+	for _, b := range sortedBoots(run) {
+		if b.Tree == tree && b.Error == "" {
+			boots = append(boots, b)
+		}
+	}
+	name := func(b Boot) string { return fmt.Sprintf("boot %d (%s rep %d)", b.Seq, b.Role, b.Rep) }
+	var out []string
+	var khz []float64
+	for _, b := range boots {
+		if b.TSCkHz > 0 {
+			khz = append(khz, float64(b.TSCkHz))
+		}
+	}
+	if len(khz) >= 2 {
+		ref := median(khz)
+		var odd []string
+		for _, b := range boots {
+			if b.TSCkHz > 0 && math.Abs(float64(b.TSCkHz)/ref-1) > scaleTolerance {
+				odd = append(odd, fmt.Sprintf("%s %d kHz (%+.2f%%)", name(b), b.TSCkHz, (float64(b.TSCkHz)/ref-1)*100))
+			}
+		}
+		if len(odd) > 0 {
+			out = append(out, fmt.Sprintf("guest tsc_khz differs by more than %.1f%% from the tree's median %.0f kHz: %s: its ns are on another scale",
+				scaleTolerance*100, ref, strings.Join(odd, ", ")))
+		}
+	}
+	count := map[string]int{}
+	var sources []string
+	for _, b := range boots {
+		if b.Clocksource != "" {
+			if count[b.Clocksource] == 0 {
+				sources = append(sources, b.Clocksource)
+			}
+			count[b.Clocksource]++
+		}
+	}
+	if len(sources) > 1 {
+		common := sources[0]
+		for _, s := range sources {
+			if count[s] > count[common] {
+				common = s
+			}
+		}
+		var odd []string
+		for _, b := range boots {
+			if b.Clocksource != "" && b.Clocksource != common {
+				odd = append(odd, fmt.Sprintf("%s %q", name(b), b.Clocksource))
+			}
+		}
+		out = append(out, fmt.Sprintf("guest clocksource differs from the other boots' %q: %s", common, strings.Join(odd, ", ")))
+	}
+	return out
+}
+
+// RegressionError is a decided slowdown of a variant total beyond the
+// user's limit. The CLI maps it to kci test's exit code for a performance
+// regression (job.ExitPerformance): results keeps no exit codes of its
+// own.
 type RegressionError struct {
 	Tree     string
 	Variant  string
 	DeltaPct float64
-	P        float64
+	P        float64 // Holm-adjusted; NaN in deterministic mode
 	Limit    float64
-	Emulated bool
+	Label    string // the unit's label when not real ns (emulated, instruction-time)
 }
 
-// ExitRegression is the process exit code for a performance regression.
-const ExitRegression = 3
-
 func (e *RegressionError) Error() string {
-	s := fmt.Sprintf("performance regression: %s %s is %+.1f%% slower (p=%.3f), limit %.1f%%", e.Tree, e.Variant, e.DeltaPct, e.P, e.Limit)
-	if e.Emulated {
-		s += " (" + EmulatedLabel + ")"
+	how := "beyond the observed spread"
+	if !math.IsNaN(e.P) {
+		how = fmt.Sprintf("p=%.3f after Holm", e.P)
+	}
+	s := fmt.Sprintf("performance regression: %s %s is %+.1f%% slower (%s), limit %.1f%%", e.Tree, e.Variant, e.DeltaPct, how, e.Limit)
+	if e.Label != "" {
+		s += " (" + e.Label + ")"
 	}
 	return s
 }
 
-// ExitCode is the process exit code for this error.
-func (e *RegressionError) ExitCode() int { return ExitRegression }
-
 // FailOnRegression returns a *RegressionError for the worst variant total,
-// over all trees, that is significantly slower by more than pct percent;
-// nil if there is none.
+// over all trees, that the conclusion calls slower (decided, not below the
+// smallest effect, not in numbers that are relative only) by more than pct
+// percent; nil if there is none. It never disagrees with the conclusion.
 func FailOnRegression(run *Run, pct float64) error {
 	var worst *RegressionError
 	for _, tree := range run.TreeNames() {
-		ab := Compare(run, tree)
-		for _, v := range ab.Variants {
+		tr := Analyze(run, tree)
+		for _, v := range perfRegressions(tr.Perf) {
 			r := v.Total
-			if r.Verdict != Slower || r.DeltaPct <= pct {
+			if r.DeltaPct <= pct {
 				continue
 			}
 			if worst == nil || r.DeltaPct > worst.DeltaPct {
-				worst = &RegressionError{Tree: tree, Variant: v.Variant, DeltaPct: r.DeltaPct, P: r.P, Limit: pct, Emulated: ab.Emulated}
+				worst = &RegressionError{Tree: tree, Variant: v.Variant, DeltaPct: r.DeltaPct, P: r.PAdj, Limit: pct, Label: tr.Perf.Label}
 			}
 		}
 	}
@@ -370,4 +621,24 @@ func FailOnRegression(run *Run, pct float64) error {
 		return nil
 	}
 	return worst
+}
+
+// decisive reports whether a tree's numbers can fail a patch: real time
+// (KVM) or instruction time (deterministic); emulated wall-clock numbers
+// are relative only.
+func (ab TreeAB) decisive() bool { return !ab.Emulated || ab.Deterministic() }
+
+// perfRegressions are the variants whose total is a decided slowdown:
+// slower, not below the smallest effect, in decisive numbers.
+func perfRegressions(ab TreeAB) []VariantAB {
+	if !ab.decisive() {
+		return nil
+	}
+	var out []VariantAB
+	for _, v := range ab.Variants {
+		if v.Total.Verdict == Slower && !v.Total.InNoise {
+			out = append(out, v)
+		}
+	}
+	return out
 }

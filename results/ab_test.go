@@ -67,21 +67,32 @@ func TestCompareThreeSamplesAreTooFew(t *testing.T) {
 	}
 }
 
-func TestCompareFlagsDeltaInsideNoise(t *testing.T) {
-	// Very noisy measurements (CV ≈ 10 %) with many samples: a 5 % shift
-	// is significant, but smaller than the run-to-run variation.
-	// Evenly spread values (uniform, CV ≈ 10 %), the patched ones 5 % up.
+func TestCompareFlagsChangeBelowSmallestEffect(t *testing.T) {
+	// Many quiet samples: a 0.2 % shift is significant, but its whole
+	// Hodges–Lehmann interval lies within the smallest effect of interest
+	// (±0.5 %): a real change, too small to count.
 	var base, patched []float64
+	for i := 0; i < 40; i++ {
+		x := 500 * (1 + 0.002*(float64(i)/39-0.5))
+		base, patched = append(base, x), append(patched, x*1.002)
+	}
+	r := CompareSamples("total", base, patched)
+	if r.Verdict != Slower {
+		t.Fatalf("verdict %q (p=%.4f delta %+.2f%%), want %q", r.Verdict, r.P, r.DeltaPct, Slower)
+	}
+	if !r.InNoise || r.Shift.Lo <= 0 || r.Shift.Hi >= DefaultMinEffectPct {
+		t.Errorf("shift %+.2f%% (%+.2f..%+.2f) not flagged as below the smallest effect", r.Shift.Est, r.Shift.Lo, r.Shift.Hi)
+	}
+	// Very noisy samples (CV 10 %) and a 5 % shift: the old rule called it
+	// "within noise" because 5 < CV; the interval says it is a change.
+	base, patched = nil, nil
 	for i := 0; i < 80; i++ {
 		x := 500 * (0.83 + 0.34*float64(i)/79)
 		base, patched = append(base, x), append(patched, x*1.05)
 	}
-	r := CompareSamples("total", base, patched)
-	if r.Verdict != Slower {
-		t.Fatalf("verdict %q (p=%.4f delta %+.1f%%), want %q", r.Verdict, r.P, r.DeltaPct, Slower)
-	}
-	if !r.InNoise {
-		t.Errorf("delta %+.1f%% with CV %.1f%%/%.1f%% not flagged as within noise", r.DeltaPct, r.Base.CV, r.Patched.CV)
+	r = CompareSamples("total", base, patched)
+	if r.Verdict != Slower || r.InNoise {
+		t.Errorf("5%% shift at CV 10%% with 80+80 samples: %s in-noise=%v shift %+.1f%% (%+.1f..%+.1f)", r.Verdict, r.InNoise, r.Shift.Est, r.Shift.Lo, r.Shift.Hi)
 	}
 }
 
@@ -145,12 +156,14 @@ func TestFailOnRegression(t *testing.T) {
 	if !errors.As(err, &re) {
 		t.Fatalf("err %v, want a *RegressionError for a 15%% slowdown over a 10%% limit", err)
 	}
-	if re.ExitCode() != ExitRegression || re.Tree != "gtp" || re.Variant != "gtp-x" {
-		t.Errorf("got %+v exit %d", re, re.ExitCode())
+	if re.Tree != "gtp" || re.Variant != "gtp-x" {
+		t.Errorf("got %+v", re)
 	}
+	// The exit code is kci test's (job.ExitPerformance, mapped by the
+	// CLI): results keeps no exit-code table of its own.
 	var ec interface{ ExitCode() int }
-	if !errors.As(err, &ec) || ec.ExitCode() == 0 || ec.ExitCode() == 1 {
-		t.Errorf("the error must carry a distinct non-zero exit code for main")
+	if errors.As(err, &ec) {
+		t.Errorf("the regression carries its own exit code %d", ec.ExitCode())
 	}
 	if err := FailOnRegression(run, 20); err != nil {
 		t.Errorf("15%% slowdown under a 20%% limit: %v", err)

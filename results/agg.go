@@ -252,6 +252,7 @@ func RunSets(run *Run, prefix string) (byRole map[string][]AggSet, notes []strin
 		}
 		if b.Error != "" {
 			notes = append(notes, fmt.Sprintf("excluded: %s %s %s: boot failed: %s", label, b.Tree, b.Role, b.Error))
+			continue // nothing of a failed boot enters the numbers
 		}
 		k := key{b.Role, b.Rep}
 		for _, v := range b.Variants {
@@ -320,7 +321,7 @@ func Agg(dirs []string) ([]AggTable, error) {
 	}
 	sets := map[string][]AggSet{}
 	var notes []string
-	emulated := false
+	emulated, icount := false, true
 	var names []string
 	for i, r := range runs {
 		prefix := ""
@@ -333,6 +334,7 @@ func Agg(dirs []string) ([]AggTable, error) {
 		}
 		notes = append(notes, n...)
 		emulated = emulated || r.Emulated("")
+		icount = icount && r.ClockMode("") == ClockICount
 		names = append(names, filepath.Base(filepath.Clean(runDirs[i])))
 	}
 	for _, role := range []string{RoleBase, RolePatched} {
@@ -340,7 +342,10 @@ func Agg(dirs []string) ([]AggTable, error) {
 			continue
 		}
 		title := fmt.Sprintf("%s kernels, %s", role, strings.Join(names, " "))
-		if emulated {
+		switch {
+		case icount:
+			title += " (" + InstructionTimeLabel + ")"
+		case emulated:
 			title += " (" + EmulatedLabel + ")"
 		}
 		tables = append(tables, BuildAgg(title, sets[role]))

@@ -63,7 +63,11 @@ func writeBenchConfig(b *strings.Builder, run *Run, tree string) {
 		fmt.Fprintf(b, "cpu: %s\n", run.Host.CPUModel)
 	}
 	fmt.Fprintf(b, "tree: %s\n", tree)
-	if run.Emulated(tree) {
+	if run.ClockMode(tree) == ClockICount {
+		fmt.Fprintf(b, "accel: %s\n", AccelTCG)
+		fmt.Fprintf(b, "clock: %s\n", ClockICount)
+		fmt.Fprintf(b, "note: %s\n", InstructionTimeLabel)
+	} else if run.Emulated(tree) {
 		fmt.Fprintf(b, "accel: %s\n", AccelTCG)
 		fmt.Fprintf(b, "note: %s\n", EmulatedLabel)
 	} else if run.Host.Accel != "" {
@@ -71,12 +75,23 @@ func writeBenchConfig(b *strings.Builder, run *Run, tree string) {
 	}
 }
 
+// BenchUnit is the benchmark-format unit of a tree's numbers: ns/pkt, or
+// insn-ns/pkt for instruction time (icount), which is not real time and
+// must not be compared with it.
+func BenchUnit(run *Run, tree string) string {
+	if run.ClockMode(tree) == ClockICount {
+		return "insn-ns/pkt"
+	}
+	return "ns/pkt"
+}
+
 func writeBenchLines(b *strings.Builder, run *Run, tree, role string) {
+	unit := BenchUnit(run, tree)
 	boots := append([]Boot(nil), run.Boots...)
 	sort.SliceStable(boots, func(i, j int) bool { return boots[i].Seq < boots[j].Seq })
 	for _, bt := range boots {
-		if bt.Tree != tree || bt.Role != role {
-			continue
+		if bt.Tree != tree || bt.Role != role || bt.Error != "" {
+			continue // a failed boot is out of the numbers, as in Compare
 		}
 		for _, v := range bt.Variants {
 			if !v.Valid || v.Skipped != "" {
@@ -86,9 +101,9 @@ func writeBenchLines(b *strings.Builder, run *Run, tree, role string) {
 			iters := max(ref, 1)
 			name := benchName(v.Variant)
 			for _, c := range costs {
-				fmt.Fprintf(b, "Benchmark%s/%s %d %.3f ns/pkt\n", name, benchName(c.Name), iters, c.NsPerPkt)
+				fmt.Fprintf(b, "Benchmark%s/%s %d %.3f %s\n", name, benchName(c.Name), iters, c.NsPerPkt, unit)
 			}
-			fmt.Fprintf(b, "Benchmark%s/%s %d %.3f ns/pkt\n", name, TotalRow, iters, Total(costs))
+			fmt.Fprintf(b, "Benchmark%s/%s %d %.3f %s\n", name, TotalRow, iters, Total(costs), unit)
 		}
 	}
 }

@@ -84,15 +84,18 @@ func KernelID(a *kernel.Artifacts) string {
 }
 
 // Conclude decides the outcome of one tree: failure for survival
-// regressions, a patched kernel that fails where base did not, or a
-// significant slowdown beyond the noise; neutral when the numbers cannot
-// decide (emulated, too few samples, incomplete run); success otherwise.
+// regressions, a patched kernel that fails where base did not, a variant
+// invalid on the patched kernel only, or a decided slowdown of a variant
+// total (see Compare; not below the smallest effect; in real or
+// instruction time); neutral when the numbers cannot decide (emulated
+// wall-clock time, too few boots, incomplete run); success otherwise.
 func Conclude(run *Run, tree string) Conclusion {
 	return Analyze(run, tree).Conclusion
 }
 
 func conclude(run *Run, tr TreeReport) Conclusion {
 	name := tr.Tree
+	ab := tr.Perf
 	var regs, fixes []string
 	for _, c := range tr.Changes {
 		cell := c.Base.Carrier + " × " + c.Base.Path
@@ -113,19 +116,33 @@ func conclude(run *Run, tr TreeReport) Conclusion {
 			baseFail = append(baseFail, b.Error)
 		}
 	}
-	var slower, faster, noisy, undecided []string
-	for _, v := range tr.Perf.Variants {
+	patchedInvalid, baseInvalid := oneSidedInvalid(ab)
+	var slower, faster, noisy, undecided, progs []string
+	need := 0
+	for _, v := range ab.Variants {
 		r := v.Total
 		s := fmt.Sprintf("%s %+.1f%%", v.Variant, r.DeltaPct)
 		switch {
-		case r.Verdict == Slower && r.InNoise, r.Verdict == Faster && r.InNoise:
-			noisy = append(noisy, s+" (within noise)")
+		case (r.Verdict == Slower || r.Verdict == Faster) && r.InNoise:
+			noisy = append(noisy, s)
 		case r.Verdict == Slower:
 			slower = append(slower, s)
 		case r.Verdict == Faster:
 			faster = append(faster, s)
-		case r.Verdict == TooFew || r.Verdict == NotComparable:
+		case r.Verdict == TooFew:
+			u := fmt.Sprintf("%s: %s", v.Variant, r.Verdict)
+			need = max(need, r.Need)
+			if r.Need > 0 {
+				u += fmt.Sprintf(" (needs >= %d boots per kernel, has %d+%d)", r.Need, r.Base.N, r.Patched.N)
+			}
+			undecided = append(undecided, u)
+		case r.Verdict == NotComparable:
 			undecided = append(undecided, fmt.Sprintf("%s: %s", v.Variant, r.Verdict))
+		}
+		for _, p := range v.Programs {
+			if (p.Verdict == Slower || p.Verdict == Faster) && !p.InNoise {
+				progs = append(progs, fmt.Sprintf("%s/%s %s %+.1f%%", v.Variant, p.Name, p.Verdict, p.DeltaPct))
+			}
 		}
 	}
 	var sum []string
@@ -138,11 +155,18 @@ func conclude(run *Run, tr TreeReport) Conclusion {
 	add("survival fixes", fixes)
 	add("patched kernel failures", patchedFail)
 	add("base kernel failures", baseFail)
+	add("invalid on the patched kernel only", patchedInvalid)
+	add("invalid on the base kernel only", baseInvalid)
 	add("slower", slower)
 	add("faster", faster)
-	add("changes within noise", noisy)
+	add(fmt.Sprintf("changes below the smallest effect (±%.1f%%)", ab.MinEffectPct), noisy)
+	add("programs", progs)
 	add("undecided", undecided)
-	if tr.Perf.Emulated {
+	sum = append(sum, ab.Warnings...)
+	switch {
+	case ab.Deterministic():
+		sum = append(sum, "numbers are "+InstructionTimeLabel+" (TCG, icount): guest instructions, not real time")
+	case ab.Emulated:
 		sum = append(sum, "numbers are "+EmulatedLabel+" (TCG)")
 	}
 	if run.Incomplete {
@@ -150,37 +174,88 @@ func conclude(run *Run, tr TreeReport) Conclusion {
 	}
 	c := Conclusion{Summary: strings.Join(sum, "\n")}
 	label := ""
-	if tr.Perf.Emulated {
-		label = " (" + EmulatedLabel + ")"
+	if ab.Label != "" {
+		label = " (" + ab.Label + ")"
+	}
+	var decided []string
+	for _, v := range perfRegressions(ab) {
+		decided = append(decided, fmt.Sprintf("%s %+.1f%%", v.Variant, v.Total.DeltaPct))
 	}
 	switch {
 	case len(regs) > 0:
 		c.State, c.Title = Failure, fmt.Sprintf("%s: %s", name, plural(len(regs), "survival regression"))
 	case len(patchedFail) > 0 && len(baseFail) == 0:
 		c.State, c.Title = Failure, fmt.Sprintf("%s: patched kernel failed: %s", name, patchedFail[0])
+	case len(patchedInvalid) > 0:
+		c.State, c.Title = Failure, fmt.Sprintf("%s: invalid on the patched kernel only: %s", name, patchedInvalid[0])
 	case len(baseFail) > 0:
 		c.State, c.Title = Neutral, fmt.Sprintf("%s: base kernel failed too: %s", name, baseFail[0])
-	case len(slower) > 0 && !tr.Perf.Emulated && len(undecided) == 0:
-		c.State, c.Title = Failure, fmt.Sprintf("%s: slower: %s", name, strings.Join(slower, ", "))
+	case len(decided) > 0:
+		c.State, c.Title = Failure, fmt.Sprintf("%s: slower: %s%s", name, strings.Join(decided, ", "), label)
 	case len(slower) > 0:
 		c.State, c.Title = Neutral, fmt.Sprintf("%s: slower: %s%s", name, strings.Join(slower, ", "), label)
-	case tr.Perf.Emulated:
-		c.State, c.Title = Neutral, fmt.Sprintf("%s: %s%s", name, perfHeadline(faster, undecided, tr), label)
-	case len(undecided) > 0 || len(tr.Perf.Variants) == 0 && len(tr.Survival) == 0:
-		c.State, c.Title = Neutral, fmt.Sprintf("%s: %s", name, perfHeadline(faster, undecided, tr))
+	case ab.Emulated && !ab.Deterministic():
+		c.State, c.Title = Neutral, fmt.Sprintf("%s: %s%s", name, perfHeadline(faster, undecided, need, tr), label)
+	case len(undecided) > 0 || len(ab.Variants) == 0 && len(tr.Survival) == 0:
+		c.State, c.Title = Neutral, fmt.Sprintf("%s: %s%s", name, perfHeadline(faster, undecided, need, tr), label)
 	case run.Incomplete:
 		c.State, c.Title = Neutral, fmt.Sprintf("%s: run incomplete: %s", name, run.IncompleteReason)
 	default:
-		c.State, c.Title = Success, fmt.Sprintf("%s: %s", name, perfHeadline(faster, undecided, tr))
+		c.State, c.Title = Success, fmt.Sprintf("%s: %s%s", name, perfHeadline(faster, undecided, need, tr), label)
 	}
 	return c
 }
 
-func perfHeadline(faster, undecided []string, tr TreeReport) string {
+// oneSidedInvalid lists the variants invalid on one kernel only (never on
+// the other), with the first reason and how many boots: on the patched
+// side that is the patch's doing (a leak, a lost packet count) and fails
+// the tree.
+func oneSidedInvalid(ab TreeAB) (patched, base []string) {
+	type acc struct {
+		reasons []string
+		n       int
+	}
+	inv := map[string]map[string]*acc{} // variant → role
+	var order []string
+	for _, e := range ab.Excluded {
+		if e.Kind != "invalid" {
+			continue
+		}
+		if inv[e.Variant] == nil {
+			inv[e.Variant] = map[string]*acc{}
+			order = append(order, e.Variant)
+		}
+		a := inv[e.Variant][e.Role]
+		if a == nil {
+			a = &acc{}
+			inv[e.Variant][e.Role] = a
+		}
+		a.n++
+		a.reasons = append(a.reasons, e.Reason)
+	}
+	line := func(v string, a *acc) string {
+		return fmt.Sprintf("%s invalid in %s: %s", v, plural(a.n, "boot"), a.reasons[0])
+	}
+	for _, v := range order {
+		p, b := inv[v][RolePatched], inv[v][RoleBase]
+		switch {
+		case p != nil && b == nil:
+			patched = append(patched, line(v, p))
+		case b != nil && p == nil:
+			base = append(base, line(v, b))
+		}
+	}
+	return patched, base
+}
+
+func perfHeadline(faster, undecided []string, need int, tr TreeReport) string {
 	switch {
 	case len(tr.Perf.Variants) == 0 && len(tr.Survival) == 0:
 		return "no results"
 	case len(undecided) > 0 && len(faster) == 0:
+		if need > 0 {
+			return fmt.Sprintf("%s: needs >= %d boots per kernel", TooFew, need)
+		}
 		return string(TooFew)
 	case len(faster) > 0:
 		return "faster: " + strings.Join(faster, ", ")

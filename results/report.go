@@ -61,7 +61,10 @@ func (d Dist) MarshalJSON() ([]byte, error) {
 		Lo     *float64 `json:"lo"`
 		Hi     *float64 `json:"hi"`
 		CV     *float64 `json:"cv_pct"`
-	}{plain(d), finite(d.Median), finite(d.Lo), finite(d.Hi), finite(d.CV)})
+		Min    *float64 `json:"min"`
+		Max    *float64 `json:"max"`
+		Spread *float64 `json:"spread_pct"`
+	}{plain(d), finite(d.Median), finite(d.Lo), finite(d.Hi), finite(d.CV), finite(d.Min), finite(d.Max), finite(d.Spread)})
 }
 
 // MarshalJSON writes undefined statistics as null.
@@ -71,7 +74,18 @@ func (r Row) MarshalJSON() ([]byte, error) {
 		plain
 		DeltaPct *float64 `json:"delta_pct"`
 		P        *float64 `json:"p"`
-	}{plain(r), finite(r.DeltaPct), finite(r.P)})
+		PAdj     *float64 `json:"p_adj"`
+	}{plain(r), finite(r.DeltaPct), finite(r.P), finite(r.PAdj)})
+}
+
+// MarshalJSON writes an undefined estimate or an unbounded interval end
+// as null.
+func (s Shift) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Est *float64 `json:"est_pct"`
+		Lo  *float64 `json:"lo_pct"`
+		Hi  *float64 `json:"hi_pct"`
+	}{finite(s.Est), finite(s.Lo), finite(s.Hi)})
 }
 
 // WriteReports writes report.txt, report.md, report.json and the two

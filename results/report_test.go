@@ -89,10 +89,18 @@ func TestConclude(t *testing.T) {
 		t.Errorf("survival regression: %+v", c)
 	}
 
-	// Without survival cells: gtpchurn is much faster, gtp unchanged.
+	// Without survival cells: gtp-gtp is invalid in one patched boot and
+	// in no base boot: the patch's doing, a failure that names the reason.
 	for i := range run.Boots {
 		run.Boots[i].Cells = nil
 	}
+	c = Conclude(run, "gtp")
+	if c.State != Failure || !strings.Contains(c.Title, "stats FREE_REAPED") || !strings.Contains(c.Summary, "stats FREE_REAPED") {
+		t.Errorf("invalid on the patched kernel only: %+v", c)
+	}
+	// The same invalid result on the base side instead: gtpchurn is much
+	// faster, gtp unchanged.
+	run.Boots[2].Variants[0], run.Boots[3].Variants[0] = run.Boots[3].Variants[0], run.Boots[2].Variants[0]
 	c = Conclude(run, "gtp")
 	if c.State != Success || !strings.Contains(c.Title, "faster") || !strings.Contains(c.Title, "gtp-gtpchurn") {
 		t.Errorf("speed-up: %+v", c)
@@ -105,6 +113,7 @@ func TestConclude(t *testing.T) {
 	for i := range tcg.Boots {
 		tcg.Boots[i].Cells = nil
 	}
+	tcg.Boots[2].Variants[0], tcg.Boots[3].Variants[0] = tcg.Boots[3].Variants[0], tcg.Boots[2].Variants[0]
 	if c := Conclude(tcg, "gtp"); c.State != Neutral || !strings.Contains(c.Title, EmulatedLabel) {
 		t.Errorf("emulated run: %+v, want neutral with the label", c)
 	}
@@ -136,7 +145,7 @@ func TestMarkdown(t *testing.T) {
 	for _, want := range []string{
 		"### ❌ gtp: 1 survival regression",
 		EmulatedLabel,
-		"| variant | prog | base | ±CI | CV | patched | ±CI | CV | delta | p | n | verdict |",
+		"| variant | prog | base | ±CI | CV | patched | ±CI | CV | delta | shift (95% CI) | p | p adj | n | verdict |",
 		"| **gtp-gtpchurn** | total |",
 		"**regression**: mark × veth-netns",
 		"**fixed**: skb-ext × veth-netns",

@@ -73,6 +73,10 @@ type Run struct {
 	Boots            []Boot     `json:"boots,omitempty"`
 	// MergedFrom lists the shard run ids a merged record was built from.
 	MergedFrom []string `json:"merged_from,omitempty"`
+	// MinEffectPct is the smallest effect of interest the user set
+	// (percent; 0 = DefaultMinEffectPct): the deterministic threshold and
+	// the noisy-mode bound a change's interval is compared with.
+	MinEffectPct float64 `json:"min_effect_pct,omitempty"`
 }
 
 // Host describes the machine the run was measured on.

@@ -114,11 +114,7 @@ func writeTreeText(b *strings.Builder, tr TreeReport, color bool) {
 	}
 	fmt.Fprintf(b, "verdict: %s — %s\n", colorize(color, col, tr.Conclusion.State), tr.Conclusion.Title)
 	if len(tr.Perf.Variants) > 0 {
-		head := "\nperformance, ns/pkt (median of repetitions; CI at 95%; CV = run-to-run variation)"
-		if tr.Perf.Emulated {
-			head += " [" + EmulatedLabel + "]"
-		}
-		b.WriteString(head + ":\n")
+		b.WriteString("\nperformance, " + perfHeading(tr.Perf) + ":\n")
 		t := abTable(tr.Perf)
 		if color {
 			t.paint = func(row, col int, s string) string {
@@ -137,6 +133,9 @@ func writeTreeText(b *strings.Builder, tr TreeReport, color bool) {
 			}
 		}
 		b.WriteString(t.text("  "))
+	}
+	for _, w := range tr.Perf.Warnings {
+		b.WriteString(colorize(color, ansiYellow, "warning: ") + w + "\n")
 	}
 	if len(tr.Perf.Excluded) > 0 {
 		b.WriteString("\nnot in the statistics:\n")
@@ -202,7 +201,10 @@ func hostLine(run *Run) string {
 		parts = append(parts, fmt.Sprintf("%.1f GiB", float64(h.MemBytes)/(1<<30)))
 	}
 	accel := "accel " + orDash(h.Accel)
-	if run.Emulated("") {
+	switch {
+	case run.ClockMode("") == ClockICount:
+		accel += ", icount (" + InstructionTimeLabel + ")"
+	case run.Emulated(""):
 		accel += " (" + EmulatedLabel + ")"
 	}
 	parts = append(parts, accel)
@@ -219,12 +221,49 @@ func fmtDuration(d time.Duration) string {
 	return d.Round(time.Millisecond).String()
 }
 
+// perfHeading says what the A/B table's numbers are and how they were
+// decided.
+func perfHeading(ab TreeAB) string {
+	if ab.Deterministic() {
+		return fmt.Sprintf("%s (median of boots; spread = (max − min) / 2 / mean; "+
+			"a change must reach ±%.1f%% and its two ranges must be apart by more than the wider one; no p-values: the noise they model is not there)",
+			InstructionTimeLabel, ab.MinEffectPct)
+	}
+	s := fmt.Sprintf("ns/pkt (median of boots; CI at 95%%; CV = boot-to-boot variation; shift = Hodges–Lehmann estimate of patched vs base "+
+		"with its 95%% interval; p = Mann–Whitney U, p adj = Holm over the %d variant totals, and over a variant's programs only when its total moved; "+
+		"smallest effect of interest ±%.1f%%)", ab.Family, ab.MinEffectPct)
+	if ab.Emulated {
+		s += " [" + EmulatedLabel + "]"
+	}
+	return s
+}
+
 // abTable lays out a tree's comparison: each variant's total first, then
-// its programs.
+// its programs. Deterministic mode shows the observed ranges and spreads
+// instead of intervals and p-values.
 func abTable(ab TreeAB) *table {
+	if ab.Deterministic() {
+		t := &table{
+			header: []string{"variant", "prog", "base", "range", "spread", "patched", "range", "spread", "delta", "n", "verdict"},
+			right:  []bool{false, false, true, true, true, true, true, true, true, true, false},
+		}
+		for _, v := range ab.Variants {
+			for i, r := range append([]Row{v.Total}, v.Programs...) {
+				name := ""
+				if i == 0 {
+					name = v.Variant
+				}
+				t.add(name, r.Name,
+					fmtNs(r.Base.Median), fmtRange(r.Base), fmtSpread(r.Base.Spread),
+					fmtNs(r.Patched.Median), fmtRange(r.Patched), fmtSpread(r.Patched.Spread),
+					fmtDelta(r), fmt.Sprintf("%d+%d", r.Base.N, r.Patched.N), verdictText(r, ab.MinEffectPct))
+			}
+		}
+		return t
+	}
 	t := &table{
-		header: []string{"variant", "prog", "base", "±CI", "CV", "patched", "±CI", "CV", "delta", "p", "n", "verdict"},
-		right:  []bool{false, false, true, true, true, true, true, true, true, true, true, false},
+		header: []string{"variant", "prog", "base", "±CI", "CV", "patched", "±CI", "CV", "delta", "shift (95% CI)", "p", "p adj", "n", "verdict"},
+		right:  []bool{false, false, true, true, true, true, true, true, true, true, true, true, true, false},
 	}
 	for _, v := range ab.Variants {
 		rows := append([]Row{v.Total}, v.Programs...)
@@ -236,10 +275,44 @@ func abTable(ab TreeAB) *table {
 			t.add(name, r.Name,
 				fmtNs(r.Base.Median), r.Base.CI, fmtPct(r.Base.CV),
 				fmtNs(r.Patched.Median), r.Patched.CI, fmtPct(r.Patched.CV),
-				fmtDelta(r), fmtP(r.P), fmt.Sprintf("%d+%d", r.Base.N, r.Patched.N), verdictText(r))
+				fmtDelta(r), fmtShift(r.Shift), fmtP(r.P), fmtP(r.PAdj), fmt.Sprintf("%d+%d", r.Base.N, r.Patched.N), verdictText(r, ab.MinEffectPct))
 		}
 	}
 	return t
+}
+
+func fmtRange(d Dist) string {
+	if d.N == 0 {
+		return "-"
+	}
+	return fmtNs(d.Min) + ".." + fmtNs(d.Max)
+}
+
+// fmtSpread shows small spreads with the digits they need: identical
+// boots read 0%, a few hundredths of a percent stay visible.
+func fmtSpread(x float64) string {
+	switch {
+	case math.IsNaN(x):
+		return "-"
+	case x == 0:
+		return "0%"
+	case x < 0.1:
+		return fmt.Sprintf("%.3f%%", x)
+	}
+	return fmt.Sprintf("%.2f%%", x)
+}
+
+func fmtShift(s Shift) string {
+	if math.IsNaN(s.Est) {
+		return "-"
+	}
+	end := func(x float64) string {
+		if math.IsInf(x, 0) {
+			return "∞"
+		}
+		return fmt.Sprintf("%+.1f", x)
+	}
+	return fmt.Sprintf("%+.1f%% (%s..%s)", s.Est, end(s.Lo), end(s.Hi))
 }
 
 func fmtPct(x float64) string {
@@ -263,11 +336,19 @@ func fmtP(p float64) string {
 	return fmt.Sprintf("%.3f", p)
 }
 
-func verdictText(r Row) string {
-	if r.InNoise {
-		return string(r.Verdict) + " (within noise)"
+func verdictText(r Row, minEffect float64) string {
+	s := string(r.Verdict)
+	switch {
+	case r.Note == NoteNotExamined:
+		return "not examined"
+	case r.InNoise:
+		s += fmt.Sprintf(" (within ±%.1f%%)", minEffect)
+	case r.Verdict == TooFew && r.Need > 0:
+		s += fmt.Sprintf(" (needs >= %d boots)", r.Need)
+	case r.Note != "":
+		s += " (" + r.Note + ")"
 	}
-	return string(r.Verdict)
+	return s
 }
 
 func excludedLine(e Excluded) string {

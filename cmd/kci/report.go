@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kci-dev/kci/job"
 	"github.com/kci-dev/kci/results"
 )
 
@@ -22,6 +23,7 @@ type reportOptions struct {
 	format     string
 	trees      []string
 	failOnPerf float64
+	minEffect  float64 // percent; 0: the run's own (or the default)
 }
 
 func newReportCmd() *cobra.Command {
@@ -54,7 +56,8 @@ for 'benchstat base patched'.`,
 	f.StringVar(&o.out, "out", "", "output run directory for --merge")
 	f.StringVar(&o.format, "format", "text", "text, markdown, json or benchstat")
 	f.StringSliceVar(&o.trees, "tree", nil, "only these trees (text, markdown, json)")
-	f.Float64Var(&o.failOnPerf, "fail-on-regression", -1, "exit non-zero on a significant slowdown of a variant total above PCT percent")
+	f.Float64Var(&o.failOnPerf, "fail-on-regression", -1, "exit 6 when the conclusion calls a variant total slower by more than PCT percent")
+	f.Float64Var(&o.minEffect, "min-effect", 0, "smallest effect of interest in percent (default: the run's, else 0.5): the deterministic threshold, the noisy-mode equivalence bound")
 	return cmd
 }
 
@@ -97,6 +100,11 @@ func runReport(w, errOut io.Writer, dirs []string, o reportOptions) error {
 			runs = append(runs, r)
 		}
 	}
+	if o.minEffect > 0 {
+		for _, r := range runs {
+			r.MinEffectPct = o.minEffect
+		}
+	}
 	for i, r := range runs {
 		if i > 0 && o.format != "json" {
 			fmt.Fprintln(w)
@@ -108,7 +116,7 @@ func runReport(w, errOut io.Writer, dirs []string, o reportOptions) error {
 	if o.failOnPerf >= 0 {
 		for _, r := range runs {
 			if err := results.FailOnRegression(r, o.failOnPerf); err != nil {
-				return err
+				return &job.ExitError{Code: job.ExitPerformance, Cause: err.Error()}
 			}
 		}
 	}

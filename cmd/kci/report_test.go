@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kci-dev/kci/job"
 	"github.com/kci-dev/kci/results"
 	"github.com/kci-dev/kci/suite"
 )
@@ -80,7 +81,7 @@ func TestReportFailOnRegression(t *testing.T) {
 	var out strings.Builder
 	err := runReport(&out, &out, []string{dir}, reportOptions{format: "text", failOnPerf: 10})
 	var ec interface{ ExitCode() int }
-	if !errors.As(err, &ec) || ec.ExitCode() != results.ExitRegression {
+	if !errors.As(err, &ec) || ec.ExitCode() != job.ExitPerformance {
 		t.Fatalf("err %v: want the regression error with its exit code", err)
 	}
 	if !strings.Contains(out.String(), "slower") {
