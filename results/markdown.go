@@ -17,20 +17,22 @@ func Markdown(run *Run, tree string) string {
 // $GITHUB_STEP_SUMMARY.
 func MarkdownRun(run *Run) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "## kci run `%s`\n\n", run.ID)
+	// Every string from the record is escaped (mdescape.go): the pull
+	// request's job wrote it, and the bot posts it.
+	fmt.Fprintf(&b, "## kci run %s\n\n", mdCode(run.ID))
 	if run.Incomplete {
-		fmt.Fprintf(&b, "> **Incomplete:** %s\n\n", run.IncompleteReason)
+		fmt.Fprintf(&b, "> **Incomplete:** %s\n\n", mdInline(run.IncompleteReason))
 	}
-	fmt.Fprintf(&b, "Host: %s\n\n", hostLine(run))
+	fmt.Fprintf(&b, "Host: %s\n\n", mdInline(hostLine(run)))
 	var checks []string
 	for _, c := range run.Host.Checks {
 		if c.Status != CheckOK {
-			s := fmt.Sprintf("- **%s** %s", c.Status, c.Name)
+			s := fmt.Sprintf("- **%s** %s", mdInline(c.Status), mdInline(c.Name))
 			if c.Detail != "" {
-				s += ": " + c.Detail
+				s += ": " + mdInline(c.Detail)
 			}
 			if c.Fix != "" {
-				s += " (fix: `" + c.Fix + "`)"
+				s += " (fix: " + mdCode(c.Fix) + ")"
 			}
 			checks = append(checks, s)
 		}
@@ -56,7 +58,7 @@ func stateIcon(state string) string {
 }
 
 func writeTreeMarkdown(b *strings.Builder, run *Run, tr TreeReport, h string) {
-	fmt.Fprintf(b, "%s %s %s\n\n", h, stateIcon(tr.Conclusion.State), tr.Conclusion.Title)
+	fmt.Fprintf(b, "%s %s %s\n\n", h, stateIcon(tr.Conclusion.State), mdInline(tr.Conclusion.Title))
 	accel := run.Host.Accel
 	for _, bt := range run.Boots {
 		if bt.Tree == tr.Tree && bt.Accel != "" {
@@ -69,24 +71,24 @@ func writeTreeMarkdown(b *strings.Builder, run *Run, tr TreeReport, h string) {
 	} else if tr.Perf.Emulated {
 		fmt.Fprintf(b, "> **%s**: measured under TCG emulation; only the base-vs-patched ratios of this run mean anything.\n\n", EmulatedLabel)
 	} else {
-		fmt.Fprintf(b, "Accelerator: %s\n\n", orDash(accel))
+		fmt.Fprintf(b, "Accelerator: %s\n\n", mdInline(orDash(accel)))
 	}
 	if tr.Base != "" || tr.Patched != "" {
-		fmt.Fprintf(b, "Kernels: base `%s` → patched `%s`\n\n", orDash(tr.Base), orDash(tr.Patched))
+		fmt.Fprintf(b, "Kernels: base %s → patched %s\n\n", mdCode(orDash(tr.Base)), mdCode(orDash(tr.Patched)))
 	}
 	if len(tr.Patches) > 0 {
 		b.WriteString("Series:\n")
 		for _, p := range tr.Patches {
-			fmt.Fprintf(b, "- %s\n", p)
+			fmt.Fprintf(b, "- %s\n", mdText(p))
 		}
 		b.WriteString("\n")
 	}
 	if tr.ConfigVerdict != "" {
-		fmt.Fprintf(b, "Config: %s\n\n", tr.ConfigVerdict)
+		fmt.Fprintf(b, "Config: %s\n\n", mdInline(tr.ConfigVerdict))
 	}
 	if len(tr.Perf.Variants) > 0 {
 		b.WriteString("Performance, " + perfHeading(tr.Perf) + ":\n\n")
-		t := abTable(tr.Perf)
+		t := escapeCells(abTable(tr.Perf))
 		for _, r := range t.rows {
 			if r[0] != "" {
 				r[0] = "**" + r[0] + "**"
@@ -95,15 +97,15 @@ func writeTreeMarkdown(b *strings.Builder, run *Run, tr TreeReport, h string) {
 		b.WriteString(t.markdown() + "\n")
 	}
 	for _, w := range tr.Perf.Warnings {
-		b.WriteString("> ⚠️ " + w + "\n\n")
+		b.WriteString("> ⚠️ " + mdInline(w) + "\n\n")
 	}
 	if len(tr.Changes) > 0 {
 		b.WriteString("Survival changes (base → patched):\n\n")
 		for _, c := range tr.Changes {
-			fmt.Fprintf(b, "- **%s**: %s × %s: base %s → patched %s (expected %s)", c.Kind, c.Base.Carrier, c.Base.Path,
-				cellText(&c.Base), cellText(&c.Patched), c.Patched.Expected)
+			fmt.Fprintf(b, "- **%s**: %s × %s: base %s → patched %s (expected %s)", mdInline(string(c.Kind)), mdInline(c.Base.Carrier), mdInline(c.Base.Path),
+				mdInline(cellText(&c.Base)), mdInline(cellText(&c.Patched)), mdInline(c.Patched.Expected))
 			if c.Patched.Detail != "" && c.Kind == Regression {
-				fmt.Fprintf(b, " — %s", c.Patched.Detail)
+				fmt.Fprintf(b, " — %s", mdInline(c.Patched.Detail))
 			}
 			b.WriteString("\n")
 		}
@@ -113,17 +115,17 @@ func writeTreeMarkdown(b *strings.Builder, run *Run, tr TreeReport, h string) {
 	}
 	if len(tr.Survival) > 0 {
 		b.WriteString("<details><summary>Survival matrix</summary>\n\n")
-		b.WriteString(survivalTable(tr.Survival).markdown())
+		b.WriteString(escapeCells(survivalTable(tr.Survival)).markdown())
 		b.WriteString("\n</details>\n\n")
 	}
 	if len(tr.Perf.Excluded) > 0 {
 		b.WriteString("Not in the statistics:\n\n")
 		for _, e := range tr.Perf.Excluded {
-			b.WriteString("- " + excludedLine(e) + "\n")
+			b.WriteString("- " + mdText(excludedLine(e)) + "\n")
 		}
 		b.WriteString("\n")
 	}
 	if run.Incomplete {
-		fmt.Fprintf(b, "> Run incomplete: %s\n\n", run.IncompleteReason)
+		fmt.Fprintf(b, "> Run incomplete: %s\n\n", mdInline(run.IncompleteReason))
 	}
 }
