@@ -248,7 +248,7 @@ func (t *Tester) Test(ctx context.Context, o TestOptions) (string, error) {
 			continue
 		}
 		for _, j := range jobs {
-			for _, role := range roles {
+			for _, role := range bootOrder(rep, roles) { // ABBA: order.go
 				if ctx.Err() != nil {
 					return finish(ctx.Err())
 				}
