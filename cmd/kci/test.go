@@ -45,11 +45,31 @@ build error; 4 boot/crash; 5 survival regression; 6 performance regression
 (with --fail-on-regression); 130 interrupted (results kept, marked incomplete).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// Nonsense is refused before anything is built or created.
+			if reps < 0 {
+				return fmt.Errorf("--reps %d: want 0 (the default for the clock) or more", reps)
+			}
+			if window < 0 {
+				return fmt.Errorf("--window %s: must not be negative", window)
+			}
+			if failOnReg < 0 && failOnReg != -1 {
+				return fmt.Errorf("--fail-on-regression %g: want a percentage >= 0", failOnReg)
+			}
+			for _, a := range args {
+				if _, err := os.Stat(a); err != nil {
+					return fmt.Errorf("patch %s: %w", a, err)
+				}
+			}
 			b, _, err := newBuilder("stock", 0)
 			if err != nil {
 				return err
 			}
 			p := b.Project
+			for _, n := range trees {
+				if _, err := p.Tree(n); err != nil {
+					return fmt.Errorf("--tree: %w", err)
+				}
+			}
 			booter, err := vmo.booter(b.Cache.Root, p)
 			if err != nil {
 				return err

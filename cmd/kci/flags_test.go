@@ -1,0 +1,44 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Nonsense flags get a one-line error naming the flag, before any work:
+// no cache, no run directory.
+func TestTestFlagsValidatedFirst(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	t.Setenv("KCI_CACHE", filepath.Join(dir, "cache"))
+	patch := filepath.Join(dir, "p.patch")
+	if err := os.WriteFile(patch, []byte("--- a/x\n+++ b/x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--reps", "-1", patch}, "--reps -1"},
+		{[]string{"--window", "-3s", patch}, "--window"},
+		{[]string{"--fail-on-regression", "-5", patch}, "--fail-on-regression"},
+		{[]string{"--tree", "nope", patch}, `--tree: no tree "nope"`},
+		{[]string{"--clock", "wall", patch}, "--clock"},
+		{[]string{filepath.Join(dir, "missing.patch")}, "patch " + filepath.Join(dir, "missing.patch")},
+	} {
+		cmd := newTestCmd()
+		cmd.SetArgs(tc.args)
+		cmd.SetOut(&strings.Builder{})
+		cmd.SetErr(&strings.Builder{})
+		err := cmd.ExecuteContext(context.Background())
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("kci test %v: %v, want an error naming %q", tc.args, err, tc.want)
+		}
+		if _, serr := os.Stat(filepath.Join(dir, "kci-results")); serr == nil {
+			t.Fatalf("kci test %v created a run directory before refusing", tc.args)
+		}
+	}
+}
