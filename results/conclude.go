@@ -195,13 +195,13 @@ func conclude(run *Run, tr TreeReport) Conclusion {
 	case len(slower) > 0:
 		c.State, c.Title = Neutral, fmt.Sprintf("%s: slower: %s%s", name, strings.Join(slower, ", "), label)
 	case ab.Emulated && !ab.Deterministic():
-		c.State, c.Title = Neutral, fmt.Sprintf("%s: %s%s", name, perfHeadline(faster, undecided, need, tr), label)
+		c.State, c.Title = Neutral, fmt.Sprintf("%s: %s%s", name, perfHeadline(faster, undecided, progs, need, tr), label)
 	case len(undecided) > 0 || len(ab.Variants) == 0 && len(tr.Survival) == 0:
-		c.State, c.Title = Neutral, fmt.Sprintf("%s: %s%s", name, perfHeadline(faster, undecided, need, tr), label)
+		c.State, c.Title = Neutral, fmt.Sprintf("%s: %s%s", name, perfHeadline(faster, undecided, progs, need, tr), label)
 	case run.Incomplete:
 		c.State, c.Title = Neutral, fmt.Sprintf("%s: run incomplete: %s", name, run.IncompleteReason)
 	default:
-		c.State, c.Title = Success, fmt.Sprintf("%s: %s%s", name, perfHeadline(faster, undecided, need, tr), label)
+		c.State, c.Title = Success, fmt.Sprintf("%s: %s%s", name, perfHeadline(faster, undecided, progs, need, tr), label)
 	}
 	return c
 }
@@ -248,7 +248,7 @@ func oneSidedInvalid(ab TreeAB) (patched, base []string) {
 	return patched, base
 }
 
-func perfHeadline(faster, undecided []string, need int, tr TreeReport) string {
+func perfHeadline(faster, undecided, progs []string, need int, tr TreeReport) string {
 	switch {
 	case len(tr.Perf.Variants) == 0 && len(tr.Survival) == 0:
 		return "no results"
@@ -261,6 +261,8 @@ func perfHeadline(faster, undecided []string, need int, tr TreeReport) string {
 		return "faster: " + strings.Join(faster, ", ")
 	case len(tr.Perf.Variants) == 0:
 		return "survival unchanged"
+	case len(progs) > 0:
+		return "variant totals unchanged; programs: " + strings.Join(progs, ", ")
 	}
 	return string(NoChange)
 }

@@ -54,7 +54,7 @@ func minP(n1, n2 int) float64 {
 	lc, _ := math.Lgamma(float64(n1 + n2 + 1))
 	a, _ := math.Lgamma(float64(n1 + 1))
 	b, _ := math.Lgamma(float64(n2 + 1))
-	return math.Min(1, 2*math.Exp(-(lc - a - b)))
+	return math.Min(1, 2*math.Exp(-(lc-a-b)))
 }
 
 // detectable reports whether samples of these sizes can come out
