@@ -74,6 +74,9 @@ type TestOptions struct {
 	// as one line each in a log; nil is silent.
 	Progress *progress.Meter
 	Host     results.Host
+	// MinEffectPct is the smallest effect of interest, recorded in the
+	// run (percent; 0: results.DefaultMinEffectPct).
+	MinEffectPct float64
 }
 
 // Tester runs kci test.
@@ -111,6 +114,7 @@ func (t *Tester) Test(ctx context.Context, o TestOptions) (string, error) {
 	}
 	rec.SetArgs(o.Args)
 	rec.SetHost(o.Host)
+	rec.Update(func(r *results.Run) { r.MinEffectPct = o.MinEffectPct })
 	var profs *profiles
 	if o.Profile {
 		if profs, err = newProfiles(dir, logf); err != nil {

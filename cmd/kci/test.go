@@ -27,6 +27,7 @@ func newTestCmd() *cobra.Command {
 		profile        bool
 		out            string
 		failOnReg      float64
+		minEffect      float64
 		shard          string
 		post           bool
 		postDry        bool
@@ -52,6 +53,9 @@ build error; 4 boot/crash; 5 survival regression; 6 performance regression
 			if window < 0 {
 				return fmt.Errorf("--window %s: must not be negative", window)
 			}
+			if minEffect < 0 {
+				return fmt.Errorf("--min-effect %g: want a percentage >= 0", minEffect)
+			}
 			if failOnReg < 0 && failOnReg != -1 {
 				return fmt.Errorf("--fail-on-regression %g: want a percentage >= 0", failOnReg)
 			}
@@ -76,7 +80,7 @@ build error; 4 boot/crash; 5 survival regression; 6 performance regression
 			}
 			o := job.TestOptions{
 				Patches: args, Trees: trees, Reps: reps, Variants: variants,
-				Survival: !noSurvival, Profile: profile, Out: out, FailOnRegression: failOnReg,
+				Survival: !noSurvival, Profile: profile, Out: out, FailOnRegression: failOnReg, MinEffectPct: minEffect,
 				Args: os.Args, Log: os.Stderr, Progress: progress.New(os.Stderr), Host: job.DefaultHost(),
 			}
 			o.Host.Checks = doctorChecks(cmd.Context(), b.Cache.Root)
@@ -89,9 +93,9 @@ build error; 4 boot/crash; 5 survival regression; 6 performance regression
 			o.BenchFor = func(accel string) suite.BenchParams { return benchParams(p, accel, window, warmup) }
 			o.RepsFor = func(accel string) int {
 				if accel == string(vm.AccelTCG) && booter.VM.Clock == vm.ClockICount {
-					return 3 // deterministic: boots only show that they agree
+					return results.DeterministicReps // deterministic: boots only show that they agree
 				}
-				return 6
+				return results.NoisyReps
 			}
 			o.Bench = o.BenchFor("kvm")
 			if shard != "" {
@@ -128,6 +132,7 @@ build error; 4 boot/crash; 5 survival regression; 6 performance regression
 	f.BoolVar(&profile, "profile", false, "sample CPU stacks in each variant's window: flame graphs, pprof and top symbols under profiles/ in the run directory")
 	f.StringVar(&out, "out", "", "run directory (default ./kci-results/<time>-<id>)")
 	f.Float64Var(&failOnReg, "fail-on-regression", -1, "exit 6 when a variant is significantly slower by more than this many percent")
+	f.Float64Var(&minEffect, "min-effect", 0, "smallest effect of interest in percent (default 0.5): under icount the threshold a change must clear besides the observed spread; otherwise a significant change whose interval stays within it is reported as below it")
 	f.StringVar(&shard, "shard", "", "run only repetitions i, i+N, ... of the job (i/N), for fan-out; merge with kci report --merge")
 	f.BoolVar(&post, "post", false, "post the report to the pull request (GitHub Actions environment, GITHUB_TOKEN)")
 	f.BoolVar(&postDry, "post-dry-run", false, "print what --post would send")
