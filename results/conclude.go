@@ -264,6 +264,9 @@ func perfHeadline(faster, undecided, progs []string, need int, tr TreeReport) st
 	case len(progs) > 0:
 		return "variant totals unchanged; programs: " + strings.Join(progs, ", ")
 	}
+	if tr.Perf.Deterministic() {
+		return fmt.Sprintf("no change beyond ±%.1f%% and the observed spread", tr.Perf.MinEffectPct)
+	}
 	return string(NoChange)
 }
 

@@ -230,8 +230,8 @@ func perfHeading(ab TreeAB) string {
 			InstructionTimeLabel, ab.MinEffectPct)
 	}
 	s := fmt.Sprintf("ns/pkt (median of boots; CI at 95%%; CV = boot-to-boot variation; shift = Hodges–Lehmann estimate of patched vs base "+
-		"with its 95%% interval; p = Mann–Whitney U, p adj = Holm over the %d variant totals, and over a variant's programs only when its total moved; "+
-		"smallest effect of interest ±%.1f%%)", ab.Family, ab.MinEffectPct)
+		"with its 95%% interval; p = Mann–Whitney U, p adj = Holm over %s, and over a variant's programs only when its total moved; "+
+		"smallest effect of interest ±%.1f%%)", plural(ab.Family, "variant total"), ab.MinEffectPct)
 	if ab.Emulated {
 		s += " [" + EmulatedLabel + "]"
 	}
@@ -256,7 +256,7 @@ func abTable(ab TreeAB) *table {
 				t.add(name, r.Name,
 					fmtNs(r.Base.Median), fmtRange(r.Base), fmtSpread(r.Base.Spread),
 					fmtNs(r.Patched.Median), fmtRange(r.Patched), fmtSpread(r.Patched.Spread),
-					fmtDelta(r), fmt.Sprintf("%d+%d", r.Base.N, r.Patched.N), verdictText(r, ab.MinEffectPct))
+					fmtDelta(r), fmt.Sprintf("%d+%d", r.Base.N, r.Patched.N), detVerdictText(r))
 			}
 		}
 		return t
@@ -307,8 +307,11 @@ func fmtShift(s Shift) string {
 		return "-"
 	}
 	end := func(x float64) string {
-		if math.IsInf(x, 0) {
-			return "∞"
+		switch {
+		case math.IsInf(x, -1):
+			return "-∞"
+		case math.IsInf(x, 1):
+			return "+∞"
 		}
 		return fmt.Sprintf("%+.1f", x)
 	}
@@ -334,6 +337,18 @@ func fmtP(p float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.3f", p)
+}
+
+// detVerdictText is a deterministic-mode verdict: no significance
+// language, there is no test.
+func detVerdictText(r Row) string {
+	if r.Verdict == NoChange {
+		if r.Note != "" {
+			return "no change (" + r.Note + ")"
+		}
+		return "no change"
+	}
+	return verdictText(r, 0)
 }
 
 func verdictText(r Row, minEffect float64) string {
