@@ -23,16 +23,17 @@ type fakeGitHub struct {
 	bot   string // login of the token's identity
 	srv   *httptest.Server
 
-	mu         sync.Mutex
-	nextID     int64
-	comments   map[int][]*fakeComment // PR number → comments, oldest first
-	checkRuns  []fakeCheckRun
-	statuses   []fakeStatus
-	pulls      []fakePull
-	faults     []fault
-	requests   []fakeRequest
-	maxPerPage int  // GitHub's is 100; tests lower it to exercise pagination
-	noChecks   bool // refuse check runs like a token without checks: write
+	mu          sync.Mutex
+	nextID      int64
+	comments    map[int][]*fakeComment // PR number → comments, oldest first
+	checkRuns   []fakeCheckRun
+	statuses    []fakeStatus
+	pulls       []fakePull
+	faults      []fault
+	requests    []fakeRequest
+	maxPerPage  int  // GitHub's is 100; tests lower it to exercise pagination
+	noChecks    bool // refuse check runs like a token without checks: write
+	userRefused bool // refuse GET /user like an installation token
 }
 
 type fakeComment struct {
@@ -45,6 +46,9 @@ type fakeComment struct {
 }
 
 type fakeCheckRun struct {
+	ID          int    `json:"id"`
+	HTMLURL     string `json:"html_url"`
+	ExternalID  string `json:"external_id"`
 	Name        string `json:"name"`
 	HeadSHA     string `json:"head_sha"`
 	Status      string `json:"status"`
@@ -76,12 +80,16 @@ type fakeRequest struct {
 }
 
 // fault is a canned response served instead of the real one to the next
-// request matching method and path suffix.
+// request matching method and path suffix. With stored, the request is
+// carried out first and its answer replaced (GitHub stored the comment
+// but a proxy answered 502); with drop, the connection is closed instead
+// of any answer.
 type fault struct {
 	method, suffix string
 	status         int
 	header         map[string]string
 	body           string
+	stored, drop   bool
 }
 
 func newFakeGitHub(t *testing.T, token string) *fakeGitHub {
@@ -94,6 +102,8 @@ func newFakeGitHub(t *testing.T, token string) *fakeGitHub {
 	mux.HandleFunc("POST /repos/{owner}/{repo}/check-runs", f.createCheckRun)
 	mux.HandleFunc("POST /repos/{owner}/{repo}/statuses/{sha}", f.createStatus)
 	mux.HandleFunc("GET /repos/{owner}/{repo}/pulls", f.listPulls)
+	mux.HandleFunc("GET /repos/{owner}/{repo}/commits/{ref}/check-runs", f.listCheckRuns)
+	mux.HandleFunc("GET /user", f.user)
 	f.srv = httptest.NewServer(f.middleware(mux))
 	t.Cleanup(f.srv.Close)
 	return f
@@ -117,6 +127,15 @@ func (f *fakeGitHub) middleware(next http.Handler) http.Handler {
 		f.mu.Unlock()
 		if r.Header.Get("Authorization") != "Bearer "+f.token {
 			writeJSON(w, http.StatusUnauthorized, map[string]string{"message": "Bad credentials", "documentation_url": "https://docs.github.com/rest"})
+			return
+		}
+		if ft != nil && ft.stored {
+			next.ServeHTTP(httptest.NewRecorder(), r)
+		}
+		if ft != nil && ft.drop {
+			if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+				conn.Close()
+			}
 			return
 		}
 		if ft != nil {
@@ -228,8 +247,6 @@ func (f *fakeGitHub) editComment(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case i < 0:
 		writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
-	case f.comments[pr][i].User.Login != f.bot:
-		writeJSON(w, http.StatusForbidden, map[string]string{"message": "Resource not accessible by integration"})
 	case len(in.Body) > 65536:
 		writeJSON(w, http.StatusUnprocessableEntity, map[string]string{"message": "Validation Failed"})
 	default:
@@ -246,8 +263,6 @@ func (f *fakeGitHub) deleteComment(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case i < 0:
 		writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
-	case f.comments[pr][i].User.Login != f.bot:
-		writeJSON(w, http.StatusForbidden, map[string]string{"message": "Resource not accessible by integration"})
 	default:
 		f.comments[pr] = append(f.comments[pr][:i], f.comments[pr][i+1:]...)
 		w.WriteHeader(http.StatusNoContent)
@@ -270,8 +285,36 @@ func (f *fakeGitHub) createCheckRun(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusUnprocessableEntity, map[string]string{"message": "Invalid request: summary too long"})
 		return
 	}
+	cr.ID = len(f.checkRuns) + 1
+	cr.HTMLURL = fmt.Sprintf("%s/runs/%d", f.srv.URL, cr.ID)
 	f.checkRuns = append(f.checkRuns, cr)
-	writeJSON(w, http.StatusCreated, map[string]any{"id": len(f.checkRuns), "html_url": fmt.Sprintf("%s/runs/%d", f.srv.URL, len(f.checkRuns))})
+	writeJSON(w, http.StatusCreated, cr)
+}
+
+func (f *fakeGitHub) listCheckRuns(w http.ResponseWriter, r *http.Request) {
+	name := r.URL.Query().Get("check_name")
+	out := []fakeCheckRun{}
+	f.mu.Lock()
+	for _, cr := range f.checkRuns {
+		if cr.HeadSHA == r.PathValue("ref") && (name == "" || cr.Name == name) {
+			out = append(out, cr)
+		}
+	}
+	f.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{"total_count": len(out), "check_runs": out})
+}
+
+// user answers GET /user: the token's identity, or the refusal an
+// installation token gets.
+func (f *fakeGitHub) user(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	refused, bot := f.userRefused, f.bot
+	f.mu.Unlock()
+	if refused {
+		writeJSON(w, http.StatusForbidden, map[string]string{"message": "Resource not accessible by integration"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"login": bot, "type": "Bot"})
 }
 
 func (f *fakeGitHub) createStatus(w http.ResponseWriter, r *http.Request) {

@@ -2,12 +2,15 @@ package ci
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/go-github/v60/github"
@@ -63,18 +66,35 @@ type Poster interface {
 	Post(ctx context.Context, t Target, r Report) (Result, error)
 }
 
+// MaxTrees bounds the trees of one post. Each costs a few API calls; a
+// run record (written by the pull request's own job) with thousands would
+// spend the repository's rate limit.
+const MaxTrees = 32
+
 // PostAll posts every report, continuing past failures so one refused tree
 // does not hide the others, and returns what succeeded plus the joined
-// errors.
+// errors. More than MaxTrees reports, or one tree twice, is refused.
 func PostAll(ctx context.Context, p Poster, t Target, reports []Report) ([]Result, error) {
+	if len(reports) > MaxTrees {
+		return nil, fmt.Errorf("post: %d trees, more than %d: refusing to post (the run record is broken or forged)", len(reports), MaxTrees)
+	}
+	if s, ok := p.(interface{ session() Poster }); ok {
+		p = s.session() // one listing of the PR's comments for every tree
+	}
 	var (
 		out  []Result
 		errs []error
+		seen = map[string]bool{}
 	)
 	for _, r := range reports {
+		if seen[r.Tree] {
+			errs = append(errs, fmt.Errorf("post %s: the tree is in the run twice", logName(r.Tree)))
+			continue
+		}
+		seen[r.Tree] = true
 		res, err := p.Post(ctx, t, r)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("post %s: %w", r.Tree, err))
+			errs = append(errs, fmt.Errorf("post %s: %w", logName(r.Tree), err))
 			continue
 		}
 		out = append(out, res)
@@ -86,17 +106,31 @@ func PostAll(ctx context.Context, p Poster, t Target, reports []Report) ([]Resul
 type GitHub struct {
 	client *github.Client
 	token  Token
-	now    func() time.Time
-	log    io.Writer
-}
-
-type config struct {
-	apiURL string
-	base   http.RoundTripper
 	policy retryPolicy
 	now    func() time.Time
 	sleep  func(context.Context, time.Duration) error
 	log    io.Writer
+
+	bot *botID // whose marker comments are kci's
+}
+
+// botID is the bot's login, looked up once. A pointer: GitHub values may
+// be copied (printed), a mutex may not.
+type botID struct {
+	mu       sync.Mutex
+	login    string // "" = not known yet
+	fallback string // taken when GET /user is refused
+}
+
+type config struct {
+	apiURL       string
+	base         http.RoundTripper
+	policy       retryPolicy
+	now          func() time.Time
+	sleep        func(context.Context, time.Duration) error
+	log          io.Writer
+	login        string
+	defaultLogin string
 }
 
 // Option configures NewGitHub.
@@ -130,6 +164,47 @@ func WithRetry(attempts int, backoff, maxWait time.Duration) Option {
 			return fmt.Errorf("retry: %d attempts, backoff %s, max wait %s: want attempts ≥ 1 and positive durations", attempts, backoff, maxWait)
 		}
 		c.policy.attempts, c.policy.backoff, c.policy.maxWait = attempts, backoff, maxWait
+		return nil
+	}
+}
+
+// WithTimeouts bounds one attempt (connect, send, read the answer) and
+// the whole request with its retries and waits. There is deliberately no
+// http.Client.Timeout: it would span the retry loop and cut off the
+// Retry-After waits the policy allows.
+func WithTimeouts(attempt, total time.Duration) Option {
+	return func(c *config) error {
+		if attempt <= 0 || total < attempt {
+			return fmt.Errorf("timeouts: %s per attempt, %s in total: want positive, total ≥ attempt", attempt, total)
+		}
+		c.policy.attemptTimeout, c.policy.budget = attempt, total
+		return nil
+	}
+}
+
+// WithBotLogin names the account whose comments are kci's (the token's
+// user: a GitHub App's "name[bot]", or a PAT's owner). Only its marker
+// comments are edited or deleted. Without it the token's user is looked
+// up (GET /user).
+func WithBotLogin(login string) Option {
+	return func(c *config) error {
+		if !loginRE.MatchString(login) {
+			return fmt.Errorf("bot login %q is not a GitHub login", login)
+		}
+		c.login = login
+		return nil
+	}
+}
+
+// WithDefaultBotLogin is the account taken when GET /user is refused, as
+// it is for installation tokens: "github-actions[bot]" for the Actions
+// GITHUB_TOKEN.
+func WithDefaultBotLogin(login string) Option {
+	return func(c *config) error {
+		if !loginRE.MatchString(login) {
+			return fmt.Errorf("default bot login %q is not a GitHub login", login)
+		}
+		c.defaultLogin = login
 		return nil
 	}
 }
@@ -181,20 +256,41 @@ func NewGitHub(token Token, opts ...Option) (*GitHub, error) {
 		now: c.now, sleep: c.sleep,
 		logf: func(format string, args ...any) { fmt.Fprintf(log, format+"\n", args...) },
 	}
-	client := github.NewClient(&http.Client{Transport: tr, Timeout: 2 * time.Minute})
+	// No Timeout: the transport bounds each attempt and the total.
+	client := github.NewClient(&http.Client{Transport: tr})
 	client.BaseURL = base
 	client.UserAgent = "kci"
-	return &GitHub{client: client, token: token, now: c.now, log: log}, nil
+	return &GitHub{
+		client: client, token: token, policy: c.policy, now: c.now, sleep: c.sleep, log: log,
+		bot: &botID{login: c.login, fallback: c.defaultLogin},
+	}, nil
 }
 
 // Post creates or updates the tree's sticky comment and records a check.
 func (g *GitHub) Post(ctx context.Context, t Target, r Report) (Result, error) {
+	return g.post(ctx, t, r, &comments{})
+}
+
+// ghSession posts several trees to one target over one listing of the
+// PR's comments.
+type ghSession struct {
+	g  *GitHub
+	cc comments
+}
+
+func (g *GitHub) session() Poster { return &ghSession{g: g} }
+
+func (s *ghSession) Post(ctx context.Context, t Target, r Report) (Result, error) {
+	return s.g.post(ctx, t, r, &s.cc)
+}
+
+func (g *GitHub) post(ctx context.Context, t Target, r Report, cc *comments) (Result, error) {
 	if err := r.Validate(); err != nil {
 		return Result{}, err
 	}
 	res := Result{Tree: r.Tree}
 	if t.PR != 0 {
-		u, created, err := g.upsertComment(ctx, t, r)
+		u, created, err := g.upsertComment(ctx, t, r, cc)
 		if err != nil {
 			return res, err
 		}
@@ -210,90 +306,22 @@ func (g *GitHub) Post(ctx context.Context, t Target, r Report) (Result, error) {
 	return res, nil
 }
 
-// upsertComment edits the comment holding the tree's marker, or creates it.
-// Comments written by someone else that carry the marker (anyone can paste
-// it) cannot be edited; they are skipped, not fatal.
-func (g *GitHub) upsertComment(ctx context.Context, t Target, r Report) (string, bool, error) {
-	body := CommentBody(r)
-	marker := Marker(r.Tree)
-	found, err := g.findComments(ctx, t, marker)
-	if err != nil {
-		return "", false, err
-	}
-	for i, c := range found {
-		if c.GetBody() == body {
-			g.dropDuplicates(ctx, t, c, found[i+1:])
-			return c.GetHTMLURL(), false, nil
-		}
-		edited, _, err := g.client.Issues.EditComment(ctx, t.Owner, t.Repo, c.GetID(), &github.IssueComment{Body: &body})
-		if err != nil {
-			ae := apiError(g.token, "edit comment", fmt.Sprintf("%s (comment %d)", t, c.GetID()), err)
-			var e *APIError
-			if errors.As(ae, &e) && (e.Status == http.StatusForbidden || e.Status == http.StatusNotFound) {
-				fmt.Fprintf(g.log, "ci: %v; skipping it\n", ae)
-				continue
-			}
-			return "", false, ae
-		}
-		g.dropDuplicates(ctx, t, c, found[i+1:])
-		return edited.GetHTMLURL(), false, nil
-	}
-	created, _, err := g.client.Issues.CreateComment(ctx, t.Owner, t.Repo, t.PR, &github.IssueComment{Body: &body})
-	if err != nil {
-		return "", false, apiError(g.token, "post comment", t.String(), err)
-	}
-	return created.GetHTMLURL(), true, nil
-}
-
-// findComments lists every page of the PR's comments and returns those
-// whose body starts with marker, oldest first. A quoted marker ("> <!--")
-// does not count.
-func (g *GitHub) findComments(ctx context.Context, t Target, marker string) ([]*github.IssueComment, error) {
-	var found []*github.IssueComment
-	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
-	for page := 0; ; page++ {
-		if page > 1000 { // 100k comments: a broken Link header, not a PR
-			return nil, fmt.Errorf("list comments on %s: pagination did not end", t)
-		}
-		cs, resp, err := g.client.Issues.ListComments(ctx, t.Owner, t.Repo, t.PR, opts)
-		if err != nil {
-			return nil, apiError(g.token, "list comments", t.String(), err)
-		}
-		for _, c := range cs {
-			if strings.HasPrefix(strings.TrimSpace(c.GetBody()), marker) {
-				found = append(found, c)
-			}
-		}
-		if resp.NextPage == 0 {
-			return found, nil
-		}
-		opts.Page = resp.NextPage
-	}
-}
-
-// dropDuplicates deletes later copies of the sticky comment by the same
-// author. They appear only when a create was retried after GitHub had
-// already stored it (a 502 on POST); deleting keeps "one comment per tree"
-// true. Failures are logged: duplicates are untidy, not wrong.
-func (g *GitHub) dropDuplicates(ctx context.Context, t Target, kept *github.IssueComment, rest []*github.IssueComment) {
-	for _, c := range rest {
-		if c.GetUser().GetLogin() != kept.GetUser().GetLogin() {
-			continue
-		}
-		if _, err := g.client.Issues.DeleteComment(ctx, t.Owner, t.Repo, c.GetID()); err != nil {
-			fmt.Fprintf(g.log, "ci: %v\n", apiError(g.token, "delete duplicate comment", fmt.Sprintf("%s (comment %d)", t, c.GetID()), err))
-		}
-	}
-}
-
 // check creates a completed check run; where the token may not (a PAT, a
 // token without checks: write), it sets a commit status instead.
 func (g *GitHub) check(ctx context.Context, t Target, r Report) (kind, u string, err error) {
 	now := github.Timestamp{Time: g.now()}
-	summary := Trim(r.Markdown, CheckSummaryLimit, trimNote(r.DetailsURL))
+	summary := Trim(defang(r.Markdown), CheckSummaryLimit, trimNote(r.DetailsURL))
+	// external_id tells this post's check run from any other of the same
+	// name, so a create that failed with a 5xx can be looked up.
+	nonce := make([]byte, 12)
+	if _, err := rand.Read(nonce); err != nil {
+		return "", "", fmt.Errorf("create check run: %w", err)
+	}
+	extID := "kci-" + hex.EncodeToString(nonce)
 	opts := github.CreateCheckRunOptions{
 		Name:        CheckName(r.Tree),
 		HeadSHA:     t.SHA,
+		ExternalID:  github.String(extID),
 		Status:      github.String("completed"),
 		Conclusion:  github.String(r.Conclusion),
 		CompletedAt: &now,
@@ -305,11 +333,31 @@ func (g *GitHub) check(ctx context.Context, t Target, r Report) (kind, u string,
 	if r.DetailsURL != "" {
 		opts.DetailsURL = github.String(r.DetailsURL)
 	}
-	cr, _, err := g.client.Checks.CreateCheckRun(ctx, t.Owner, t.Repo, opts)
-	if err == nil {
-		return "check run", cr.GetHTMLURL(), nil
+	create := func() error {
+		cr, _, err := g.client.Checks.CreateCheckRun(ctx, t.Owner, t.Repo, opts)
+		if err == nil {
+			u = cr.GetHTMLURL()
+		}
+		return err
 	}
-	checkErr := apiError(g.token, "create check run", t.commit(), err)
+	stored := func() (bool, error) {
+		lo := &github.ListCheckRunsOptions{CheckName: github.String(opts.Name), Filter: github.String("all"), ListOptions: github.ListOptions{PerPage: 100}}
+		res, _, err := g.client.Checks.ListCheckRunsForRef(ctx, t.Owner, t.Repo, t.SHA, lo)
+		if err != nil {
+			return false, apiError(g.token, "list check runs", t.commit(), err)
+		}
+		for _, cr := range res.CheckRuns {
+			if cr.GetExternalID() == extID {
+				u = cr.GetHTMLURL()
+				return true, nil
+			}
+		}
+		return false, nil
+	}
+	checkErr := g.createOnce(ctx, "create check run", t.commit(), create, stored)
+	if checkErr == nil {
+		return "check run", u, nil
+	}
 	var e *APIError
 	if !errors.As(checkErr, &e) || (e.Status != http.StatusForbidden && e.Status != http.StatusNotFound) {
 		return "", "", checkErr
@@ -323,8 +371,14 @@ func (g *GitHub) check(ctx context.Context, t Target, r Report) (kind, u string,
 	if r.DetailsURL != "" {
 		st.TargetURL = github.String(r.DetailsURL)
 	}
-	if _, _, err := g.client.Repositories.CreateStatus(ctx, t.Owner, t.Repo, t.SHA, st); err != nil {
-		return "", "", fmt.Errorf("%w; fallback: %w", checkErr, apiError(g.token, "create commit status", t.commit(), err))
+	// A status is replaced by the next one of the same context, so making
+	// it twice is harmless: nothing to look up before retrying.
+	err = g.createOnce(ctx, "create commit status", t.commit(), func() error {
+		_, _, err := g.client.Repositories.CreateStatus(ctx, t.Owner, t.Repo, t.SHA, st)
+		return err
+	}, func() (bool, error) { return false, nil })
+	if err != nil {
+		return "", "", fmt.Errorf("%w; fallback: %w", checkErr, err)
 	}
 	return "commit status", "", nil
 }

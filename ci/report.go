@@ -8,7 +8,10 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode"
 	"unicode/utf8"
+
+	"github.com/kci-dev/kci/internal/names"
 )
 
 // Conclusions a report can carry. Neutral is for results that say nothing
@@ -39,10 +42,15 @@ type Report struct {
 	DetailsURL string // link to the run and its artifacts; may be empty
 }
 
-// Validate checks the fields every poster relies on.
+// Validate checks the fields every poster relies on. The tree name comes
+// from a run record: checked again here, since it becomes the marker (so
+// it must map to one marker only), the check name and log lines.
 func (r Report) Validate() error {
 	if r.Tree == "" {
 		return fmt.Errorf("report has no tree name")
+	}
+	if err := names.Tree(r.Tree); err != nil {
+		return fmt.Errorf("report: %w", err)
 	}
 	switch r.Conclusion {
 	case Success, Failure, Neutral:
@@ -65,6 +73,41 @@ func safeTree(tree string) string {
 	return s
 }
 
+// logName is a tree name fit for the log: as is when valid, else quoted
+// so that a newline or "::" cannot forge a workflow command.
+func logName(tree string) string {
+	if names.Tree(tree) == nil {
+		return tree
+	}
+	return names.Quote(tree)
+}
+
+// defang is the poster's own guard on report Markdown, whose producer
+// escapes what it takes from run records: kci never means to mention
+// anyone or open an HTML comment, so any "@name", "#123" or "<!--" is
+// broken with an invisible zero-width joiner (which also works inside
+// code blocks, where an entity would show).
+func defang(md string) string {
+	md = strings.ReplaceAll(md, "<!--", "<"+zwj+"!--")
+	md = strings.ReplaceAll(md, "-->", "--"+zwj+">")
+	var b strings.Builder
+	prev := ' '
+	for i, r := range md {
+		b.WriteRune(r)
+		if (r == '@' || r == '#') && !isWordRune(prev) {
+			if next, _ := utf8.DecodeRuneInString(md[i+1:]); isWordRune(next) {
+				b.WriteString(zwj)
+			}
+		}
+		prev = r
+	}
+	return b.String()
+}
+
+const zwj = "\u200d"
+
+func isWordRune(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) }
+
 // Marker is the hidden line that identifies the sticky comment of a tree.
 func Marker(tree string) string {
 	return "<!-- kci:tree=" + safeTree(tree) + " -->"
@@ -82,7 +125,7 @@ func CommentBody(r Report) string {
 	if r.DetailsURL != "" {
 		foot = "\n<sub>[kci run and artifacts](" + r.DetailsURL + ")</sub>\n"
 	}
-	return head + Trim(r.Markdown, CommentLimit-len(head)-len(foot), trimNote(r.DetailsURL)) + foot
+	return head + Trim(defang(r.Markdown), CommentLimit-len(head)-len(foot), trimNote(r.DetailsURL)) + foot
 }
 
 func trimNote(detailsURL string) string {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -20,11 +21,26 @@ type retryPolicy struct {
 	maxWait  time.Duration // a rate limit asking for longer than this fails instead
 	// secondaryWait is GitHub's advice for a secondary rate limit that
 	// names no time: wait at least a minute.
-	secondaryWait time.Duration
+	secondaryWait  time.Duration
+	attemptTimeout time.Duration // one attempt: connect, send, read the answer
+	budget         time.Duration // the whole request: attempts and waits
 }
 
 func defaultPolicy() retryPolicy {
-	return retryPolicy{attempts: 5, backoff: time.Second, maxDelay: 30 * time.Second, maxWait: 2 * time.Minute, secondaryWait: time.Minute}
+	return retryPolicy{
+		attempts: 5, backoff: time.Second, maxDelay: 30 * time.Second, maxWait: 2 * time.Minute, secondaryWait: time.Minute,
+		attemptTimeout: time.Minute, budget: 10 * time.Minute,
+	}
+}
+
+// backoffFor is the wait after failed attempt n (1-based): backoff
+// doubling, capped at maxDelay.
+func (p retryPolicy) backoffFor(n int) time.Duration {
+	d := p.backoff << (n - 1)
+	if d > p.maxDelay || d <= 0 {
+		d = p.maxDelay
+	}
+	return d
 }
 
 // transport authenticates requests to the API host and retries what GitHub
@@ -54,11 +70,14 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
+	start := t.now()
 	for attempt := 1; ; attempt++ {
-		r := req.Clone(ctx)
+		actx, cancel := context.WithTimeout(ctx, t.attemptTimeout())
+		r := req.Clone(actx)
 		if attempt > 1 && req.Body != nil && req.Body != http.NoBody {
 			body, err := req.GetBody()
 			if err != nil {
+				cancel()
 				return nil, fmt.Errorf("rewind request body for retry: %w", err)
 			}
 			r.Body = body
@@ -67,6 +86,12 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			r.Header.Set("Authorization", "Bearer "+t.token.value())
 		}
 		resp, err := t.base.RoundTrip(r)
+		if err != nil || resp == nil {
+			cancel()
+		} else {
+			// The attempt's deadline covers reading the body too.
+			resp.Body = cancelOnClose{resp.Body, cancel}
+		}
 		if err != nil && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -75,8 +100,19 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if !retry || attempt >= t.policy.attempts || !replayable {
 			return resp, err
 		}
+		// A POST that failed with a 5xx or a lost connection may have been
+		// stored: repeating it could make a second comment. The caller
+		// looks before creating again (GitHub.createOnce). A rate-limit
+		// refusal, or a connection never made, did nothing: retry those.
+		if !idempotent(req.Method) && !rejected(resp, err) {
+			return resp, err
+		}
 		if wait > t.policy.maxWait {
 			t.logf("ci: %s %s: %s; not waiting %s (limit %s)", req.Method, req.URL.Path, why, wait.Round(time.Second), t.policy.maxWait)
+			return resp, err
+		}
+		if spent := t.now().Sub(start); t.policy.budget > 0 && spent+wait > t.policy.budget {
+			t.logf("ci: %s %s: %s; not waiting %s (%s of the %s budget spent)", req.Method, req.URL.Path, why, wait.Round(time.Second), spent.Round(time.Second), t.policy.budget)
 			return resp, err
 		}
 		if resp != nil {
@@ -90,13 +126,49 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 }
 
+func (t *transport) attemptTimeout() time.Duration {
+	if t.policy.attemptTimeout > 0 {
+		return t.policy.attemptTimeout
+	}
+	return defaultPolicy().attemptTimeout
+}
+
+// cancelOnClose ends an attempt's context when its body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c cancelOnClose) Close() error {
+	err := c.ReadCloser.Close()
+	c.cancel()
+	return err
+}
+
+// idempotent methods may be repeated blindly. PATCH is here because kci
+// only ever PATCHes a whole comment body: twice is the same as once.
+func idempotent(method string) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodPut, http.MethodDelete, http.MethodPatch:
+		return true
+	}
+	return false
+}
+
+// rejected reports an answer that says the request was not acted on: a
+// rate limit, or a connection that was never established.
+func rejected(resp *http.Response, err error) bool {
+	if err != nil {
+		var oe *net.OpError
+		return errors.As(err, &oe) && oe.Op == "dial"
+	}
+	return resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusForbidden
+}
+
 // classify decides whether a response or error deserves another attempt
 // and how long to wait first.
 func (t *transport) classify(resp *http.Response, err error, attempt int) (time.Duration, string, bool) {
-	backoff := t.policy.backoff << (attempt - 1)
-	if backoff > t.policy.maxDelay || backoff <= 0 {
-		backoff = t.policy.maxDelay
-	}
+	backoff := t.policy.backoffFor(attempt)
 	if err != nil {
 		var te interface{ Timeout() bool }
 		if (errors.As(err, &te) && te.Timeout()) || isTransient(err) {

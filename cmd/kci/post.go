@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -20,6 +21,10 @@ type postOptions struct {
 	pr     int    // default: the event's pull request
 	sha    string // default: the event's head commit
 	dryRun bool
+	// botLogin is the account whose marker comments are kci's; default
+	// $KCI_BOT_LOGIN, else the token's user, else (in Actions, where the
+	// GITHUB_TOKEN may not ask) github-actions[bot].
+	botLogin string
 }
 
 func newPostCmd() *cobra.Command {
@@ -49,6 +54,7 @@ nothing.`,
 	f.IntVar(&o.pr, "pr", 0, "pull request number (default: from the Actions event)")
 	f.StringVar(&o.sha, "sha", "", "commit for the check run (default: the pull request's head from the Actions event)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "print the comment and check run instead of posting")
+	f.StringVar(&o.botLogin, "bot-login", os.Getenv("KCI_BOT_LOGIN"), "account whose marker comments are kci's, e.g. my-app[bot] (default $KCI_BOT_LOGIN, else the token's user)")
 	return cmd
 }
 
@@ -58,6 +64,11 @@ func postRun(ctx context.Context, out, errOut io.Writer, run *results.Run, o pos
 	env, err := ci.FromEnv()
 	if err != nil {
 		return err
+	}
+	// The record comes from the pull request's job: bound the work it
+	// can cause before rendering anything.
+	if n := len(run.TreeNames()); n > ci.MaxTrees {
+		return fmt.Errorf("post: the run has %d trees, more than %d: refusing to post (the run record is broken or forged)", n, ci.MaxTrees)
 	}
 	reports := runReports(run, env.RunURL)
 	if len(reports) == 0 {
@@ -71,11 +82,19 @@ func postRun(ctx context.Context, out, errOut io.Writer, run *results.Run, o pos
 		return err
 	}
 
-	var poster ci.Poster = ci.DryRun{W: out}
+	var poster ci.Poster = ci.DryRun{W: out, Actions: env.Actions}
 	if !o.dryRun {
 		opts := []ci.Option{ci.WithLog(errOut)}
 		if env.APIURL != "" {
 			opts = append(opts, ci.WithAPIURL(env.APIURL))
+		}
+		if o.botLogin != "" {
+			opts = append(opts, ci.WithBotLogin(o.botLogin))
+		}
+		if env.Actions {
+			// The Actions token's comments are by github-actions[bot], and
+			// it may not ask GET /user who it is.
+			opts = append(opts, ci.WithDefaultBotLogin("github-actions[bot]"))
 		}
 		gh, err := ci.NewGitHub(env.Token, opts...)
 		if err != nil {
