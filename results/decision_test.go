@@ -580,3 +580,17 @@ func TestDeterministicLabels(t *testing.T) {
 		t.Errorf("DefaultReps")
 	}
 }
+
+// A boot that failed before reporting anything does not turn a
+// deterministic tree into a noisy one.
+func TestClockModeIgnoresSilentBoots(t *testing.T) {
+	run := icountRun(t, func(string, string) float64 { return 1 })
+	run.Boots = append(run.Boots, Boot{Seq: 99, Tree: "gtp", Role: RolePatched, Rep: 4, Error: "qemu exited", ErrorKind: ErrorKindInfra})
+	if m := run.ClockMode("gtp"); m != ClockICount {
+		t.Errorf("clock mode %q, want icount", m)
+	}
+	run.Boots[0].Clock = ClockHost
+	if m := run.ClockMode("gtp"); m != ClockHost {
+		t.Errorf("mixed clocks: %q, want host (noisy)", m)
+	}
+}

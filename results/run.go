@@ -157,6 +157,9 @@ func (r *Run) ClockMode(tree string) string {
 		if tree != "" && b.Tree != tree {
 			continue
 		}
+		if b.Clock == "" && b.Accel == "" {
+			continue // the boot never reported: it has no clock to mix in
+		}
 		c := b.Clock
 		if c == "" {
 			c = ClockHost
