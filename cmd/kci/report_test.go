@@ -90,6 +90,15 @@ func TestReportFailOnRegression(t *testing.T) {
 	if err := runReport(&out, &out, []string{dir}, reportOptions{format: "text", failOnPerf: 20}); err != nil {
 		t.Errorf("15%% under a 20%% limit: %v", err)
 	}
+	// --min-effect 25: the 15% change's whole interval is inside ±25%,
+	// below the smallest effect of interest: no regression to fail on.
+	out.Reset()
+	if err := runReport(&out, &out, []string{dir}, reportOptions{format: "text", failOnPerf: 10, minEffect: 25}); err != nil {
+		t.Errorf("--min-effect 25: %v", err)
+	}
+	if !strings.Contains(out.String(), "within ±25.0%") {
+		t.Errorf("--min-effect not applied to the report:\n%s", out.String())
+	}
 }
 
 func TestReportAggAndMerge(t *testing.T) {
