@@ -38,7 +38,7 @@ func newTestCmd() *cobra.Command {
 		Short: "Build base and patched kernels, boot both, run survival tests and benchmarks, compare",
 		Long: `The main job. For each tree the patches apply to (or --tree), build the
 tree's kernel (cached) and the patched one (incremental), boot them alternately
-(base, patched, base, ...) a fresh VM each repetition, run the survival matrix
+(ABBA: base, patched, patched, base, ...) a fresh VM each repetition, run the survival matrix
 and the benchmark in the guest, and compare patched against base.
 
 Exit codes: 0 ok; 1 internal/machine error; 2 patch does not apply; 3 config or
