@@ -1,0 +1,376 @@
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/kci-dev/kci/kernel"
+)
+
+// SeriesFile is where a series run stores its per-patch report, next to
+// run.json.
+const SeriesFile = "series.json"
+
+// Step outcomes of one prefix of a series.
+const (
+	StepOK      = "ok"
+	StepFail    = "FAIL"
+	StepSkipped = "skipped" // not attempted: an earlier step of this prefix failed
+	StepBlocked = "blocked" // not attempted: an earlier patch does not apply
+)
+
+// Series is a per-patch validation of one series, on every tree it was
+// checked on.
+type Series struct {
+	Schema int          `json:"schema"`
+	ID     string       `json:"id"`
+	Start  time.Time    `json:"start"`
+	End    time.Time    `json:"end,omitzero"`
+	Args   []string     `json:"args,omitempty"`
+	Accel  string       `json:"accel,omitempty"`
+	Clock  string       `json:"clock,omitempty"` // icount: perf deltas are instruction-time, exact
+	Trees  []SeriesTree `json:"trees"`
+	// Incomplete says the run stopped early (interrupt, machine fault).
+	Incomplete       bool   `json:"incomplete,omitempty"`
+	IncompleteReason string `json:"incomplete_reason,omitempty"`
+}
+
+// SeriesTree is the series checked patch by patch on one tree.
+type SeriesTree struct {
+	Tree      string          `json:"tree"`
+	Base      string          `json:"base_release,omitempty"` // the tree's kernel, under the series
+	BaseBoot  *PatchBoot      `json:"base_boot,omitempty"`    // the tree's kernel booted: the survival reference
+	Patches   []PatchResult   `json:"patches"`
+	Bisect    []Bisectability `json:"bisectability,omitempty"`
+	Culprits  []Culprit       `json:"culprits,omitempty"`
+	PerfNote  string          `json:"perf_note,omitempty"` // how perf was located (bisection, every prefix), or why not
+	PerfBoots int             `json:"perf_boots,omitempty"`
+}
+
+// PatchResult is prefix 1..Index of the series: patch Index on top of the
+// ones before it.
+type PatchResult struct {
+	Index   int    `json:"index"` // from 1
+	Of      int    `json:"of"`
+	Subject string `json:"subject"`
+	File    string `json:"file"`
+
+	Apply      string `json:"apply"`                 // ok | FAIL | blocked
+	ApplyError string `json:"apply_error,omitempty"` // file and hunk
+
+	Build      string        `json:"build"` // ok | FAIL | skipped | blocked
+	BuildError string        `json:"build_error,omitempty"`
+	BuildTime  time.Duration `json:"build_ns,omitempty"`
+	CacheHit   bool          `json:"cache_hit,omitempty"`
+	Release    string        `json:"release,omitempty"`
+	BuildKey   string        `json:"build_key,omitempty"`
+	// NewWarnings are warnings of this prefix's build that the previous
+	// prefix's build did not have (by file, function, message and source
+	// line: line shifts do not count).
+	NewWarnings []kernel.Warning `json:"new_warnings,omitempty"`
+
+	Checkpatch      *kernel.Checkpatch `json:"checkpatch,omitempty"`
+	CheckpatchError string             `json:"checkpatch_error,omitempty"`
+
+	Boot *PatchBoot `json:"boot,omitempty"`
+
+	// Perf is this prefix's measured cost per program, where measured
+	// (ns/pkt), and its change against the previous measured prefix.
+	Perf []ProgDelta `json:"perf,omitempty"`
+}
+
+// PatchBoot is one boot of a prefix's kernel: sanity + survival.
+type PatchBoot struct {
+	Result    string        `json:"result"` // ok | FAIL | skipped
+	Error     string        `json:"error,omitempty"`
+	ErrorKind string        `json:"error_kind,omitempty"`
+	Time      time.Duration `json:"boot_ns,omitempty"` // boot + suite, wall
+	// Survival: cells run, cells passing, and the cells that passed on the
+	// tree's own kernel but not here.
+	Cells      int      `json:"cells,omitempty"`
+	Passed     int      `json:"passed,omitempty"`
+	Lost       []string `json:"lost,omitempty"`
+	ConsoleLog string   `json:"console_log,omitempty"`
+}
+
+// Bisectability is a build break inside the series: Broken does not build,
+// Fixed (0: none) is the first later patch that builds again.
+type Bisectability struct {
+	Broken      int    `json:"broken"`
+	Fixed       int    `json:"fixed,omitempty"`
+	BrokenTitle string `json:"broken_subject"`
+	FixedTitle  string `json:"fixed_subject,omitempty"`
+	Error       string `json:"error,omitempty"`
+}
+
+func (b Bisectability) String() string {
+	if b.Fixed == 0 {
+		return fmt.Sprintf("build broken from patch %d ‹%s› to the end of the series: %s", b.Broken, b.BrokenTitle, b.Error)
+	}
+	return fmt.Sprintf("bisectability failure: patch %d ‹%s› breaks the build, patch %d ‹%s› fixes it (%s)", b.Broken, b.BrokenTitle, b.Fixed, b.FixedTitle, b.Error)
+}
+
+// ProgDelta is one program's cost at a prefix and its change.
+type ProgDelta struct {
+	Key    string  `json:"key"`              // variant/program
+	Value  float64 `json:"ns_per_pkt"`       // at this prefix
+	Before float64 `json:"before,omitempty"` // at the prefix it is compared with
+	Pct    float64 `json:"pct"`              // (Value-Before)/Before*100
+}
+
+// Culprit is a patch that moved a program's cost.
+type Culprit struct {
+	Patch   int     `json:"patch"`
+	Of      int     `json:"of"`
+	Subject string  `json:"subject"`
+	Key     string  `json:"key"` // variant/program
+	Before  float64 `json:"before"`
+	After   float64 `json:"after"`
+	Pct     float64 `json:"pct"`
+	// Share is this patch's part of the whole series' change of Key, in
+	// percent of it.
+	Share float64 `json:"share"`
+	Unit  string  `json:"unit"` // instruction-time | wall, one boot
+}
+
+func (c Culprit) String() string {
+	return fmt.Sprintf("patch %d/%d ‹%s›: %s %s (%s; %.0f %% of the series' change)", c.Patch, c.Of, c.Subject, c.Key, fmtSignedPct(c.Pct), c.Unit, c.Share)
+}
+
+func fmtSignedPct(p float64) string {
+	if math.IsNaN(p) || math.IsInf(p, 0) {
+		return "n/a"
+	}
+	s := fmt.Sprintf("%.0f %%", math.Abs(p))
+	if math.Abs(p) < 10 {
+		s = fmt.Sprintf("%.1f %%", math.Abs(p))
+	}
+	if p < 0 {
+		return "−" + s
+	}
+	return "+" + s
+}
+
+// Failed reports whether any prefix failed a check that blames the patch:
+// apply, build, new warnings, checkpatch errors, boot, lost survival cells.
+func (s *Series) Failed() bool {
+	for _, t := range s.Trees {
+		for _, p := range t.Patches {
+			if p.Apply == StepFail || p.Build == StepFail || len(p.NewWarnings) > 0 ||
+				(p.Checkpatch != nil && p.Checkpatch.Errors > 0) ||
+				(p.Boot != nil && (p.Boot.Result == StepFail || len(p.Boot.Lost) > 0)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// WriteSeries stores s as series.json and its text and Markdown renderings
+// (series.txt, series.md) in dir.
+func WriteSeries(dir string, s *Series) error {
+	js, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return fmt.Errorf("results: encode series: %w", err)
+	}
+	if err := writeAtomic(filepath.Join(dir, SeriesFile), append(js, '\n')); err != nil {
+		return err
+	}
+	var b strings.Builder
+	SeriesText(&b, s)
+	if err := writeAtomic(filepath.Join(dir, "series.txt"), []byte(b.String())); err != nil {
+		return err
+	}
+	return writeAtomic(filepath.Join(dir, "series.md"), []byte(SeriesMarkdown(s)))
+}
+
+// LoadSeries reads series.json from a run directory.
+func LoadSeries(dir string) (*Series, error) {
+	data, err := os.ReadFile(filepath.Join(dir, SeriesFile))
+	if err != nil {
+		return nil, err
+	}
+	var s Series
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, fmt.Errorf("results: %s: %w", filepath.Join(dir, SeriesFile), err)
+	}
+	return &s, nil
+}
+
+func seriesTable(t SeriesTree, md bool) *table {
+	tb := &table{
+		header: []string{"#", "patch", "apply", "build", "new warnings", "checkpatch", "boot", "survival", "perf", "build time", "boot time"},
+		right:  []bool{true, false, false, false, false, false, false, false, false, true, true},
+	}
+	for _, p := range t.Patches {
+		subj := p.Subject
+		if md {
+			subj = mdInline(subj)
+		} else if len([]rune(subj)) > 52 {
+			subj = string([]rune(subj)[:51]) + "…"
+		}
+		build := p.Build
+		if p.Build == StepOK && p.CacheHit {
+			build = "ok (cached)"
+		}
+		warn := "-"
+		if p.Build == StepOK || p.Build == StepFail {
+			warn = fmt.Sprint(len(p.NewWarnings))
+			if len(p.NewWarnings) > 0 {
+				warn = fmt.Sprintf("%d NEW", len(p.NewWarnings))
+			}
+		}
+		boot, surv := "-", "-"
+		if p.Boot != nil {
+			boot = p.Boot.Result
+			if p.Boot.Result == StepFail && p.Boot.ErrorKind != "" {
+				boot += " (" + p.Boot.ErrorKind + ")"
+			}
+			if p.Boot.Cells > 0 {
+				surv = fmt.Sprintf("%d/%d", p.Boot.Passed, p.Boot.Cells)
+				if len(p.Boot.Lost) > 0 {
+					surv += fmt.Sprintf(" (%d LOST)", len(p.Boot.Lost))
+				}
+			}
+		}
+		tb.add(fmt.Sprintf("%d/%d", p.Index, p.Of), subj, p.Apply, build, warn, p.Checkpatch.Summary(),
+			boot, surv, perfCell(p.Perf), fmtDur(p.BuildTime), bootTime(p.Boot))
+	}
+	return tb
+}
+
+func bootTime(b *PatchBoot) string {
+	if b == nil {
+		return "-"
+	}
+	return fmtDur(b.Time)
+}
+
+func fmtDur(d time.Duration) string {
+	if d <= 0 {
+		return "-"
+	}
+	if d < time.Minute {
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}
+
+// perfCell is the largest change at this prefix, if any was measured.
+func perfCell(ps []ProgDelta) string {
+	if len(ps) == 0 {
+		return "-"
+	}
+	best := ps[0]
+	for _, p := range ps[1:] {
+		if math.Abs(p.Pct) > math.Abs(best.Pct) {
+			best = p
+		}
+	}
+	if best.Before == 0 {
+		return "measured"
+	}
+	return best.Key + " " + fmtSignedPct(best.Pct)
+}
+
+// SeriesText renders the per-patch table of every tree, then the
+// findings: failing apply/build with its cause, bisectability, new
+// warnings with file:line, checkpatch findings, lost survival cells, and
+// the patches behind performance changes.
+func SeriesText(w io.Writer, s *Series) error {
+	var b strings.Builder
+	for _, t := range s.Trees {
+		fmt.Fprintf(&b, "Series on tree %s", t.Tree)
+		if t.Base != "" {
+			fmt.Fprintf(&b, " (base %s)", t.Base)
+		}
+		b.WriteString(":\n\n")
+		b.WriteString(seriesTable(t, false).text("  "))
+		b.WriteString("\n")
+		for _, f := range findings(t) {
+			b.WriteString("  " + f + "\n")
+		}
+		if t.PerfNote != "" {
+			b.WriteString("  perf: " + t.PerfNote + "\n")
+		}
+		b.WriteString("\n")
+	}
+	if s.Incomplete {
+		fmt.Fprintf(&b, "INCOMPLETE: %s\n", s.IncompleteReason)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// findings are the lines under the table, most serious first.
+func findings(t SeriesTree) []string {
+	var out []string
+	for _, bi := range t.Bisect {
+		out = append(out, bi.String())
+	}
+	for _, p := range t.Patches {
+		id := fmt.Sprintf("patch %d/%d", p.Index, p.Of)
+		if p.ApplyError != "" {
+			out = append(out, fmt.Sprintf("%s does not apply: %s", id, p.ApplyError))
+		}
+		if p.BuildError != "" {
+			out = append(out, fmt.Sprintf("%s build failed: %s", id, p.BuildError))
+		}
+		for _, w := range p.NewWarnings {
+			out = append(out, fmt.Sprintf("%s new warning: %s", id, w))
+		}
+		if p.Checkpatch != nil {
+			for _, it := range p.Checkpatch.Items {
+				if it.Level == "ERROR" || it.Level == "WARNING" || it.Level == "CHECK" {
+					out = append(out, fmt.Sprintf("%s checkpatch %s", id, it))
+				}
+			}
+		}
+		if p.CheckpatchError != "" {
+			out = append(out, fmt.Sprintf("%s checkpatch did not run: %s", id, p.CheckpatchError))
+		}
+		if p.Boot != nil && p.Boot.Error != "" {
+			out = append(out, fmt.Sprintf("%s boot: %s", id, p.Boot.Error))
+		}
+		if p.Boot != nil {
+			for _, c := range p.Boot.Lost {
+				out = append(out, fmt.Sprintf("%s survival lost: %s", id, c))
+			}
+		}
+	}
+	for _, c := range t.Culprits {
+		out = append(out, c.String())
+	}
+	return out
+}
+
+// SeriesMarkdown is the series report for a PR comment.
+func SeriesMarkdown(s *Series) string {
+	var b strings.Builder
+	b.WriteString("## kci series: patch by patch\n\n")
+	for _, t := range s.Trees {
+		fmt.Fprintf(&b, "### tree %s\n\n", mdInline(t.Tree))
+		b.WriteString(seriesTable(t, true).markdown())
+		b.WriteString("\n")
+		fs := findings(t)
+		if len(fs) > 0 {
+			for _, f := range fs {
+				b.WriteString("- " + mdText(f) + "\n")
+			}
+			b.WriteString("\n")
+		}
+		if t.PerfNote != "" {
+			b.WriteString("perf: " + mdText(t.PerfNote) + "\n\n")
+		}
+	}
+	if s.Incomplete {
+		b.WriteString("**incomplete**: " + mdText(s.IncompleteReason) + "\n")
+	}
+	return b.String()
+}
