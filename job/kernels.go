@@ -141,8 +141,10 @@ func (b *Builder) AppliesTo(ctx context.Context, t *project.Tree, patches []kern
 	if err != nil {
 		return false, err
 	}
-	idx.Close()
-	defer os.Remove(idx.Name())
+	defer func() { _ = os.Remove(idx.Name()) }() // a stray temp index is harmless
+	if err := idx.Close(); err != nil {
+		return false, fmt.Errorf("applies: scratch index: %w", err)
+	}
 	git := func(stdin []byte, args ...string) error {
 		ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 		defer cancel()

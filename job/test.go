@@ -112,9 +112,12 @@ func (t *Tester) Test(ctx context.Context, o TestOptions) (string, error) {
 	if err != nil {
 		return "", classify("results", err)
 	}
-	rec.SetArgs(o.Args)
-	rec.SetHost(o.Host)
-	rec.Update(func(r *results.Run) { r.MinEffectPct = o.MinEffectPct })
+	// Saving the record can fail (a full disk): the recorder keeps the first
+	// error and finish fails the job with it, so the rec.* calls below leave
+	// their errors to it and the boots carry on meanwhile.
+	_ = rec.SetArgs(o.Args)
+	_ = rec.SetHost(o.Host)
+	_ = rec.Update(func(r *results.Run) { r.MinEffectPct = o.MinEffectPct })
 	var profs *profiles
 	if o.Profile {
 		if profs, err = newProfiles(dir, logf); err != nil {
@@ -134,11 +137,22 @@ func (t *Tester) Test(ctx context.Context, o TestOptions) (string, error) {
 				err = errInterrupted
 			}
 		}
-		rec.Finish(reason)
-		if run, serr := rec.Snapshot(); serr == nil {
-			results.WriteReports(dir, run)
+		_ = rec.Finish(reason) // in rec.Err, checked below
+		run, rerr := rec.Snapshot()
+		if rerr == nil {
+			rerr = results.WriteReports(dir, run)
 			if perr := profs.appendReport(dir, pset); perr != nil {
 				logf("kci: %v", perr)
+			}
+		}
+		if rerr = errors.Join(rec.Err(), rerr); rerr != nil {
+			if err == nil {
+				// A verdict without its record on disk is not a result:
+				// the machine's fault, never the patch's.
+				err = &ExitError{Code: ExitInternal, Cause: "results: run record not saved in " + dir + ": " + firstLine(rerr.Error()), Err: rerr}
+			} else {
+				// The job's own failure says more; the lost record is noted.
+				logf("kci: results: run record not saved: %v", rerr)
 			}
 		}
 		return dir, classify("test", err)
@@ -146,7 +160,7 @@ func (t *Tester) Test(ctx context.Context, o TestOptions) (string, error) {
 	phase := func(name, tree, role string, f func() error) error {
 		s := time.Now()
 		err := f()
-		rec.AddPhase(results.Phase{Name: name, Tree: tree, Kernel: role, Start: s, Duration: time.Since(s)})
+		_ = rec.AddPhase(results.Phase{Name: name, Tree: tree, Kernel: role, Start: s, Duration: time.Since(s)})
 		return err
 	}
 
@@ -197,7 +211,7 @@ func (t *Tester) Test(ctx context.Context, o TestOptions) (string, error) {
 			return finish(classifyBuild("base kernel of tree "+n, err))
 		}
 		meter.End("%s, %s", j.base.Release, hitOrBuilt(j.base))
-		rec.SetTree(treeRecord(n, j.base, nil))
+		_ = rec.SetTree(treeRecord(n, j.base, nil))
 		if len(patches) == 0 {
 			continue // nothing to compare: base only (kci profile)
 		}
@@ -207,7 +221,7 @@ func (t *Tester) Test(ctx context.Context, o TestOptions) (string, error) {
 			return finish(classifyBuild("patched kernel of tree "+n, err))
 		}
 		meter.End("%s, %s", j.patched.Release, hitOrBuilt(j.patched))
-		rec.SetTree(treeRecord(n, j.base, j.patched))
+		_ = rec.SetTree(treeRecord(n, j.base, j.patched))
 	}
 
 	// The accelerator decides the plan's size: settle it before booting.
@@ -219,7 +233,7 @@ func (t *Tester) Test(ctx context.Context, o TestOptions) (string, error) {
 			return finish(err)
 		}
 		logf("kci: accelerator %s: %s", accel, why)
-		rec.Update(func(r *results.Run) { r.Host.Accel = accel })
+		_ = rec.Update(func(r *results.Run) { r.Host.Accel = accel })
 		if accel == "tcg" {
 			logf("kci: emulated (TCG): numbers are %s", results.EmulatedLabel)
 		}
@@ -239,7 +253,7 @@ func (t *Tester) Test(ctx context.Context, o TestOptions) (string, error) {
 		reps = 1
 	}
 	plan := suite.Plan{Sanity: true, Variants: o.Variants, Bench: o.Bench, Profile: o.Profile, StepTimeout: stepTimeout(o.Bench)}
-	rec.SetPlan(plan)
+	_ = rec.SetPlan(plan)
 	roles := []string{results.RoleBase, results.RolePatched}
 	if len(patches) == 0 {
 		roles = roles[:1]
@@ -270,7 +284,6 @@ func (t *Tester) Test(ctx context.Context, o TestOptions) (string, error) {
 				}
 				meter.Begin("boot %d/%d [%s]%s", done+1, total, label, eta)
 				console := filepath.Join("console", fmt.Sprintf("%s-%s-%d.log", j.tree.Name, role, rep))
-				os.MkdirAll(filepath.Join(dir, "console"), 0o755)
 				var res *BootResult
 				err := phase("boot+suite", j.tree.Name, role, func() (err error) {
 					res, err = t.Booter.Boot(ctx, BootRequest{Kernel: k, Plan: p, Console: filepath.Join(dir, console), Label: label})
@@ -295,12 +308,12 @@ func (t *Tester) Test(ctx context.Context, o TestOptions) (string, error) {
 						b.ErrorKind = "infra"
 					}
 				}
-				rec.AddBoot(b)
+				_, _ = rec.AddBoot(b)
 				if res != nil {
 					profs.add(j.tree.Name, role, rep, k.Release, res.Accel, res.Profiles)
 				}
 				if res != nil {
-					rec.Update(func(r *results.Run) {
+					_ = rec.Update(func(r *results.Run) {
 						if r.Host.Accel == "" {
 							r.Host.Accel = res.Accel
 						}

@@ -3,12 +3,14 @@ package job
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"sync"
 
+	"github.com/kci-dev/kci/internal/fsutil"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/suite"
 	"github.com/kci-dev/kci/vm"
@@ -81,7 +83,7 @@ func (b *VMBooter) Boot(ctx context.Context, req BootRequest) (*BootResult, erro
 	cfg.Kernel, cfg.Initrd, cfg.Dir = req.Kernel.BzImage, initrd, tmp
 	cfg.StepTimeout = req.Plan.StepTimeout
 	out := &BootResult{}
-	var decodeErr error
+	var decodeErr, consoleErr error
 	res, err := vm.Run(ctx, cfg, func(ev event.Event) {
 		if derr := collect(out, ev, b.Log, req.Label); derr != nil && decodeErr == nil {
 			decodeErr = derr
@@ -93,10 +95,12 @@ func (b *VMBooter) Boot(ctx context.Context, req BootRequest) (*BootResult, erro
 			out.TSCkHz, out.Clocksource = h.TSCkHz, h.Clocksource
 		}
 		if res.Console != "" && req.Console != "" {
-			copyConsole(res.Console, req.Console)
+			consoleErr = fsutil.CopyFile(nil, res.Console, nil, req.Console)
 		}
 	}
 	if err != nil {
+		// The boot's own failure comes first; a lost console log rides along.
+		err = errors.Join(err, consoleErr)
 		switch k := vm.Kind(err); k {
 		case vm.KindCrash, vm.KindBoot, vm.KindTimeout:
 			out.ErrorKind = k
@@ -110,6 +114,11 @@ func (b *VMBooter) Boot(ctx context.Context, req BootRequest) (*BootResult, erro
 	if decodeErr != nil {
 		out.ErrorKind = "infra"
 		return out, decodeErr
+	}
+	if consoleErr != nil {
+		// The console is the boot's evidence: losing it is the machine's fault.
+		out.ErrorKind = "infra"
+		return out, fmt.Errorf("keep console log: %w", consoleErr)
 	}
 	// The guest must have booted the kernel we built: a stale image or a
 	// wrong path would otherwise measure the wrong kernel.
@@ -162,21 +171,4 @@ func collect(out *BootResult, ev event.Event, log io.Writer, label string) error
 		}
 	}
 	return nil
-}
-
-func copyConsole(from, to string) {
-	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-		return
-	}
-	in, err := os.Open(from)
-	if err != nil {
-		return
-	}
-	defer in.Close()
-	out, err := os.Create(to)
-	if err != nil {
-		return
-	}
-	defer out.Close()
-	io.Copy(out, in)
 }

@@ -18,6 +18,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/kci-dev/kci/internal/fsutil"
 )
 
 // objDirName is the build directory, a direct child of the source tree:
@@ -178,12 +180,16 @@ func (c *Cache) Build(ctx context.Context, req Request, opt Options) (*Artifacts
 		return nil, infra("build dir", err)
 	}
 	logPath := c.path("logs", key+".log")
-	os.MkdirAll(filepath.Dir(logPath), 0o755)
+	if err := os.MkdirAll(filepath.Dir(logPath), 0o755); err != nil {
+		return nil, infra("build log", err)
+	}
 	logf, err := os.Create(logPath)
 	if err != nil {
 		return nil, infra("build log", err)
 	}
-	defer logf.Close()
+	// Closed (and checked) before the log is published; this is for the
+	// early returns, where the build's own error is the news.
+	defer func() { _ = logf.Close() }()
 	var logw io.Writer = logf
 	if opt.Progress != nil {
 		logw = io.MultiWriter(logf, opt.Progress)
@@ -205,7 +211,7 @@ func (c *Cache) Build(ctx context.Context, req Request, opt Options) (*Artifacts
 			return reuseConfig(req.Parent, filepath.Join(obj, ".config"), &values, &drift)
 		}
 		if inPlace {
-			if err := copyFile(req.Parent.Config, filepath.Join(obj, ".config")); err != nil {
+			if err := fsutil.CopyFile(nil, req.Parent.Config, nil, filepath.Join(obj, ".config")); err != nil {
 				return infra("parent config", err)
 			}
 		} else if baseCfg == "tinyconfig" || baseCfg == "defconfig" {
@@ -216,7 +222,7 @@ func (c *Cache) Build(ctx context.Context, req Request, opt Options) (*Artifacts
 			if _, err := run(5*time.Minute, target); err != nil {
 				return infra("make "+target, err)
 			}
-		} else if err := copyFile(baseCfg, filepath.Join(obj, ".config")); err != nil {
+		} else if err := fsutil.CopyFile(nil, baseCfg, nil, filepath.Join(obj, ".config")); err != nil {
 			return infra("base config", err)
 		}
 		cur, err := os.ReadFile(filepath.Join(obj, ".config"))
@@ -302,11 +308,17 @@ func (c *Cache) Build(ctx context.Context, req Request, opt Options) (*Artifacts
 		return nil, err
 	}
 
+	// The log is published too: a failed close may have lost its tail.
+	if err := logf.Close(); err != nil {
+		return nil, infra("build log", err)
+	}
 	tmp, err := tempDir(final)
 	if err != nil {
 		return nil, infra("publish", err)
 	}
-	defer os.RemoveAll(tmp)
+	// Gone once publish renamed it; a leftover .tmp- directory is never
+	// read, so it is not worth failing a good build for.
+	defer func() { _ = os.RemoveAll(tmp) }()
 	t := time.Now()
 	for _, f := range [][2]string{
 		{filepath.Join(obj, "arch/x86/boot/bzImage"), "bzImage"},
@@ -314,17 +326,23 @@ func (c *Cache) Build(ctx context.Context, req Request, opt Options) (*Artifacts
 		{filepath.Join(obj, ".config"), "config"},
 		{logPath, "build.log"},
 	} {
-		if err := copyFile(f[0], filepath.Join(tmp, f[1])); err != nil {
+		if err := fsutil.CopyFile(nil, f[0], nil, filepath.Join(tmp, f[1])); err != nil {
 			return nil, infra("publish", err)
 		}
 	}
-	cfg, _ := os.ReadFile(filepath.Join(tmp, "config"))
+	cfg, err := os.ReadFile(filepath.Join(tmp, "config"))
+	if err != nil {
+		return nil, infra("publish: config hash", err)
+	}
 	sum := sha256.Sum256(cfg)
 	a.ConfigHash = hex.EncodeToString(sum[:])
 	a.setDir(final)
 	phases = append(phases, Phase{Name: "publish", Duration: time.Since(t)})
 	a.Phases = phases
-	js, _ := json.MarshalIndent(a, "", "  ")
+	js, err := json.MarshalIndent(a, "", "  ")
+	if err != nil {
+		return nil, infra("publish: encode build.json", err)
+	}
 	if err := os.WriteFile(filepath.Join(tmp, "build.json"), js, 0o644); err != nil {
 		return nil, infra("publish", err)
 	}
@@ -412,23 +430,6 @@ func firstError(out string) string {
 		}
 	}
 	return fallback
-}
-
-func copyFile(from, to string) error {
-	in, err := os.Open(from)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.Create(to)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
 
 // elfBuildID reads the GNU build id note of vmlinux; the guest reports the

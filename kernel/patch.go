@@ -229,21 +229,22 @@ func diffSubject(m []byte, file string) string {
 // caller throws the worktree away, so nothing half-applied survives.
 func applySeries(ctx context.Context, dir string, patches []Patch) error {
 	for i, p := range patches {
-		tmp, err := os.CreateTemp("", "kci-patch-*.patch")
+		tmp, err := writeTempPatch(p.Data)
 		if err != nil {
-			return infra("apply", err)
+			// A short write must not reach git: a truncated patch would be
+			// blamed on the patch (exit 2) for the disk's fault.
+			return infra("apply: write patch "+filepath.Base(p.File), err)
 		}
-		tmp.Write(p.Data)
-		tmp.Close()
 		g := command{dir: dir, env: gitEnv, timeout: 5 * time.Minute}
 		var out string
 		if p.Mail {
-			out, err = g.run(ctx, "git", "am", "-3", "-q", "--committer-date-is-author-date", tmp.Name())
+			out, err = g.run(ctx, "git", "am", "-3", "-q", "--committer-date-is-author-date", tmp)
 			if err != nil {
-				g.run(ctx, "git", "am", "--abort")
+				// Best effort: the caller throws the worktree away anyway.
+				_, _ = g.run(ctx, "git", "am", "--abort")
 			}
 		} else {
-			out, err = g.run(ctx, "git", "apply", "--index", tmp.Name())
+			out, err = g.run(ctx, "git", "apply", "--index", tmp)
 			if err == nil {
 				msg := fmt.Sprintf("kci: apply %s\n\n%s", filepath.Base(p.File), p.Subject)
 				_, err = g.run(ctx, "git", "commit", "-q", "--allow-empty", "-m", msg)
@@ -254,16 +255,16 @@ func applySeries(ctx context.Context, dir string, patches []Patch) error {
 			if ae.Hunk == "" {
 				// git am -3 may fail before saying which hunk (no blob ids to
 				// build an ancestor from): ask git apply for the diagnosis.
-				if chk, cerr := g.run(ctx, "git", "apply", "--check", tmp.Name()); cerr != nil {
+				if chk, cerr := g.run(ctx, "git", "apply", "--check", tmp); cerr != nil {
 					if d := applyError(p, i, chk); d.File != "" {
 						ae.File, ae.Hunk = d.File, d.Hunk
 					}
 				}
 			}
-			os.Remove(tmp.Name())
+			_ = os.Remove(tmp) // a stray temp file is no reason to hide the verdict
 			return ae
 		}
-		os.Remove(tmp.Name())
+		_ = os.Remove(tmp)
 		if err != nil {
 			return ctx.Err()
 		}
@@ -306,4 +307,22 @@ func findHunk(data []byte, file string, line int) string {
 		}
 	}
 	return fmt.Sprintf("hunk at line %d", line)
+}
+
+// writeTempPatch writes data to a new temporary file and returns its path;
+// on error nothing is left behind.
+func writeTempPatch(data []byte) (string, error) {
+	f, err := os.CreateTemp("", "kci-patch-*.patch")
+	if err != nil {
+		return "", err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/kci-dev/kci/internal/fsutil"
 )
 
 // dirtyMark in a kept build tree names the leaf build that last used it:
@@ -62,7 +64,7 @@ func (c *Cache) seed(ctx context.Context, src *Source, parent *Artifacts, tree s
 		if err := resetWorkspace(ctx, ws, parentCommit(src, parent), "restore"); err != nil {
 			return err
 		}
-		if err := copyFile(parent.Config, filepath.Join(pobj, ".config")); err != nil {
+		if err := fsutil.CopyFile(nil, parent.Config, nil, filepath.Join(pobj, ".config")); err != nil {
 			return infra("restore parent config", err)
 		}
 		mk := makeCommand{Tree: ws, CCache: haveCCache(), Release: "-kci"}

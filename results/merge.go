@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kci-dev/kci/internal/fsutil"
 	"github.com/kci-dev/kci/internal/names"
 	"github.com/kci-dev/kci/kernel"
 )
@@ -173,7 +173,7 @@ func MergeDirs(out string, dirs ...string) (*Run, error) {
 				continue
 			}
 			rel := filepath.Join("shard-"+r.ID, b.ConsoleLog)
-			err := copyFile(src, b.ConsoleLog, dst, rel)
+			err := fsutil.CopyFile(src, b.ConsoleLog, dst, rel)
 			switch {
 			case errors.Is(err, fs.ErrNotExist):
 				// The shard lost its log; keep the record's word for it.
@@ -222,25 +222,4 @@ func checkShardPaths(dir string, r *Run) error {
 		}
 	}
 	return nil
-}
-
-// copyFile copies name inside src to dstName inside dst.
-func copyFile(src *os.Root, name string, dst *os.Root, dstName string) error {
-	in, err := src.Open(name)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	if err := dst.MkdirAll(filepath.Dir(dstName), 0o755); err != nil {
-		return err
-	}
-	out, err := dst.Create(dstName)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }

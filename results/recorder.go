@@ -42,6 +42,9 @@ type Recorder struct {
 	dir string
 	mu  sync.Mutex
 	run Run
+	// err is the first failed save: later saves still try (the disk may
+	// recover), but a job must not end well with a record that was lost.
+	err error
 }
 
 // NewRecorder creates dir (and parents) and writes an initial run.json
@@ -166,11 +169,27 @@ func (r *Recorder) save() error {
 }
 
 func (r *Recorder) saveLocked() error {
+	err := r.write()
+	if err != nil && r.err == nil {
+		r.err = err
+	}
+	return err
+}
+
+func (r *Recorder) write() error {
 	b, err := json.MarshalIndent(&r.run, "", "  ")
 	if err != nil {
 		return fmt.Errorf("results: encode run: %w", err)
 	}
 	return writeAtomic(filepath.Join(r.dir, RunFile), append(b, '\n'))
+}
+
+// Err is the first error saving the record met, nil if every save so far
+// succeeded. Callers that carry on after a failed save check it at the end.
+func (r *Recorder) Err() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
 }
 
 // Save writes run to dir/run.json atomically.
@@ -207,7 +226,7 @@ func writeAtomic(path string, data []byte) error {
 		werr = os.Rename(tmp, path)
 	}
 	if werr != nil {
-		os.Remove(tmp)
+		_ = os.Remove(tmp) // werr is the news; a leftover dot-file is harmless
 		return fmt.Errorf("results: write %s: %w", path, werr)
 	}
 	return nil

@@ -146,3 +146,37 @@ func TestDefaultDir(t *testing.T) {
 		t.Errorf("two ids in a row are equal")
 	}
 }
+
+// A save that fails is not forgotten: the recorder keeps the first error,
+// even when a later save succeeds, so the job can fail with it at the end.
+func TestRecorderKeepsTheFirstSaveError(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	rec, err := NewRecorder(dir, "err00001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Err() != nil {
+		t.Fatalf("fresh recorder: Err %v", rec.Err())
+	}
+	// The run directory vanishing stands for a disk that refuses writes
+	// (permissions do not stop root).
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	first := rec.SetArgs([]string{"kci", "test"})
+	if first == nil {
+		t.Fatal("save into a removed directory succeeded")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := rec.Finish(""); err != nil {
+		t.Fatalf("save after the directory came back: %v", err)
+	}
+	if got := rec.Err(); got == nil || got.Error() != first.Error() {
+		t.Errorf("Err() = %v, want the first failure %v", got, first)
+	}
+	if r, err := Load(dir); err != nil || len(r.Args) != 2 {
+		t.Errorf("later save must still write the whole record: %+v, %v", r, err)
+	}
+}
