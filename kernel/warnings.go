@@ -60,11 +60,11 @@ var (
 
 // BuildOutput is what ParseMakeOutput found in one make run.
 type BuildOutput struct {
-	Warnings []Warning
+	Warnings []Warning `json:"warnings"`
 	// Compiled are the sources (without extension, e.g. net/core/skbuff)
 	// this build compiled: a warning they had before and no longer print
 	// is gone.
-	Compiled []string
+	Compiled []string `json:"compiled"`
 }
 
 // cleanPath makes a compiler's path relative to the source tree: builds run
@@ -120,7 +120,10 @@ func ParseMakeOutput(out string) BuildOutput {
 		}
 		if m := toolWarning.FindStringSubmatch(l); m != nil && !strings.Contains(l, " error: ") {
 			w := Warning{Message: normMessage(m[2])}
-			if m[1] != "" {
+			switch {
+			case m[1] == "ld" || strings.HasSuffix(m[1], "-ld") || strings.HasPrefix(m[1], "ld."):
+				w.Message = "ld: " + w.Message // the linker, not a file
+			case m[1] != "":
 				w.File = cleanPath(m[1])
 			}
 			r.Warnings = append(r.Warnings, w)
@@ -141,7 +144,7 @@ func ParseMakeOutput(out string) BuildOutput {
 }
 
 // hexAddr matches addresses and offsets that change with any relink.
-var hexAddr = regexp.MustCompile(`\+?0x[0-9a-fA-F]+`)
+var hexAddr = regexp.MustCompile(`0x[0-9a-fA-F]+`)
 
 func normMessage(s string) string {
 	return strings.TrimSpace(hexAddr.ReplaceAllString(s, "0x…"))
