@@ -1,10 +1,12 @@
 package job
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
 	"github.com/kci-dev/kci/kernel"
+	"github.com/kci-dev/kci/results"
 )
 
 // Exit codes of kci test: each failure class has its own, so CI and scripts
@@ -37,8 +39,11 @@ func (e *ExitError) Error() string {
 func (e *ExitError) Unwrap() error { return e.Err }
 func (e *ExitError) ExitCode() int { return e.Code }
 
-// classify turns a stage error into an ExitError.
-func classify(stage string, err error) error {
+// Classify turns a stage's error into an ExitError: the one table of whose
+// fault a failure is, used by every verb. The patch's faults get their own
+// codes; anything not known to be the patch's is the machine's (ExitInternal),
+// kernel.VerifyError and kernel.InfraError included.
+func Classify(stage string, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -50,7 +55,7 @@ func classify(stage string, err error) error {
 	var ce *kernel.ConfigError
 	var be *kernel.BuildError
 	switch {
-	case errors.Is(err, errInterrupted):
+	case errors.Is(err, errInterrupted), errors.Is(err, context.Canceled):
 		return &ExitError{Code: ExitInterrupted, Cause: "interrupted: results so far are kept, marked incomplete", Err: nil}
 	case errors.As(err, &ae):
 		return &ExitError{Code: ExitApply, Cause: ae.Error(), Err: fmt.Errorf("%s", ae.Output)}
@@ -67,6 +72,38 @@ func classify(stage string, err error) error {
 		return &ExitError{Code: ExitBuild, Cause: fmt.Sprintf("%s: %s", stage, be.Error()), Err: fmt.Errorf("%s", be.Tail)}
 	}
 	return &ExitError{Code: ExitInternal, Cause: stage + ": " + firstLine(err.Error()), Err: err}
+}
+
+// classify is Classify, under the name the job's files use.
+func classify(stage string, err error) error { return Classify(stage, err) }
+
+// Boot failure kinds, as a Booter reports them in BootResult.ErrorKind.
+const (
+	KindBoot    = "boot"                 // the kernel did not come up
+	KindCrash   = "crash"                // panic, oops, WARN on the console
+	KindTimeout = "timeout"              // hung: a step passed its deadline
+	KindGuest   = "guest"                // the agent failed on this kernel
+	KindInfra   = results.ErrorKindInfra // qemu, the image, the disk: the machine
+)
+
+// bootExit is whose fault each kind of failed boot is. A guest agent that
+// fails on the kernel under test is blamed on that kernel: the same agent
+// runs on base too, so kci test and kci run both exit ExitBoot for it.
+var bootExit = map[string]int{
+	KindBoot:    ExitBoot,
+	KindCrash:   ExitBoot,
+	KindTimeout: ExitBoot,
+	KindGuest:   ExitBoot,
+	KindInfra:   ExitInternal,
+}
+
+// BootExitCode is the exit code of a boot that failed with kind; an unknown
+// kind is not blamed on the kernel.
+func BootExitCode(kind string) int {
+	if c, ok := bootExit[kind]; ok {
+		return c
+	}
+	return ExitInternal
 }
 
 var errInterrupted = errors.New("interrupted")

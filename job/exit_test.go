@@ -1,12 +1,14 @@
 package job
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/kci-dev/kci/kernel"
+	"github.com/kci-dev/kci/vm"
 )
 
 func TestClassifyBlamesTheRightParty(t *testing.T) {
@@ -22,7 +24,7 @@ func TestClassifyBlamesTheRightParty(t *testing.T) {
 		{errInterrupted, ExitInterrupted, "interrupted"},
 	}
 	for _, c := range cases {
-		err := classify("stage", c.err)
+		err := Classify("stage", c.err)
 		var ee *ExitError
 		if !errors.As(err, &ee) {
 			t.Fatalf("%v: not an ExitError", c.err)
@@ -36,7 +38,73 @@ func TestClassifyBlamesTheRightParty(t *testing.T) {
 	}
 	// An ExitError passes through unchanged.
 	orig := &ExitError{Code: ExitSurvival, Cause: "survival regression"}
-	if got := classify("x", orig); got != orig {
+	if got := Classify("x", orig); got != orig {
 		t.Errorf("ExitError rewrapped: %v", got)
+	}
+}
+
+// The exit codes are a published interface (README, CI scripts): each
+// value is pinned and no two classes share one.
+func TestExitCodeTable(t *testing.T) {
+	codes := map[string][2]int{
+		"ok": {ExitOK, 0}, "internal": {ExitInternal, 1}, "apply": {ExitApply, 2}, "build": {ExitBuild, 3},
+		"boot": {ExitBoot, 4}, "survival": {ExitSurvival, 5}, "performance": {ExitPerformance, 6}, "interrupted": {ExitInterrupted, 130},
+	}
+	seen := map[int]string{}
+	for name, c := range codes {
+		if c[0] != c[1] {
+			t.Errorf("Exit %s = %d, documented as %d", name, c[0], c[1])
+		}
+		if other, dup := seen[c[0]]; dup {
+			t.Errorf("exit code %d shared by %s and %s", c[0], name, other)
+		}
+		seen[c[0]] = name
+	}
+
+	// Whose fault, by error type: only apply, config and build failures
+	// are the patch's; a kernel lacking what the series adds is a stale
+	// build (the machine's).
+	for _, c := range []struct {
+		err  error
+		code int
+	}{
+		{fmt.Errorf("tree gtp: %w", &kernel.ApplyError{Patch: "p"}), ExitApply},
+		{&kernel.ConfigError{}, ExitBuild},
+		{&kernel.BuildError{First: "e"}, ExitBuild},
+		{&kernel.VerifyError{Missing: []string{"bpf_x"}}, ExitInternal},
+		{&kernel.InfraError{Op: "make", Err: errors.New("no space")}, ExitInternal},
+		{fmt.Errorf("stock kernel: %w", context.Canceled), ExitInterrupted},
+		{errors.New("anything else"), ExitInternal},
+	} {
+		var ee *ExitError
+		if err := Classify("s", c.err); !errors.As(err, &ee) || ee.ExitCode() != c.code {
+			t.Errorf("Classify(%T %v) = %v, want exit %d", c.err, c.err, err, c.code)
+		}
+	}
+
+	// Failed boots, by the kind a booter reports: kci test and kci run
+	// share this, an agent failure included (it exited 1 from kci run).
+	for kind, want := range map[string]int{
+		KindBoot: ExitBoot, KindCrash: ExitBoot, KindTimeout: ExitBoot, KindGuest: ExitBoot,
+		KindInfra: ExitInternal, "no such kind": ExitInternal,
+	} {
+		if got := BootExitCode(kind); got != want {
+			t.Errorf("BootExitCode(%q) = %d, want %d", kind, got, want)
+		}
+	}
+	for _, c := range []struct {
+		err  error
+		kind string
+	}{
+		{&vm.CrashError{}, KindCrash},
+		{&vm.BootError{}, KindBoot},
+		{&vm.TimeoutError{}, KindTimeout},
+		{fmt.Errorf("boot: %w", &vm.AgentError{}), KindGuest},
+		{context.Canceled, KindInfra},
+		{errors.New("qemu: no such file"), KindInfra},
+	} {
+		if got := BootErrorKind(c.err); got != c.kind {
+			t.Errorf("BootErrorKind(%T) = %q, want %q", c.err, got, c.kind)
+		}
 	}
 }

@@ -110,7 +110,7 @@ func (t *Tester) Test(ctx context.Context, o TestOptions) (string, error) {
 	}
 	rec, err := results.NewRecorder(dir, id)
 	if err != nil {
-		return "", classify("results", err)
+		return "", Classify("results", err)
 	}
 	// Saving the record can fail (a full disk): the recorder keeps the first
 	// error and finish fails the job with it, so the rec.* calls below leave
@@ -121,7 +121,7 @@ func (t *Tester) Test(ctx context.Context, o TestOptions) (string, error) {
 	var profs *profiles
 	if o.Profile {
 		if profs, err = newProfiles(dir, logf); err != nil {
-			return dir, classify("results", err)
+			return dir, Classify("results", err)
 		}
 	}
 	finish := func(err error) (string, error) {
@@ -155,7 +155,7 @@ func (t *Tester) Test(ctx context.Context, o TestOptions) (string, error) {
 				logf("kci: results: run record not saved: %v", rerr)
 			}
 		}
-		return dir, classify("test", err)
+		return dir, Classify("test", err)
 	}
 	phase := func(name, tree, role string, f func() error) error {
 		s := time.Now()
@@ -305,7 +305,7 @@ func (t *Tester) Test(ctx context.Context, o TestOptions) (string, error) {
 				if err != nil {
 					b.Error = firstLine(err.Error())
 					if b.ErrorKind == "" {
-						b.ErrorKind = "infra"
+						b.ErrorKind = KindInfra
 					}
 				}
 				_, _ = rec.AddBoot(b)
@@ -330,7 +330,7 @@ func (t *Tester) Test(ctx context.Context, o TestOptions) (string, error) {
 					if ctx.Err() != nil {
 						return finish(ctx.Err())
 					}
-					if b.ErrorKind == "infra" {
+					if BootExitCode(b.ErrorKind) == ExitInternal {
 						return finish(&ExitError{Code: ExitInternal, Cause: fmt.Sprintf("%s: %s (machine fault, not the patch's)", label, b.Error), Err: err})
 					}
 					return finish(&ExitError{Code: ExitBoot, Cause: fmt.Sprintf("%s kernel of tree %s: %s", role, j.tree.Name, b.Error), Err: err})
@@ -364,7 +364,7 @@ func classifyBuild(what string, err error) error {
 	if errors.As(err, &ae) {
 		return &ExitError{Code: ExitApply, Cause: ae.Error(), Err: fmt.Errorf("%s", ae.Output)}
 	}
-	return classify(what, err)
+	return Classify(what, err)
 }
 
 func hitOrBuilt(a *kernel.Artifacts) string {

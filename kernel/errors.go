@@ -5,16 +5,9 @@ import (
 	"strings"
 )
 
-// Fault says whose fault a failure is: the patch's (it does not apply, its
-// config is wrong, it does not build) or the machine's (a host tool is
-// missing, the disk is full). Only patch faults are reported as the
-// series' regressions.
-type Fault string
-
-const (
-	FaultPatch Fault = "patch"
-	FaultInfra Fault = "infra"
-)
+// The errors below say whose fault a failure is by their type; job.Classify
+// maps each to kci's exit code (the patch's: apply, config, build; the
+// machine's: verify, infra).
 
 // ApplyError: a patch of the series does not apply.
 type ApplyError struct {
@@ -40,8 +33,6 @@ func (e *ApplyError) Error() string {
 	return b.String()
 }
 
-func (e *ApplyError) Fault() Fault { return FaultPatch }
-
 // ConfigError: the final .config breaks the policy. Every violation is
 // listed, never just the first.
 type ConfigError struct {
@@ -58,8 +49,6 @@ func (e *ConfigError) Error() string {
 	return b.String()
 }
 
-func (e *ConfigError) Fault() Fault { return FaultPatch }
-
 // BuildError: make failed. First is the first compiler/linker error line.
 type BuildError struct {
 	First string
@@ -74,8 +63,6 @@ func (e *BuildError) Error() string {
 	return fmt.Sprintf("kernel build failed: %s (log: %s)", e.First, e.Log)
 }
 
-func (e *BuildError) Fault() Fault { return FaultPatch }
-
 // VerifyError: the built kernel does not carry what the series adds, i.e.
 // the build is stale or the series was not applied.
 type VerifyError struct {
@@ -86,8 +73,6 @@ func (e *VerifyError) Error() string {
 	return "built kernel lacks what the series adds: " + strings.Join(e.Missing, ", ")
 }
 
-func (e *VerifyError) Fault() Fault { return FaultInfra }
-
 // InfraError: the machine, not the patch, failed us.
 type InfraError struct {
 	Op  string
@@ -96,7 +81,6 @@ type InfraError struct {
 
 func (e *InfraError) Error() string { return e.Op + ": " + e.Err.Error() }
 func (e *InfraError) Unwrap() error { return e.Err }
-func (e *InfraError) Fault() Fault  { return FaultInfra }
 
 func infra(op string, err error) error {
 	if err == nil {

@@ -168,11 +168,8 @@ func runExit(err error) error {
 	if err == nil {
 		return nil
 	}
-	code := job.ExitInternal
-	switch {
-	case vm.KernelsFault(err):
-		code = job.ExitBoot
-	case vm.Kind(err) == vm.KindCanceled:
+	code := job.BootExitCode(job.BootErrorKind(err)) // kci test's table
+	if vm.Kind(err) == vm.KindCanceled {
 		code = job.ExitInterrupted
 	}
 	return &job.ExitError{Code: code, Cause: vm.Kind(err) + ": " + firstLine(err.Error()), Err: err}
