@@ -470,7 +470,9 @@ func (st *SeriesTester) tree(ctx context.Context, tr *project.Tree, patches []ke
 					}
 				}
 			}
-			if err == nil {
+			if err == nil && o.Each {
+				steps = AdjacentSteps(prefixes, perf, thr)
+			} else if err == nil {
 				steps, err = LocatePerf(prefixes, measure, thr)
 			}
 			if err != nil {
@@ -488,11 +490,14 @@ func (st *SeriesTester) tree(ctx context.Context, tr *project.Tree, patches []ke
 				out.Culprits = append(out.Culprits, results.Culprit{Patch: s.Patch, Of: n, Subject: patches[s.Patch-1].Subject,
 					Key: s.Key, Before: s.Before, After: s.After, Pct: s.Pct, Share: s.Share, Unit: unit})
 			}
-			// Per-row perf where measured, against the tree's kernel.
+			// Per-row perf where measured, against the previous measured
+			// prefix (0: the tree's kernel).
+			prev := 0
 			for i := range out.Patches {
 				k := out.Patches[i].Index
 				if m, ok := perf[k]; ok {
-					out.Patches[i].Perf = deltas(perf[0], m)
+					out.Patches[i].Perf = deltas(perf[prev], m, prev)
+					prev = k
 				}
 			}
 			out.PerfBoots = boots
@@ -527,10 +532,10 @@ func progCosts(vs []suite.VariantResult) map[string]float64 {
 	return m
 }
 
-func deltas(before, after map[string]float64) []results.ProgDelta {
+func deltas(before, after map[string]float64, against int) []results.ProgDelta {
 	var out []results.ProgDelta
 	for k, v := range after {
-		d := results.ProgDelta{Key: k, Value: v}
+		d := results.ProgDelta{Key: k, Value: v, Against: against}
 		if b, ok := before[k]; ok && b > 0 {
 			d.Before, d.Pct = b, (v-b)/b*100
 		}
@@ -562,6 +567,46 @@ func lostCells(base, now []suite.Cell) []string {
 		}
 	}
 	return lost
+}
+
+// AdjacentSteps are the changes between consecutive measured prefixes
+// (every prefix measured): a series that moves a program and moves it back
+// shows both patches. Share is against the whole series' change, 0 when
+// the series as a whole does not move the program.
+func AdjacentSteps(prefixes []int, m map[int]map[string]float64, thrPct float64) []PerfStep {
+	var steps []PerfStep
+	first, last := m[prefixes[0]], m[prefixes[len(prefixes)-1]]
+	for i := 1; i < len(prefixes); i++ {
+		a, b := m[prefixes[i-1]], m[prefixes[i]]
+		var keys []string
+		for k := range b {
+			if _, ok := a[k]; ok {
+				keys = append(keys, k)
+			}
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if !movedBy(a[k], b[k], thrPct) {
+				continue
+			}
+			s := PerfStep{Patch: prefixes[i], Key: k, Before: a[k], After: b[k]}
+			if s.Before != 0 {
+				s.Pct = (s.After - s.Before) / s.Before * 100
+			}
+			if total := last[k] - first[k]; total != 0 && movedBy(first[k], last[k], thrPct) {
+				s.Share = (s.After - s.Before) / total * 100
+			}
+			steps = append(steps, s)
+		}
+	}
+	return steps
+}
+
+func movedBy(a, b, thrPct float64) bool {
+	if a == 0 {
+		return b != 0
+	}
+	return math.Abs(b-a)/math.Abs(a)*100 > thrPct
 }
 
 // PerfStep is one patch that moved one program's cost.
@@ -606,12 +651,7 @@ func LocatePerf(prefixes []int, measure func(k int) (map[string]float64, error),
 	if err != nil {
 		return nil, err
 	}
-	moved := func(a, b float64) bool {
-		if a == 0 {
-			return b != 0
-		}
-		return math.Abs(b-a)/math.Abs(a)*100 > thrPct
-	}
+	moved := func(a, b float64) bool { return movedBy(a, b, thrPct) }
 	var keys []string
 	for k, v := range last {
 		if b, ok := first[k]; ok && moved(b, v) {

@@ -122,6 +122,8 @@ type ProgDelta struct {
 	Value  float64 `json:"ns_per_pkt"`       // at this prefix
 	Before float64 `json:"before,omitempty"` // at the prefix it is compared with
 	Pct    float64 `json:"pct"`              // (Value-Before)/Before*100
+	// Against is the prefix Before was measured on (0: the tree's kernel).
+	Against int `json:"against"`
 }
 
 // Culprit is a patch that moved a program's cost.
@@ -205,7 +207,7 @@ func LoadSeries(dir string) (*Series, error) {
 
 func seriesTable(t SeriesTree, md bool) *table {
 	tb := &table{
-		header: []string{"#", "patch", "apply", "build", "new warnings", "checkpatch", "boot", "survival", "perf", "build time", "boot time"},
+		header: []string{"#", "patch", "apply", "build", "new warnings", "checkpatch", "boot", "survival", "perf (vs previous)", "build time", "boot time"},
 		right:  []bool{true, false, false, false, false, false, false, false, false, true, true},
 	}
 	for _, p := range t.Patches {
@@ -240,7 +242,7 @@ func seriesTable(t SeriesTree, md bool) *table {
 			}
 		}
 		tb.add(fmt.Sprintf("%d/%d", p.Index, p.Of), subj, p.Apply, build, warn, p.Checkpatch.Summary(),
-			boot, surv, perfCell(p.Perf), fmtDur(p.BuildTime), bootTime(p.Boot))
+			boot, surv, perfCell(p.Index, p.Perf), fmtDur(p.BuildTime), bootTime(p.Boot))
 	}
 	return tb
 }
@@ -262,8 +264,9 @@ func fmtDur(d time.Duration) string {
 	return d.Round(time.Second).String()
 }
 
-// perfCell is the largest change at this prefix, if any was measured.
-func perfCell(ps []ProgDelta) string {
+// perfCell is the largest change at this prefix against the previous
+// measured one, if this prefix was measured.
+func perfCell(index int, ps []ProgDelta) string {
 	if len(ps) == 0 {
 		return "-"
 	}
@@ -276,7 +279,17 @@ func perfCell(ps []ProgDelta) string {
 	if best.Before == 0 {
 		return "measured"
 	}
-	return best.Key + " " + fmtSignedPct(best.Pct)
+	vs := ""
+	if best.Against != index-1 {
+		vs = fmt.Sprintf(" (vs %d)", best.Against)
+		if best.Against == 0 {
+			vs = " (vs tree)"
+		}
+	}
+	if math.Abs(best.Pct) < 0.05 {
+		return "no change" + vs
+	}
+	return best.Key + " " + fmtSignedPct(best.Pct) + vs
 }
 
 // SeriesText renders the per-patch table of every tree, then the

@@ -1,0 +1,421 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/kci-dev/kci/kernel"
+	"github.com/kci-dev/kci/project"
+	"github.com/kci-dev/kci/results"
+	"github.com/kci-dev/kci/suite"
+)
+
+const warnDir = "../kernel/testdata/warnings"
+
+// fakeStep scripts what building prefix 1..k does.
+type fakeStep struct {
+	noApply bool
+	broken  bool   // BuildError
+	log     string // make output (golden file under kernel/testdata/warnings)
+}
+
+// fakeSeriesBuilder scripts builds by prefix length and answers
+// checkpatch with the golden outputs of kernel/testdata/checkpatch.
+type fakeSeriesBuilder struct {
+	steps   map[int]fakeStep
+	treeLog string
+	built   []int
+}
+
+func (f *fakeSeriesBuilder) Tree(ctx context.Context, t *project.Tree) (*kernel.Artifacts, error) {
+	return &kernel.Artifacts{Key: "tree", Release: "6.12.117-kci", Log: f.treeLog}, nil
+}
+
+func (f *fakeSeriesBuilder) Patched(ctx context.Context, t *project.Tree, tree *kernel.Artifacts, patches []kernel.Patch) (*kernel.Artifacts, error) {
+	k := len(patches)
+	f.built = append(f.built, k)
+	s := f.steps[k]
+	switch {
+	case s.noApply:
+		p := patches[k-1]
+		return nil, &kernel.ApplyError{Patch: p.Name(), Subject: p.Subject, File: "net/core/skbuff.c", Hunk: "@@ -6176,6 +6176,8 @@"}
+	case s.broken:
+		return nil, &kernel.BuildError{First: "../net/core/skbuff.c:6176:18: error: expected expression before ';' token", Log: s.log}
+	}
+	log := s.log
+	if log == "" {
+		log = filepath.Join(warnDir, "3-quiet.log")
+	}
+	return &kernel.Artifacts{Key: fmt.Sprintf("prefix-%d", k), Release: "6.12.117-kci", Log: log}, nil
+}
+
+func (f *fakeSeriesBuilder) AppliesTo(ctx context.Context, t *project.Tree, patches []kernel.Patch) (bool, error) {
+	return true, nil
+}
+
+func (f *fakeSeriesBuilder) Checkpatch(ctx context.Context, tree *kernel.Artifacts, p kernel.Patch) (*kernel.Checkpatch, error) {
+	data, err := os.ReadFile(filepath.Join("../kernel/testdata/checkpatch", filepath.Base(p.File)[:4]+".txt"))
+	if err != nil {
+		return &kernel.Checkpatch{}, nil
+	}
+	c := kernel.ParseCheckpatch(string(data))
+	return &c, nil
+}
+
+func (f *fakeSeriesBuilder) Warnings(tree *kernel.Artifacts) kernel.WarningSet {
+	s := kernel.WarningSet{}
+	if o, err := kernel.ParseMakeLog(tree.Log); err == nil {
+		s.Apply(o)
+	}
+	return s
+}
+
+// fakeSeriesBooter boots deterministically: survival cells pass unless
+// scripted, and gtp_write costs perf[key] ns/pkt.
+type fakeSeriesBooter struct {
+	lose  map[string]bool    // kernel key -> the "skb over lo" cell fails
+	crash map[string]bool    // kernel key -> the boot panics
+	perf  map[string]float64 // kernel key -> gtp_write ns/pkt
+	boots []string           // key, "+bench" when the plan measured
+}
+
+func (f *fakeSeriesBooter) Boot(ctx context.Context, req BootRequest) (*BootResult, error) {
+	key := req.Kernel.Key
+	label := key
+	if len(req.Plan.Variants) > 0 {
+		label += "+bench"
+	}
+	f.boots = append(f.boots, label)
+	if f.crash[key] {
+		return &BootResult{ErrorKind: "crash"}, errors.New("kernel panic: BUG: kernel NULL pointer dereference")
+	}
+	r := &BootResult{Accel: "tcg", Clock: results.ClockICount, Sanity: &suite.Sanity{}}
+	if req.Plan.Survival {
+		r.Cells = []suite.Cell{
+			{Carrier: "skb", Path: "lo", Expected: "survives", Observed: "survives", Pass: !f.lose[key]},
+			{Carrier: "skb", Path: "veth", Expected: "survives", Observed: "survives", Pass: true},
+		}
+	}
+	if len(req.Plan.Variants) > 0 {
+		w, ok := f.perf[key]
+		if !ok {
+			w = 100
+		}
+		r.Variants = []suite.VariantResult{{Variant: "gtp-gtp", Valid: true, Programs: []suite.ProgStat{
+			{Name: "gtp_write", Type: "sched_cls", RunTimeNs: uint64(w * 1000), RunCnt: 1000},
+			{Name: "gtp_read", Type: "sched_cls", RunTimeNs: 40 * 1000, RunCnt: 1000},
+		}}}
+	}
+	return r, nil
+}
+
+func seriesTester(b *fakeSeriesBuilder, boot *fakeSeriesBooter) *SeriesTester {
+	return &SeriesTester{Project: &project.File{Trees: []project.Tree{{Name: "stock"}}}, Builder: b, Booter: boot}
+}
+
+func runSeries(t *testing.T, st *SeriesTester, o SeriesOptions) (*results.Series, int, string) {
+	t.Helper()
+	if o.Out == "" {
+		o.Out = t.TempDir()
+	}
+	dir, rep, err := st.Series(context.Background(), o)
+	code := 0
+	var ee *ExitError
+	if errors.As(err, &ee) {
+		code = ee.Code
+	} else if err != nil {
+		t.Fatalf("series: %v", err)
+	}
+	if rep == nil || len(rep.Trees) != 1 {
+		t.Fatalf("report: %+v (err %v)", rep, err)
+	}
+	// What is on disk is what was returned.
+	disk, lerr := results.LoadSeries(dir)
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	if !reflect.DeepEqual(disk.Trees, rep.Trees) {
+		t.Errorf("series.json differs from the returned report")
+	}
+	txt, _ := os.ReadFile(filepath.Join(dir, "series.txt"))
+	return rep, code, string(txt)
+}
+
+// TestSeriesBisectability: the 4-patch fixture — 1 adds a checkpatch
+// error, 2 breaks the build, 3 repairs it, 4 adds a compiler warning.
+func TestSeriesBisectability(t *testing.T) {
+	b := &fakeSeriesBuilder{treeLog: filepath.Join(warnDir, "0-tree.log"), steps: map[int]fakeStep{
+		1: {log: filepath.Join(warnDir, "3-quiet.log")},
+		2: {broken: true, log: filepath.Join(warnDir, "broken.log")},
+		3: {log: filepath.Join(warnDir, "3-quiet.log")},
+		4: {log: filepath.Join(warnDir, "1-shifted.log")},
+	}}
+	boot := &fakeSeriesBooter{}
+	rep, code, txt := runSeries(t, seriesTester(b, boot), SeriesOptions{
+		Patches: []string{"testdata/series-bisect"}, Trees: []string{"stock"}, Boot: true, Survival: true})
+	t.Logf("series.txt:\n%s", txt)
+	tr := rep.Trees[0]
+	if len(tr.Patches) != 4 {
+		t.Fatalf("%d rows, want 4", len(tr.Patches))
+	}
+	if !reflect.DeepEqual(b.built, []int{1, 2, 3, 4}) {
+		t.Errorf("built prefixes %v, want 1..4 in order (later patches still checked)", b.built)
+	}
+	p := tr.Patches
+	if p[0].Build != results.StepOK || p[1].Build != results.StepFail || p[2].Build != results.StepOK || p[3].Build != results.StepOK {
+		t.Errorf("builds: %s %s %s %s", p[0].Build, p[1].Build, p[2].Build, p[3].Build)
+	}
+	if !strings.Contains(p[1].BuildError, "expected expression") {
+		t.Errorf("patch 2 build error %q: want the compiler's first error", p[1].BuildError)
+	}
+	if want := []results.Bisectability{{Broken: 2, Fixed: 3, BrokenTitle: p[1].Subject, FixedTitle: p[2].Subject, Error: p[1].BuildError}}; !reflect.DeepEqual(tr.Bisect, want) {
+		t.Errorf("bisectability = %+v, want %+v", tr.Bisect, want)
+	}
+	if !strings.Contains(txt, "bisectability failure: patch 2 ‹net: skbuff: a syntax error") {
+		t.Errorf("text report does not name the bisectability failure:\n%s", txt)
+	}
+	// Boots: the tree's kernel (the survival reference), then every prefix that built.
+	if want := []string{"tree", "prefix-1", "prefix-3", "prefix-4"}; !reflect.DeepEqual(boot.boots, want) {
+		t.Errorf("boots %v, want %v", boot.boots, want)
+	}
+	if p[1].Boot != nil {
+		t.Errorf("patch 2 did not build but was booted")
+	}
+	// Warnings: only patch 4's unused variable and the linker's RWX note are new;
+	// the warning 3 lines lower in lib/string.c and objtool's new offset are not.
+	var nw []string
+	for _, w := range p[3].NewWarnings {
+		nw = append(nw, w.String())
+	}
+	if len(nw) != 2 || nw[0] != "net/core/skbuff.c:6179: unused variable 'kci_unused' [-Wunused-variable]" {
+		t.Errorf("patch 4 new warnings %q", nw)
+	}
+	for i := 0; i < 3; i++ {
+		if len(p[i].NewWarnings) != 0 {
+			t.Errorf("patch %d: new warnings %+v, want none", i+1, p[i].NewWarnings)
+		}
+	}
+	if !strings.Contains(txt, "patch 4/4 new warning: net/core/skbuff.c:6179: unused variable 'kci_unused'") {
+		t.Errorf("text does not name the new warning with file:line:\n%s", txt)
+	}
+	// checkpatch: patch 1's error in checkpatch's own words.
+	if c := p[0].Checkpatch; c == nil || c.Errors != 1 || c.Items[0].Message != "trailing whitespace" {
+		t.Errorf("patch 1 checkpatch = %+v", p[0].Checkpatch)
+	}
+	if !strings.Contains(txt, "patch 1/4 checkpatch ERROR:TRAILING_WHITESPACE: trailing whitespace") {
+		t.Errorf("text does not carry checkpatch's message:\n%s", txt)
+	}
+	if code != ExitBuild {
+		t.Errorf("exit %d, want %d (a patch does not build)", code, ExitBuild)
+	}
+	if p[0].Boot == nil || p[0].Boot.Cells != 2 || p[0].Boot.Passed != 2 {
+		t.Errorf("patch 1 boot %+v: want 2/2 cells", p[0].Boot)
+	}
+}
+
+func TestSeriesApplyFailureBlocksTheRest(t *testing.T) {
+	b := &fakeSeriesBuilder{treeLog: filepath.Join(warnDir, "0-tree.log"), steps: map[int]fakeStep{2: {noApply: true}}}
+	boot := &fakeSeriesBooter{}
+	rep, code, txt := runSeries(t, seriesTester(b, boot), SeriesOptions{
+		Patches: []string{"testdata/series-bisect"}, Trees: []string{"stock"}, Boot: true, Survival: true})
+	p := rep.Trees[0].Patches
+	if p[1].Apply != results.StepFail || !strings.Contains(p[1].ApplyError, "net/core/skbuff.c @@ -6176,6 +6176,8 @@") {
+		t.Errorf("patch 2: apply %s %q: want the failing hunk", p[1].Apply, p[1].ApplyError)
+	}
+	if p[2].Apply != results.StepBlocked || p[3].Apply != results.StepBlocked {
+		t.Errorf("patches after a non-applying one: %s %s, want blocked", p[2].Apply, p[3].Apply)
+	}
+	if p[3].Checkpatch == nil {
+		t.Error("checkpatch needs no build: it must still run on blocked patches")
+	}
+	if !reflect.DeepEqual(b.built, []int{1, 2}) {
+		t.Errorf("built %v, want 1, 2 only", b.built)
+	}
+	if code != ExitApply {
+		t.Errorf("exit %d, want %d", code, ExitApply)
+	}
+	if !strings.Contains(txt, "patch 2/4 does not apply") {
+		t.Errorf("text:\n%s", txt)
+	}
+}
+
+func TestSeriesBootAndSurvival(t *testing.T) {
+	b := &fakeSeriesBuilder{treeLog: filepath.Join(warnDir, "0-tree.log")}
+	boot := &fakeSeriesBooter{lose: map[string]bool{"prefix-3": true}, crash: map[string]bool{"prefix-4": true}}
+	rep, code, txt := runSeries(t, seriesTester(b, boot), SeriesOptions{
+		Patches: []string{"testdata/series-bisect"}, Trees: []string{"stock"}, Boot: true, Survival: true})
+	p := rep.Trees[0].Patches
+	if !reflect.DeepEqual(p[2].Boot.Lost, []string{"skb over lo"}) {
+		t.Errorf("patch 3 lost %v, want [skb over lo]", p[2].Boot.Lost)
+	}
+	if p[3].Boot.Result != results.StepFail || p[3].Boot.ErrorKind != "crash" {
+		t.Errorf("patch 4 boot %+v, want a crash", p[3].Boot)
+	}
+	if code != ExitBoot {
+		t.Errorf("exit %d, want %d (boot failure outranks survival)", code, ExitBoot)
+	}
+	if !strings.Contains(txt, "1/2 (1 LOST)") || !strings.Contains(txt, "FAIL (crash)") {
+		t.Errorf("table:\n%s", txt)
+	}
+	// Warnings are reported, and fail the run only when asked.
+	if seriesVerdict(&results.Series{Trees: []results.SeriesTree{{Patches: []results.PatchResult{{Index: 1, Of: 1, Apply: "ok", Build: "ok", NewWarnings: []kernel.Warning{{Message: "x"}}}}}}}, false) != nil {
+		t.Error("a new warning fails the run without --fail-on-warnings")
+	}
+}
+
+func writeDiffs(t *testing.T, n int) string {
+	dir := t.TempDir()
+	for i := 1; i <= n; i++ {
+		d := fmt.Sprintf("gtp: step %d of the fake series\n\n--- a/f%d.c\n+++ b/f%d.c\n@@ -1 +1 @@\n-a\n+b\n", i, i, i)
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%04d.patch", i)), []byte(d), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestSeriesPerfBisect: 3 patches, only patch 2 adds work to gtp_write.
+// Binary search names patch 2 and only patch 2, in at most 3 bench boots
+// beyond the whole series.
+func TestSeriesPerfBisect(t *testing.T) {
+	b := &fakeSeriesBuilder{treeLog: filepath.Join(warnDir, "0-tree.log")}
+	boot := &fakeSeriesBooter{perf: map[string]float64{"tree": 400, "prefix-1": 400, "prefix-2": 204, "prefix-3": 204}}
+	rep, code, txt := runSeries(t, seriesTester(b, boot), SeriesOptions{
+		Patches: []string{writeDiffs(t, 3)}, Trees: []string{"stock"}, Boot: true, Survival: true, Variants: []string{"gtp"}})
+	t.Logf("series.txt:\n%s", txt)
+	tr := rep.Trees[0]
+	if code != 0 {
+		t.Errorf("exit %d", code)
+	}
+	if len(tr.Culprits) != 1 {
+		t.Fatalf("culprits %+v, want patch 2 only", tr.Culprits)
+	}
+	c := tr.Culprits[0]
+	if c.Patch != 2 || c.Key != "gtp-gtp/gtp_write" || c.Unit != "instruction-time" || c.Share != 100 {
+		t.Errorf("culprit %+v", c)
+	}
+	if want := "patch 2/3 ‹gtp: step 2 of the fake series›: gtp-gtp/gtp_write −49 % (instruction-time"; !strings.Contains(txt, want) {
+		t.Errorf("text lacks %q:\n%s", want, txt)
+	}
+	var bench []string
+	for _, x := range boot.boots {
+		if strings.HasSuffix(x, "+bench") {
+			bench = append(bench, x)
+		}
+	}
+	// tree and whole series, then prefix 1 or 2 (the midpoint).
+	if len(bench) > 2+2 {
+		t.Errorf("bench boots %v: more than 2 beyond the ends", bench)
+	}
+	if tr.Patches[1].Perf == nil {
+		t.Errorf("patch 2's row carries no perf although it was measured")
+	}
+}
+
+func TestSeriesPerfEach(t *testing.T) {
+	b := &fakeSeriesBuilder{treeLog: filepath.Join(warnDir, "0-tree.log")}
+	boot := &fakeSeriesBooter{perf: map[string]float64{"tree": 100, "prefix-1": 150, "prefix-2": 150, "prefix-3": 200}}
+	rep, _, _ := runSeries(t, seriesTester(b, boot), SeriesOptions{
+		Patches: []string{writeDiffs(t, 3)}, Trees: []string{"stock"}, Boot: true, Survival: true, Variants: []string{"gtp"}, Each: true})
+	// --each: one boot per kernel, survival and bench together.
+	if want := []string{"tree+bench", "prefix-1+bench", "prefix-2+bench", "prefix-3+bench"}; !reflect.DeepEqual(boot.boots, want) {
+		t.Errorf("boots %v, want %v", boot.boots, want)
+	}
+	var got []string
+	for _, c := range rep.Trees[0].Culprits {
+		got = append(got, fmt.Sprintf("%d %s %.0f%% share %.0f", c.Patch, c.Key, c.Pct, c.Share))
+	}
+	if want := []string{"1 gtp-gtp/gtp_write 50% share 50", "3 gtp-gtp/gtp_write 33% share 50"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("culprits %q, want %q", got, want)
+	}
+}
+
+func TestLocatePerf(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		values   []float64 // gtp_write at prefix 0..N
+		want     []int     // culprit patches
+		maxCalls int
+	}{
+		{"none", []float64{100, 100, 100.2, 100, 100}, nil, 2},
+		{"one of 3", []float64{400, 400, 204, 204}, []int{2}, 4},
+		{"first", []float64{100, 200, 200, 200, 200, 200, 200, 200, 200}, []int{1}, 5},
+		{"last of 8", []float64{100, 100, 100, 100, 100, 100, 100, 100, 130}, []int{8}, 5},
+		{"two", []float64{100, 100, 150, 150, 150, 150, 200, 200, 200}, []int{2, 6}, 8},
+		// The series as a whole moves nothing: bisection looks no further
+		// (--each measures every prefix and sees both steps).
+		{"up and down", []float64{100, 100, 150, 150, 100}, nil, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			prefixes := make([]int, len(tc.values))
+			for i := range prefixes {
+				prefixes[i] = i
+			}
+			calls := 0
+			steps, err := LocatePerf(prefixes, func(k int) (map[string]float64, error) {
+				calls++
+				return map[string]float64{"v/gtp_write": tc.values[k], "v/gtp_read": 40}, nil
+			}, 0.5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []int
+			for _, s := range steps {
+				got = append(got, s.Patch)
+				if s.Key != "v/gtp_write" {
+					t.Errorf("step on %s: only gtp_write moves", s.Key)
+				}
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("culprits %v, want %v", got, tc.want)
+			}
+			if calls > tc.maxCalls {
+				t.Errorf("%d measurements, want at most %d", calls, tc.maxCalls)
+			}
+		})
+	}
+	// Every prefix measured: each adjacent step counts.
+	m := map[int]map[string]float64{0: {"p": 100}, 1: {"p": 100}, 2: {"p": 150}, 3: {"p": 150}, 4: {"p": 100}}
+	var got []string
+	for _, s := range AdjacentSteps([]int{0, 1, 2, 3, 4}, m, 0.5) {
+		got = append(got, fmt.Sprintf("%d %+.0f%%", s.Patch, s.Pct))
+	}
+	if want := []string{"2 +50%", "4 -33%"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("every prefix: steps %q, want %q", got, want)
+	}
+	// Prefixes that did not build are not measured: the step lands on the
+	// next one that did.
+	steps, _ := LocatePerf([]int{0, 1, 3}, func(k int) (map[string]float64, error) {
+		return map[string]float64{"p": map[int]float64{0: 10, 1: 10, 3: 20}[k]}, nil
+	}, 0.5)
+	if len(steps) != 1 || steps[0].Patch != 3 {
+		t.Errorf("with prefix 2 unbuilt: %+v", steps)
+	}
+}
+
+func TestSeriesMarkdown(t *testing.T) {
+	b := &fakeSeriesBuilder{treeLog: filepath.Join(warnDir, "0-tree.log"), steps: map[int]fakeStep{2: {broken: true, log: filepath.Join(warnDir, "broken.log")}}}
+	dir := t.TempDir()
+	runSeries(t, seriesTester(b, &fakeSeriesBooter{}), SeriesOptions{
+		Patches: []string{"testdata/series-bisect"}, Trees: []string{"stock"}, Boot: true, Survival: true, Out: dir})
+	md, err := os.ReadFile(filepath.Join(dir, "series.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(md)
+	for _, want := range []string{
+		"| # | patch | apply | build | new warnings | checkpatch | boot | survival | perf (vs previous) | build time | boot time |",
+		"| 2/4 | net: skbuff: a syntax error (kci fixture: breaks the build) | ok | FAIL |",
+		"- bisectability failure: patch 2",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("series.md lacks %q:\n%s", want, s)
+		}
+	}
+}
