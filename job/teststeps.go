@@ -1,0 +1,373 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/kci-dev/kci/internal/progress"
+	"github.com/kci-dev/kci/kernel"
+	"github.com/kci-dev/kci/project"
+	"github.com/kci-dev/kci/results"
+	"github.com/kci-dev/kci/suite"
+)
+
+// KernelBuilder is what kci test needs from the builder. *Builder is the
+// real one; the job's unit tests script a fake.
+type KernelBuilder interface {
+	// Tree is tree t's kernel: the base plus its series.
+	Tree(ctx context.Context, t *project.Tree) (*kernel.Artifacts, error)
+	// Patched is tree t's kernel plus patches, seeded from tree.
+	Patched(ctx context.Context, t *project.Tree, tree *kernel.Artifacts, patches []kernel.Patch) (*kernel.Artifacts, error)
+	// AppliesTo reports whether patches apply on top of t's series.
+	AppliesTo(ctx context.Context, t *project.Tree, patches []kernel.Patch) (bool, error)
+}
+
+// AccelResolver is a Booter that settles the accelerator before the first
+// boot, so the plan can be sized for it (VMBooter does).
+type AccelResolver interface {
+	// ResolveAccel returns the accelerator and why it was chosen.
+	ResolveAccel(ctx context.Context, k *kernel.Artifacts) (accel, why string, err error)
+}
+
+// testRun is one kci test on its way: what the steps of Tester.Test share.
+type testRun struct {
+	t       *Tester
+	ctx     context.Context
+	o       TestOptions
+	patches []kernel.Patch
+	dir     string
+	rec     *results.Recorder
+	profs   *profiles
+	meter   *progress.Meter // nil-safe
+	names   []string        // the trees considered
+	jobs    []*treeJob      // the trees tested
+	chosen  []string        // their names
+	plan    suite.Plan
+	roles   []string
+	reps    int
+	// Boots so far, of total, since began: for the ETA.
+	done, total int
+	began       time.Time
+}
+
+func (r *testRun) logf(format string, a ...any) {
+	if r.o.Log != nil {
+		fmt.Fprintf(r.o.Log, format+"\n", a...)
+	}
+}
+
+// start loads the series and opens the run record. Its failures come
+// before there is a record to finish; a failed series returns no
+// directory.
+func (r *testRun) start() error {
+	var err error
+	if r.patches, err = kernel.LoadSeries(r.o.Patches...); err != nil {
+		return &ExitError{Code: ExitApply, Cause: err.Error()}
+	}
+	id := results.NewID()
+	dir := r.o.Out
+	if dir == "" {
+		dir = results.DefaultDir(time.Now(), id)
+	}
+	if r.rec, err = results.NewRecorder(dir, id); err != nil {
+		return Classify("results", err)
+	}
+	r.dir = dir
+	// Saving the record can fail (a full disk): the recorder keeps the first
+	// error and finish fails the job with it, so the rec.* calls leave their
+	// errors to it and the boots carry on meanwhile.
+	_ = r.rec.SetArgs(r.o.Args)
+	_ = r.rec.SetHost(r.o.Host)
+	_ = r.rec.Update(func(run *results.Run) { run.MinEffectPct = r.o.MinEffectPct })
+	if r.o.Profile {
+		if r.profs, err = newProfiles(dir, r.logf); err != nil {
+			return Classify("results", err)
+		}
+	}
+	return nil
+}
+
+// steps are the job, top to bottom; the first failure ends it.
+func (r *testRun) steps() error {
+	if err := r.chooseTrees(); err != nil {
+		return err
+	}
+	if err := r.buildKernels(); err != nil {
+		return err
+	}
+	if err := r.resolveAccel(); err != nil {
+		return err
+	}
+	if err := r.bootAll(); err != nil {
+		return err
+	}
+	return r.verdict()
+}
+
+// finish closes the record and writes the reports whatever err is, and
+// turns err into the job's ExitError.
+func (r *testRun) finish(err error) error {
+	pset, perr := r.profs.finish()
+	if perr != nil {
+		r.logf("kci: %v", perr)
+	}
+	reason := ""
+	if err != nil {
+		reason = firstLine(err.Error())
+		if r.ctx.Err() != nil {
+			reason = "interrupted"
+			err = errInterrupted
+		}
+	}
+	_ = r.rec.Finish(reason) // in rec.Err, checked below
+	run, rerr := r.rec.Snapshot()
+	if rerr == nil {
+		rerr = results.WriteReports(r.dir, run)
+		if perr := r.profs.appendReport(r.dir, pset); perr != nil {
+			r.logf("kci: %v", perr)
+		}
+	}
+	if rerr = errors.Join(r.rec.Err(), rerr); rerr != nil {
+		if err == nil {
+			// A verdict without its record on disk is not a result:
+			// the machine's fault, never the patch's.
+			err = &ExitError{Code: ExitInternal, Cause: "results: run record not saved in " + r.dir + ": " + firstLine(rerr.Error()), Err: rerr}
+		} else {
+			// The job's own failure says more; the lost record is noted.
+			r.logf("kci: results: run record not saved: %v", rerr)
+		}
+	}
+	return Classify("test", err)
+}
+
+// phase runs f and records how long it took.
+func (r *testRun) phase(name, tree, role string, f func() error) error {
+	s := time.Now()
+	err := f()
+	_ = r.rec.AddPhase(results.Phase{Name: name, Tree: tree, Kernel: role, Start: s, Duration: time.Since(s)})
+	return err
+}
+
+// chooseTrees picks the trees: the ones named, or every tree the series
+// applies to.
+func (r *testRun) chooseTrees() error {
+	proj, err := r.t.project()
+	if err != nil {
+		return err
+	}
+	r.names = r.o.Trees
+	if len(r.names) == 0 {
+		for _, tr := range proj.Trees {
+			r.names = append(r.names, tr.Name)
+		}
+	}
+	for _, n := range r.names {
+		tr, err := proj.Tree(n)
+		if err != nil {
+			return &ExitError{Code: ExitInternal, Cause: err.Error()}
+		}
+		ok := true
+		if len(r.o.Trees) == 0 {
+			if err := r.phase("applies", n, "", func() (err error) { ok, err = r.t.Builder.AppliesTo(r.ctx, tr, r.patches); return }); err != nil {
+				return err
+			}
+		}
+		if ok {
+			r.jobs = append(r.jobs, &treeJob{tree: tr})
+		} else {
+			r.logf("kci: %s does not apply to tree %s: skipping that tree", strings.Join(r.o.Patches, " "), n)
+		}
+	}
+	if len(r.jobs) == 0 {
+		return &ExitError{Code: ExitApply, Cause: fmt.Sprintf("%s applies to none of the trees %v", strings.Join(r.o.Patches, " "), r.names)}
+	}
+	for _, j := range r.jobs {
+		r.chosen = append(r.chosen, j.tree.Name)
+	}
+	r.logf("kci: testing on tree(s) %s", strings.Join(r.chosen, ", "))
+	return nil
+}
+
+// buildKernels builds each tree's base (cached) then its patched kernel
+// (incremental from it).
+func (r *testRun) buildKernels() error {
+	if b, ok := r.t.Builder.(*Builder); ok && r.meter != nil {
+		b.Opts.Progress = r.meter // make's output drives the object count
+	}
+	for _, j := range r.jobs {
+		n := j.tree.Name
+		r.meter.Begin("[%s] building base kernel", n)
+		if err := r.phase("build", n, results.RoleBase, func() (err error) { j.base, err = r.t.Builder.Tree(r.ctx, j.tree); return }); err != nil {
+			r.meter.End("failed")
+			return classifyBuild("base kernel of tree "+n, err)
+		}
+		r.meter.End("%s, %s", j.base.Release, hitOrBuilt(j.base))
+		_ = r.rec.SetTree(treeRecord(n, j.base, nil))
+		if len(r.patches) == 0 {
+			continue // nothing to compare: base only (kci profile)
+		}
+		r.meter.Begin("[%s] building patched kernel", n)
+		if err := r.phase("build", n, results.RolePatched, func() (err error) { j.patched, err = r.t.Builder.Patched(r.ctx, j.tree, j.base, r.patches); return }); err != nil {
+			r.meter.End("failed")
+			return classifyBuild("patched kernel of tree "+n, err)
+		}
+		r.meter.End("%s, %s", j.patched.Release, hitOrBuilt(j.patched))
+		_ = r.rec.SetTree(treeRecord(n, j.base, j.patched))
+	}
+	return nil
+}
+
+// resolveAccel settles the accelerator before booting: it decides the
+// plan's size.
+func (r *testRun) resolveAccel() error {
+	res, ok := r.t.Booter.(AccelResolver)
+	if !ok {
+		return nil
+	}
+	var accel, why string
+	if err := r.phase("accel", "", "", func() (err error) { accel, why, err = res.ResolveAccel(r.ctx, r.jobs[0].base); return }); err != nil {
+		return err
+	}
+	r.logf("kci: accelerator %s: %s", accel, why)
+	_ = r.rec.Update(func(run *results.Run) { run.Host.Accel = accel })
+	if accel == "tcg" {
+		r.logf("kci: emulated (TCG): numbers are %s", results.EmulatedLabel)
+	}
+	if r.o.BenchFor != nil {
+		r.o.Bench = r.o.BenchFor(accel)
+	}
+	if r.o.Reps <= 0 && r.o.RepsFor != nil {
+		r.o.Reps = r.o.RepsFor(accel)
+	}
+	return nil
+}
+
+// bootAll boots base and patched alternately, a fresh boot each, so drift
+// over time hits both alike. Survival runs once per kernel (it is
+// deterministic), the benchmark every repetition.
+func (r *testRun) bootAll() error {
+	r.reps = r.o.Reps
+	if r.reps <= 0 {
+		r.reps = 1
+	}
+	r.plan = suite.Plan{Sanity: true, Variants: r.o.Variants, Bench: r.o.Bench, Profile: r.o.Profile, StepTimeout: stepTimeout(r.o.Bench)}
+	_ = r.rec.SetPlan(r.plan)
+	r.roles = []string{results.RoleBase, results.RolePatched}
+	if len(r.patches) == 0 {
+		r.roles = r.roles[:1]
+	}
+	r.total = len(r.jobs) * r.reps * len(r.roles)
+	r.began = time.Now()
+	for rep := 1; rep <= r.reps; rep++ {
+		if r.o.Shards > 1 && (rep-1)%r.o.Shards != r.o.Shard-1 {
+			continue
+		}
+		for _, j := range r.jobs {
+			for _, role := range bootOrder(rep, r.roles) { // ABBA: order.go
+				if r.ctx.Err() != nil {
+					return r.ctx.Err()
+				}
+				if err := r.boot(j, role, rep); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// boot is one fresh boot of one kernel, recorded whatever happens; a
+// failed boot ends the job, blamed by its kind.
+func (r *testRun) boot(j *treeJob, role string, rep int) error {
+	k := j.base
+	if role == results.RolePatched {
+		k = j.patched
+	}
+	p := r.plan
+	p.Survival = r.o.Survival && (rep == 1 || (r.o.Shards > 1 && rep == r.o.Shard))
+	label := fmt.Sprintf("%s %s rep %d/%d", j.tree.Name, role, rep, r.reps)
+	eta := ""
+	if r.done > 0 {
+		per := time.Since(r.began) / time.Duration(r.done)
+		eta = fmt.Sprintf(", ETA %s", (per * time.Duration(r.total-r.done)).Round(time.Second))
+	}
+	r.meter.Begin("boot %d/%d [%s]%s", r.done+1, r.total, label, eta)
+	console := filepath.Join("console", fmt.Sprintf("%s-%s-%d.log", j.tree.Name, role, rep))
+	var res *BootResult
+	err := r.phase("boot+suite", j.tree.Name, role, func() (err error) {
+		res, err = r.t.Booter.Boot(r.ctx, BootRequest{Kernel: k, Plan: p, Console: filepath.Join(r.dir, console), Label: label})
+		return err
+	})
+	r.done++
+	if err != nil {
+		r.meter.End("failed: %s", firstLine(err.Error()))
+	} else {
+		r.meter.End("done")
+	}
+	b := results.Boot{Tree: j.tree.Name, Role: role, Rep: rep, ConsoleLog: console}
+	if res != nil {
+		b.Accel, b.BootToReady = res.Accel, res.BootToReady
+		b.Sanity, b.Caps, b.Cells, b.Variants = res.Sanity, res.Caps, res.Cells, res.Variants
+		b.ErrorKind = res.ErrorKind
+		b.Clock, b.TSCkHz, b.Clocksource = res.Clock, res.TSCkHz, res.Clocksource
+	}
+	if err != nil {
+		b.Error = firstLine(err.Error())
+		if b.ErrorKind == "" {
+			b.ErrorKind = KindInfra
+		}
+	}
+	_, _ = r.rec.AddBoot(b)
+	if res != nil {
+		r.profs.add(j.tree.Name, role, rep, k.Release, res.Accel, res.Profiles)
+		_ = r.rec.Update(func(run *results.Run) {
+			if run.Host.Accel == "" {
+				run.Host.Accel = res.Accel
+			}
+		})
+	}
+	for _, v := range b.Variants {
+		if v.Skipped != "" {
+			r.logf("kci: [%s] %s skipped: %s", label, v.Variant, v.Skipped)
+		} else if !v.Valid {
+			r.logf("kci: [%s] %s INVALID: %s", label, v.Variant, v.Invalid)
+		}
+	}
+	if err == nil {
+		return nil
+	}
+	if r.ctx.Err() != nil {
+		return r.ctx.Err()
+	}
+	if BootExitCode(b.ErrorKind) == ExitInternal {
+		return &ExitError{Code: ExitInternal, Cause: fmt.Sprintf("%s: %s (machine fault, not the patch's)", label, b.Error), Err: err}
+	}
+	return &ExitError{Code: ExitBoot, Cause: fmt.Sprintf("%s kernel of tree %s: %s", role, j.tree.Name, b.Error), Err: err}
+}
+
+// verdict compares what the boots measured: a survival regression, then a
+// performance one beyond --fail-on-regression.
+func (r *testRun) verdict() error {
+	run, err := r.rec.Snapshot()
+	if err != nil {
+		return err
+	}
+	for _, n := range r.chosen {
+		tr := results.Analyze(run, n)
+		for _, c := range tr.Changes {
+			if c.Kind == results.Regression {
+				return &ExitError{Code: ExitSurvival, Cause: fmt.Sprintf("survival regression on tree %s: %s over %s %s on base, %s patched", n, c.Base.Carrier, c.Base.Path, c.Base.Observed, c.Patched.Observed)}
+			}
+		}
+	}
+	if r.o.FailOnRegression >= 0 {
+		if err := results.FailOnRegression(run, r.o.FailOnRegression); err != nil {
+			return &ExitError{Code: ExitPerformance, Cause: err.Error()}
+		}
+	}
+	return nil
+}
