@@ -1,0 +1,152 @@
+package job_test
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kci-dev/kci/internal/testkernel"
+	"github.com/kci-dev/kci/job"
+	"github.com/kci-dev/kci/kernel"
+	"github.com/kci-dev/kci/results"
+	"github.com/kci-dev/kci/vm"
+	"github.com/kci-dev/kci/vmimage"
+)
+
+func runSeries(t *testing.T, o job.SeriesOptions) (*results.Series, int, *job.Builder) {
+	t.Helper()
+	b := testkernel.Builder(t) // skips under -short
+	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
+		t.Skip("needs qemu-system-x86_64 (package qemu-system-x86)")
+	}
+	st := &job.SeriesTester{Project: b.Project, Builder: b, Booter: &job.VMBooter{
+		VM:        vm.Config{CPUs: 1, MemoryMiB: 1024, CacheDir: b.Cache.Root, BootTimeout: 45 * time.Second},
+		ImageOpts: vmimage.Options{CacheDir: b.Cache.Root},
+	}}
+	if o.Out == "" {
+		o.Out = filepath.Join(t.TempDir(), "run")
+	}
+	var log strings.Builder
+	o.Log = &log
+	start := time.Now()
+	_, rep, err := st.Series(context.Background(), o)
+	t.Logf("kci series %v: %s, err=%v\n%s", o.Patches, time.Since(start).Round(time.Second), err, log.String())
+	code := 0
+	var ee *job.ExitError
+	if errors.As(err, &ee) {
+		code = ee.Code
+	} else if err != nil {
+		t.Fatalf("series: %v", err)
+	}
+	if rep == nil || len(rep.Trees) != 1 {
+		t.Fatalf("report %+v", rep)
+	}
+	var txt strings.Builder
+	results.SeriesText(&txt, rep)
+	t.Logf("series report:\n%s", txt.String())
+	assertNoQEMU(t)
+	return rep, code, b
+}
+
+// TestSeriesPerPatch: the 4-patch fixture on the stock tree, built and
+// booted for real: 1 has a checkpatch error, 2 breaks the build, 3 repairs
+// it, 4 adds an unused variable. One boot per prefix, no bench.
+func TestSeriesPerPatch(t *testing.T) {
+	rep, code, b := runSeries(t, job.SeriesOptions{
+		Patches: []string{"testdata/series-bisect"}, Trees: []string{"stock"}, Boot: true, Survival: true})
+	tr := rep.Trees[0]
+	p := tr.Patches
+	if len(p) != 4 {
+		t.Fatalf("%d rows, want 4", len(p))
+	}
+	if code != job.ExitBuild {
+		t.Errorf("exit %d, want %d", code, job.ExitBuild)
+	}
+	want := []string{results.StepOK, results.StepFail, results.StepOK, results.StepOK}
+	for i, r := range p {
+		if r.Apply != results.StepOK || r.Build != want[i] {
+			t.Errorf("patch %d: apply %s build %s (%s), want ok/%s", i+1, r.Apply, r.Build, r.BuildError, want[i])
+		}
+		t.Logf("patch %d: build %s (cache hit %v), boot %s", i+1, r.BuildTime.Round(time.Second), r.CacheHit, func() string {
+			if r.Boot == nil {
+				return "-"
+			}
+			return r.Boot.Time.Round(time.Second).String()
+		}())
+	}
+	if !strings.Contains(p[1].BuildError, "skbuff.c") || !strings.Contains(p[1].BuildError, "error") {
+		t.Errorf("patch 2 build error %q: want the compiler's error in skbuff.c", p[1].BuildError)
+	}
+	if len(tr.Bisect) != 1 || tr.Bisect[0].Broken != 2 || tr.Bisect[0].Fixed != 3 {
+		t.Errorf("bisectability %+v, want patch 2 broken, patch 3 fixes", tr.Bisect)
+	}
+	found := false
+	for _, w := range p[3].NewWarnings {
+		if w.File == "net/core/skbuff.c" && strings.Contains(w.Message, "kci_unused") && w.Line > 6000 {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("patch 4 new warnings %+v: want net/core/skbuff.c:<line>: unused variable 'kci_unused'", p[3].NewWarnings)
+	}
+	for i := 0; i < 3; i++ {
+		for _, w := range p[i].NewWarnings {
+			if strings.Contains(w.Message, "kci_") {
+				t.Errorf("patch %d: the fixture's warning shows up before patch 4: %s", i+1, w)
+			}
+		}
+	}
+	cp := p[0].Checkpatch
+	if cp == nil || cp.Errors != 1 || len(cp.Items) == 0 || cp.Items[0].Message != "trailing whitespace" {
+		t.Errorf("patch 1 checkpatch %+v (%s): want checkpatch's own 'trailing whitespace' error", cp, p[0].CheckpatchError)
+	}
+	for _, i := range []int{0, 2, 3} {
+		if p[i].Boot == nil || p[i].Boot.Result != results.StepOK || len(p[i].Boot.Lost) > 0 {
+			t.Errorf("patch %d boot %+v: want ok, no survival cell lost", i+1, p[i].Boot)
+		}
+	}
+	// Incremental: prefix 4 recompiles a handful of objects, not the kernel.
+	if !p[3].CacheHit {
+		a, err := b.Cache.Lookup(p[3].BuildKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := kernel.ParseMakeLog(a.Log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(o.Compiled) > 30 {
+			t.Errorf("prefix 4 compiled %d objects: not an incremental build", len(o.Compiled))
+		}
+	}
+}
+
+// TestSeriesFindsPerfPatch: 3 patches on the stock tree, only patch 2 adds
+// work to the hash map update path. Deterministic mode, one boot per
+// measured prefix, no validation boots: bisection names patch 2 only.
+func TestSeriesFindsPerfPatch(t *testing.T) {
+	rep, code, _ := runSeries(t, job.SeriesOptions{
+		Patches: []string{"testdata/series-perf"}, Trees: []string{"stock"}, Variants: []string{"hash"}, Bench: testBench()})
+	tr := rep.Trees[0]
+	if code != 0 {
+		t.Errorf("exit %d", code)
+	}
+	if rep.Clock != results.ClockICount {
+		t.Skipf("clock %q: bisection needs deterministic mode (TCG + icount)", rep.Clock)
+	}
+	if len(tr.Culprits) == 0 {
+		t.Fatalf("no culprit found (%s)", tr.PerfNote)
+	}
+	for _, c := range tr.Culprits {
+		if c.Patch != 2 {
+			t.Errorf("culprit %s: only patch 2 adds work", c)
+		}
+	}
+	if tr.PerfBoots > 4 {
+		t.Errorf("%d bench boots: want at most 2 beyond the tree and the whole series", tr.PerfBoots)
+	}
+}
