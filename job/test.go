@@ -80,9 +80,11 @@ type TestOptions struct {
 
 // Tester runs kci test.
 type Tester struct {
-	Builder KernelBuilder // *Builder, or a scripted fake in tests
+	Builder *Builder
 	Booter  Booter
-	// Project names the trees; nil takes the *Builder's.
+	// Kernels, when set, builds the kernels instead of Builder (the job's
+	// unit tests script one) and Project names the trees.
+	Kernels KernelBuilder
 	Project *project.File
 }
 
@@ -95,10 +97,17 @@ func (t *Tester) project() (*project.File, error) {
 	if t.Project != nil {
 		return t.Project, nil
 	}
-	if b, ok := t.Builder.(*Builder); ok && b.Project != nil {
-		return b.Project, nil
+	if t.Builder != nil && t.Builder.Project != nil {
+		return t.Builder.Project, nil
 	}
 	return nil, errors.New("test: no project names the trees")
+}
+
+func (t *Tester) kernels() KernelBuilder {
+	if t.Kernels != nil {
+		return t.Kernels
+	}
+	return t.Builder
 }
 
 // Test builds, boots and compares; the steps are in teststeps.go. It

@@ -38,7 +38,7 @@ func runTest(t *testing.T, ctx context.Context, b *fakeBuilder, boots *fakeBoote
 		o.Reps = 2
 	}
 	o.Out = filepath.Join(t.TempDir(), "run")
-	dir, err := (&Tester{Builder: b, Booter: boots, Project: proj}).Test(ctx, o)
+	dir, err := (&Tester{Kernels: b, Booter: boots, Project: proj}).Test(ctx, o)
 	if dir != o.Out {
 		t.Fatalf("Test returned dir %q, want %q", dir, o.Out)
 	}

@@ -172,7 +172,7 @@ func (r *testRun) chooseTrees() error {
 		}
 		ok := true
 		if len(r.o.Trees) == 0 {
-			if err := r.phase("applies", n, "", func() (err error) { ok, err = r.t.Builder.AppliesTo(r.ctx, tr, r.patches); return }); err != nil {
+			if err := r.phase("applies", n, "", func() (err error) { ok, err = r.t.kernels().AppliesTo(r.ctx, tr, r.patches); return }); err != nil {
 				return err
 			}
 		}
@@ -195,13 +195,13 @@ func (r *testRun) chooseTrees() error {
 // buildKernels builds each tree's base (cached) then its patched kernel
 // (incremental from it).
 func (r *testRun) buildKernels() error {
-	if b, ok := r.t.Builder.(*Builder); ok && r.meter != nil {
-		b.Opts.Progress = r.meter // make's output drives the object count
+	if r.t.Builder != nil && r.meter != nil {
+		r.t.Builder.Opts.Progress = r.meter // make's output drives the object count
 	}
 	for _, j := range r.jobs {
 		n := j.tree.Name
 		r.meter.Begin("[%s] building base kernel", n)
-		if err := r.phase("build", n, results.RoleBase, func() (err error) { j.base, err = r.t.Builder.Tree(r.ctx, j.tree); return }); err != nil {
+		if err := r.phase("build", n, results.RoleBase, func() (err error) { j.base, err = r.t.kernels().Tree(r.ctx, j.tree); return }); err != nil {
 			r.meter.End("failed")
 			return classifyBuild("base kernel of tree "+n, err)
 		}
@@ -211,7 +211,7 @@ func (r *testRun) buildKernels() error {
 			continue // nothing to compare: base only (kci profile)
 		}
 		r.meter.Begin("[%s] building patched kernel", n)
-		if err := r.phase("build", n, results.RolePatched, func() (err error) { j.patched, err = r.t.Builder.Patched(r.ctx, j.tree, j.base, r.patches); return }); err != nil {
+		if err := r.phase("build", n, results.RolePatched, func() (err error) { j.patched, err = r.t.kernels().Patched(r.ctx, j.tree, j.base, r.patches); return }); err != nil {
 			r.meter.End("failed")
 			return classifyBuild("patched kernel of tree "+n, err)
 		}
