@@ -74,7 +74,38 @@ func (b *Builder) Stock(ctx context.Context) (*kernel.Artifacts, error) {
 		return nil, err
 	}
 	req.Fragments, req.Keep = frags, true
-	return b.Cache.Build(ctx, req, b.Opts)
+	return b.build(ctx, req)
+}
+
+// Production is the config the drift report compares with: kci.yaml's
+// config.production, else Debian's.
+func (b *Builder) Production() string {
+	if p := b.Project.Config.Production; p != "" {
+		return b.Project.Abs(p)
+	}
+	return kernel.DebianProductionConfig
+}
+
+// build builds (or finds) req's kernel and reports its drift from
+// Production, freshly each time: a cached kernel may have been built when
+// kci.yaml named another production config.
+func (b *Builder) build(ctx context.Context, req kernel.Request) (*kernel.Artifacts, error) {
+	a, err := b.Cache.Build(ctx, req, b.Opts)
+	if err != nil {
+		return nil, err
+	}
+	return b.withDrift(ctx, a)
+}
+
+func (b *Builder) withDrift(ctx context.Context, a *kernel.Artifacts) (*kernel.Artifacts, error) {
+	d, err := kernel.ProductionDrift(ctx, a.Config, b.Production())
+	if err != nil {
+		// The machine's fault (a missing linux-config package, a typo in
+		// kci.yaml), never the patch's.
+		return nil, &kernel.InfraError{Op: "kernel " + a.Release, Err: err}
+	}
+	a.Drift = d
+	return a, nil
 }
 
 // Tree builds tree t's kernel: the base plus its series.
@@ -95,7 +126,7 @@ func (b *Builder) Tree(ctx context.Context, t *project.Tree) (*kernel.Artifacts,
 		return nil, err
 	}
 	req.Patches, req.Parent, req.Keep = series, stock, true
-	a, err := b.Cache.Build(ctx, req, b.Opts)
+	a, err := b.build(ctx, req)
 	if err != nil {
 		return nil, fmt.Errorf("tree %s: %w", t.Name, err)
 	}
@@ -108,7 +139,7 @@ func (b *Builder) Patched(ctx context.Context, t *project.Tree, tree *kernel.Art
 	if err != nil {
 		return nil, err
 	}
-	return b.Cache.Build(ctx, req, b.Opts)
+	return b.build(ctx, req)
 }
 
 // PatchedRequest is what Patched asks the cache to build.

@@ -20,7 +20,7 @@ type Artifacts struct {
 	Patches    []string `json:"patches,omitempty"` // subjects of the applied series, in order
 	ConfigHash string   `json:"config_hash"`       // sha256 of the final .config
 	Fragments  []string `json:"fragments,omitempty"`
-	Drift      []Drift  `json:"drift,omitempty"`    // performance-relevant differences from production
+	Drift      []Drift  `json:"drift,omitempty"`    // differences from production: see ProductionDrift (set by job.Builder)
 	Verified   []string `json:"verified,omitempty"` // what the series adds, found in vmlinux BTF
 	Parent     string   `json:"parent,omitempty"`   // key of the build this one was seeded from
 	Phases     []Phase  `json:"phases"`

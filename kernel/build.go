@@ -201,14 +201,15 @@ func (c *Cache) Build(ctx context.Context, req Request, opt Options) (*Artifacts
 		return command{dir: tree, env: mk.Env(), timeout: timeout, out: logw}.run(ctx, "make", args...)
 	}
 
+	// The drift from production is not part of the build: job.Builder
+	// reports it against the project's production config, cached or not.
 	var values Values
-	var drift []Drift
 	if err := timed("config", func() error {
 		if inPlace && sameStrings(req.Fragments, req.Parent.Fragments) && !touchesKconfig(apply) {
 			// Same fragments, no Kconfig change: the parent's verified
 			// config is this build's. Leaving an identical .config alone
 			// also spares make its config sync.
-			return reuseConfig(req.Parent, filepath.Join(obj, ".config"), &values, &drift)
+			return reuseConfig(req.Parent, filepath.Join(obj, ".config"), &values)
 		}
 		if inPlace {
 			if err := fsutil.CopyFile(nil, req.Parent.Config, nil, filepath.Join(obj, ".config")); err != nil {
@@ -244,9 +245,6 @@ func (c *Cache) Build(ctx context.Context, req Request, opt Options) (*Artifacts
 		if vs := Verify(values, frags, kconfigDeps(tree)); len(vs) > 0 {
 			return &ConfigError{Violations: vs}
 		}
-		if prod, err := ReadConfigFile(ctx, DebianProductionConfig); err == nil {
-			drift = CompareProduction(values, prod)
-		}
 		return nil
 	}); err != nil {
 		return nil, err
@@ -275,7 +273,7 @@ func (c *Cache) Build(ctx context.Context, req Request, opt Options) (*Artifacts
 
 	a := &Artifacts{
 		Key: key, BaseID: src.ID, BaseOrigin: src.Origin, Version: src.Version,
-		Fragments: req.Fragments, Drift: drift,
+		Fragments: req.Fragments,
 	}
 	if out, err := (command{dir: tree}).run(ctx, "git", "rev-parse", "HEAD"); err == nil {
 		a.Commit = strings.TrimSpace(out)

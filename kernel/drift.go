@@ -9,8 +9,9 @@ import (
 	"time"
 )
 
-// DebianProductionConfig is the reference a kci kernel is compared with:
-// the config Debian ships its amd64 6.12 kernel with (linux-config-6.12).
+// DebianProductionConfig is the reference a kci kernel is compared with
+// when kci.yaml's config.production names none: the config Debian ships
+// its amd64 6.12 kernel with (linux-config-6.12).
 const DebianProductionConfig = "/usr/src/linux-config-6.12/config.amd64_none_amd64.xz"
 
 // perfOption is a performance-relevant option the drift report watches.
@@ -105,6 +106,21 @@ func CompareProduction(final, prod Values) []Drift {
 		}
 	}
 	return ds
+}
+
+// ProductionDrift compares the final .config at config with the production
+// config at prod. Either failing to read is an error: an unreadable
+// reference must not pass for a kernel without drift.
+func ProductionDrift(ctx context.Context, config, prod string) ([]Drift, error) {
+	final, err := ReadConfigFile(ctx, config)
+	if err != nil {
+		return nil, fmt.Errorf("production drift: %w", err)
+	}
+	ref, err := ReadConfigFile(ctx, prod)
+	if err != nil {
+		return nil, fmt.Errorf("production drift: %w", err)
+	}
+	return CompareProduction(final, ref), nil
 }
 
 // ReadConfigFile reads a .config, decompressing .xz/.gz by extension.

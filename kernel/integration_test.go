@@ -41,7 +41,11 @@ func TestBuildStockVerifiedAndCached(t *testing.T) {
 	// Every performance-relevant difference from Debian's kernel must be
 	// one kci makes on purpose, with the reason written down.
 	if _, err := os.Stat(kernel.DebianProductionConfig); err == nil {
-		for _, d := range a.Drift {
+		drift, err := kernel.ProductionDrift(context.Background(), a.Config, kernel.DebianProductionConfig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range drift {
 			if d.Why == "" {
 				t.Errorf("undeliberate drift from production: %s", d)
 			}

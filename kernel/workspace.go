@@ -109,7 +109,7 @@ func touchesKconfig(patches []Patch) bool {
 
 // reuseConfig makes dst the parent's final config, rewriting it only when
 // it differs.
-func reuseConfig(parent *Artifacts, dst string, values *Values, drift *[]Drift) error {
+func reuseConfig(parent *Artifacts, dst string, values *Values) error {
 	want, err := os.ReadFile(parent.Config)
 	if err != nil {
 		return infra("parent config", err)
@@ -120,6 +120,5 @@ func reuseConfig(parent *Artifacts, dst string, values *Values, drift *[]Drift) 
 		}
 	}
 	*values = ParseValues(want)
-	*drift = parent.Drift
 	return nil
 }

@@ -37,7 +37,7 @@ func newConfigCmd() *cobra.Command {
 				fmt.Fprint(w, f)
 			}
 			fmt.Fprintf(w, "\nfinal config: %s (sha256 %s)\n", a.Config, a.ConfigHash[:16])
-			fmt.Fprintf(w, "production drift vs %s (%d performance-relevant options differ):\n", kernel.DebianProductionConfig, len(a.Drift))
+			fmt.Fprintf(w, "production drift vs %s (%d performance-relevant options differ):\n", b.Production(), len(a.Drift))
 			for _, d := range a.Drift {
 				fmt.Fprintf(w, "  %s\n", d)
 			}
