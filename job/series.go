@@ -223,7 +223,10 @@ func (st *SeriesTester) tree(ctx context.Context, tr *project.Tree, patches []ke
 	n := len(patches)
 	out := &results.SeriesTree{Tree: tr.Name}
 	meter.Begin("[%s] building the tree's kernel", tr.Name)
+	began := time.Now()
+	defer func() { out.Time = time.Since(began) }()
 	base, err := st.Builder.Tree(ctx, tr)
+	out.BaseBuildTime = time.Since(began)
 	if err != nil {
 		meter.End("failed")
 		return out, classifyBuild("kernel of tree "+tr.Name, err)
@@ -260,10 +263,8 @@ func (st *SeriesTester) tree(ctx context.Context, tr *project.Tree, patches []ke
 		p.Sanity = true
 		if len(p.Variants) > 0 {
 			p.Bench = o.Bench
-			p.StepTimeout = stepTimeout(o.Bench)
-		} else {
-			p.StepTimeout = stepTimeout(suite.BenchParams{})
 		}
+		p.StepTimeout = stepTimeout(o.Bench) // as kci test: survival steps get the same bound
 		console := filepath.Join("console", fmt.Sprintf("%s-%s.log", tr.Name, strings.ReplaceAll(label, " ", "-")))
 		os.MkdirAll(filepath.Join(dir, "console"), 0o755)
 		meter.Begin("[%s] boot %s", tr.Name, label)

@@ -51,6 +51,24 @@ type SeriesTree struct {
 	Culprits  []Culprit       `json:"culprits,omitempty"`
 	PerfNote  string          `json:"perf_note,omitempty"` // how perf was located (bisection, every prefix), or why not
 	PerfBoots int             `json:"perf_boots,omitempty"`
+	// BaseBuildTime is getting the tree's kernel (usually a cache hit);
+	// Time is the whole tree's validation, wall.
+	BaseBuildTime time.Duration `json:"base_build_ns,omitempty"`
+	Time          time.Duration `json:"time_ns,omitempty"`
+}
+
+// Cost sums the per-prefix build and boot times.
+func (t SeriesTree) Cost() (builds, boots time.Duration) {
+	for _, p := range t.Patches {
+		builds += p.BuildTime
+		if p.Boot != nil {
+			boots += p.Boot.Time
+		}
+	}
+	if t.BaseBoot != nil {
+		boots += t.BaseBoot.Time
+	}
+	return builds, boots
 }
 
 // PatchResult is prefix 1..Index of the series: patch Index on top of the
@@ -312,13 +330,20 @@ func SeriesText(w io.Writer, s *Series) error {
 		if t.PerfNote != "" {
 			b.WriteString("  perf: " + t.PerfNote + "\n")
 		}
-		b.WriteString("\n")
+		b.WriteString("  " + costLine(t) + "\n\n")
 	}
 	if s.Incomplete {
 		fmt.Fprintf(&b, "INCOMPLETE: %s\n", s.IncompleteReason)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// costLine is what the validation cost: per-prefix times are in the table.
+func costLine(t SeriesTree) string {
+	builds, boots := t.Cost()
+	return fmt.Sprintf("cost: %d prefixes, builds %s, boots %s, tree kernel %s, total %s",
+		len(t.Patches), fmtDur(builds), fmtDur(boots), fmtDur(t.BaseBuildTime), fmtDur(t.Time))
 }
 
 // findings are the lines under the table, most serious first.
@@ -381,6 +406,7 @@ func SeriesMarkdown(s *Series) string {
 		if t.PerfNote != "" {
 			b.WriteString("perf: " + mdText(t.PerfNote) + "\n\n")
 		}
+		b.WriteString(mdText(costLine(t)) + "\n\n")
 	}
 	if s.Incomplete {
 		b.WriteString("**incomplete**: " + mdText(s.IncompleteReason) + "\n")

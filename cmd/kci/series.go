@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -26,10 +28,11 @@ func newSeriesCmd() *cobra.Command {
 		minEffect      float64
 		window, warmup time.Duration
 		out            string
+		format         string
 		vmo            vmFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "series SERIES...",
+		Use:   "series SERIES... | kci series RUNDIR",
 		Short: "Check every patch of a series on its own: apply, build, new warnings, checkpatch, boot, survival; find the patch behind a perf change",
 		Long: `Validates a series patch by patch, as netdev and bpf reviewers expect: for
 every prefix 1..N on each tree the whole series applies to (or --tree), apply it,
@@ -45,12 +48,22 @@ first, then the patch behind each moved program is found by binary search over
 prefixes (deterministic under TCG: one boot per prefix), or every prefix is
 measured with --each.
 
-Writes series.json, series.txt and series.md into the run directory.
+Writes series.json, series.txt and series.md into the run directory;
+"kci series RUNDIR" renders a saved one again (--format text|markdown|json).
 Exit codes: 0 ok; 1 machine error; 2 a patch does not apply; 3 a patch does not
 build (or, with --fail-on-warnings, adds a warning or a checkpatch error);
 4 boot failure; 5 survival cell lost.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// A run directory of kci series: render it again.
+			if len(args) == 1 {
+				if rep, err := results.LoadSeries(args[0]); err == nil {
+					return renderSeries(os.Stdout, rep, format)
+				}
+			}
+			if format != "text" && format != "markdown" && format != "json" {
+				return fmt.Errorf("--format %q: want text, markdown or json", format)
+			}
 			if minEffect < 0 {
 				return fmt.Errorf("--min-effect %g: want a percentage >= 0", minEffect)
 			}
@@ -85,7 +98,7 @@ build (or, with --fail-on-warnings, adds a warning or a checkpatch error);
 			dir, rep, err := st.Series(cmd.Context(), o)
 			if rep != nil {
 				fmt.Println()
-				results.SeriesText(os.Stdout, rep)
+				renderSeries(os.Stdout, rep, format)
 			}
 			if dir != "" {
 				fmt.Fprintf(os.Stderr, "kci: run directory %s\n", dir)
@@ -103,7 +116,23 @@ build (or, with --fail-on-warnings, adds a warning or a checkpatch error);
 	f.Float64Var(&minEffect, "min-effect", 0, "smallest change of a program's cost, in percent, that is located (default 0.5)")
 	f.DurationVar(&window, "window", 0, "measurement window per variant (default: kci.yaml; emulated_window under TCG)")
 	f.DurationVar(&warmup, "warmup", -1, "warm-up before the window (default: kci.yaml)")
+	f.StringVar(&format, "format", "text", "report format on stdout: text, markdown (the PR comment) or json")
 	f.StringVar(&out, "out", "", "run directory (default ./kci-results/<time>-<id>)")
 	vmo.register(f)
 	return cmd
+}
+
+func renderSeries(w io.Writer, rep *results.Series, format string) error {
+	switch format {
+	case "markdown", "md":
+		_, err := io.WriteString(w, results.SeriesMarkdown(rep))
+		return err
+	case "json":
+		e := json.NewEncoder(w)
+		e.SetIndent("", "  ")
+		return e.Encode(rep)
+	case "text", "":
+		return results.SeriesText(w, rep)
+	}
+	return fmt.Errorf("--format %q: want text, markdown or json", format)
 }

@@ -1,0 +1,43 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kci-dev/kci/kernel"
+	"github.com/kci-dev/kci/results"
+)
+
+// TestSeriesRerender: a saved series run renders again in every format.
+func TestSeriesRerender(t *testing.T) {
+	dir := t.TempDir()
+	s := &results.Series{Schema: 1, ID: "x", Trees: []results.SeriesTree{{Tree: "stock", Patches: []results.PatchResult{
+		{Index: 1, Of: 2, Subject: "net: a | pipe", Apply: "ok", Build: "ok", BuildTime: 42 * time.Second,
+			Checkpatch: &kernel.Checkpatch{Errors: 1, Items: []kernel.CheckpatchItem{{Level: "ERROR", Type: "TRAILING_WHITESPACE", Message: "trailing whitespace"}}}},
+		{Index: 2, Of: 2, Subject: "net: b", Apply: "ok", Build: "FAIL", BuildError: "x.c:1:2: error: y"},
+	}}}}
+	if err := results.WriteSeries(dir, s); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := results.LoadSeries(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for format, want := range map[string]string{
+		"text":     "patch 2/2 build failed: x.c:1:2: error: y",
+		"markdown": `| 1/2 | net: a \| pipe | ok | ok | 0 | 1E 0W 0C |`,
+		"json":     `"build_error": "x.c:1:2: error: y"`,
+	} {
+		var b strings.Builder
+		if err := renderSeries(&b, rep, format); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("%s lacks %q:\n%s", format, want, b.String())
+		}
+	}
+	if err := renderSeries(&strings.Builder{}, rep, "html"); err == nil {
+		t.Error("an unknown format is accepted")
+	}
+}
