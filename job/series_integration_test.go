@@ -57,7 +57,7 @@ func runSeries(t *testing.T, o job.SeriesOptions) (*results.Series, int, *job.Bu
 // it, 4 adds an unused variable. One boot per prefix, no bench.
 func TestSeriesPerPatch(t *testing.T) {
 	rep, code, b := runSeries(t, job.SeriesOptions{
-		Patches: []string{"testdata/series-bisect"}, Trees: []string{"stock"}, Boot: true, Survival: true})
+		Patches: []string{"testdata/series-bisect"}, Trees: []string{"stock"}, Boot: true, Survival: true, Bench: testBench()})
 	tr := rep.Trees[0]
 	p := tr.Patches
 	if len(p) != 4 {
