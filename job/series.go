@@ -369,7 +369,7 @@ func (st *SeriesTester) tree(ctx context.Context, tr *project.Tree, patches []ke
 			meter.End("build failed")
 			row.Build, row.BuildError, logFile = results.StepFail, firstLine(be.Error()), be.Log
 			if be.First != "" {
-				row.BuildError = be.First
+				row.BuildError = strings.TrimPrefix(be.First, "../") // make runs in O=.kci-o
 			}
 		case errors.As(err, &ce):
 			meter.End("config policy violated")

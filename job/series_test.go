@@ -410,7 +410,7 @@ func TestSeriesMarkdown(t *testing.T) {
 	}
 	s := string(md)
 	for _, want := range []string{
-		"| # | patch | apply | build | new warnings | checkpatch | boot | survival | perf (vs previous) | build time | boot time |",
+		"| # | patch | apply | build | new warnings | checkpatch | boot | survival | build time | boot time |",
 		"| 2/4 | net: skbuff: a syntax error (kci fixture: breaks the build) | ok | FAIL |",
 		"- bisectability failure: patch 2",
 	} {

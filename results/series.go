@@ -262,6 +262,18 @@ func seriesTable(t SeriesTree, md bool) *table {
 		tb.add(fmt.Sprintf("%d/%d", p.Index, p.Of), subj, p.Apply, build, warn, p.Checkpatch.Summary(),
 			boot, surv, perfCell(p.Index, p.Perf), fmtDur(p.BuildTime), bootTime(p.Boot))
 	}
+	measured := false
+	for _, p := range t.Patches {
+		measured = measured || len(p.Perf) > 0
+	}
+	if !measured { // no perf column when nothing was measured
+		const col = 8
+		tb.header = append(tb.header[:col:col], tb.header[col+1:]...)
+		tb.right = append(tb.right[:col:col], tb.right[col+1:]...)
+		for i, r := range tb.rows {
+			tb.rows[i] = append(r[:col:col], r[col+1:]...)
+		}
+	}
 	return tb
 }
 

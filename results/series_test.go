@@ -1,0 +1,51 @@
+package results
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kci-dev/kci/kernel"
+)
+
+func TestPerfCell(t *testing.T) {
+	for _, tc := range []struct {
+		index int
+		ps    []ProgDelta
+		want  string
+	}{
+		{1, nil, "-"},
+		{2, []ProgDelta{{Key: "gtp-gtp/gtp_write", Value: 204, Before: 400, Pct: -49, Against: 1}, {Key: "gtp-gtp/gtp_read", Value: 40, Before: 40, Against: 1}}, "gtp-gtp/gtp_write −49 %"},
+		{3, []ProgDelta{{Key: "p", Value: 103, Before: 100, Pct: 3, Against: 0}}, "p +3.0 % (vs tree)"},
+		{4, []ProgDelta{{Key: "p", Value: 100, Before: 100, Against: 2}}, "no change (vs 2)"},
+		{1, []ProgDelta{{Key: "p", Value: 100}}, "measured"},
+	} {
+		if got := perfCell(tc.index, tc.ps); got != tc.want {
+			t.Errorf("perfCell(%d, %+v) = %q, want %q", tc.index, tc.ps, got, tc.want)
+		}
+	}
+}
+
+func TestSeriesFailedAndText(t *testing.T) {
+	s := &Series{Trees: []SeriesTree{{Tree: "gtp", Base: "6.12.117-kci", Time: 3 * time.Minute, Patches: []PatchResult{
+		{Index: 1, Of: 2, Subject: "a", Apply: StepOK, Build: StepOK, BuildTime: 40 * time.Second, Boot: &PatchBoot{Result: StepOK, Time: 50 * time.Second, Cells: 4, Passed: 4}},
+		{Index: 2, Of: 2, Subject: "b", Apply: StepOK, Build: StepOK, BuildTime: 30 * time.Second, Boot: &PatchBoot{Result: StepOK, Time: 20 * time.Second, Cells: 4, Passed: 4}},
+	}}}}
+	if s.Failed() {
+		t.Error("a clean series failed")
+	}
+	var b strings.Builder
+	SeriesText(&b, s)
+	if !strings.Contains(b.String(), "cost: 2 prefixes, builds 1m10s, boots 1m10s") {
+		t.Errorf("cost line:\n%s", b.String())
+	}
+	s.Trees[0].Patches[1].NewWarnings = []kernel.Warning{{File: "a.c", Line: 3, Message: "unused variable 'x'", Option: "-Wunused-variable"}}
+	if !s.Failed() {
+		t.Error("a new warning is not a failure of the series")
+	}
+	b.Reset()
+	SeriesText(&b, s)
+	if !strings.Contains(b.String(), "patch 2/2 new warning: a.c:3: unused variable 'x' [-Wunused-variable]") {
+		t.Errorf("text:\n%s", b.String())
+	}
+}
