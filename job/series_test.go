@@ -22,6 +22,7 @@ const warnDir = "../kernel/testdata/warnings"
 type fakeStep struct {
 	noApply bool
 	broken  bool   // BuildError
+	stale   bool   // VerifyError
 	log     string // make output (golden file under kernel/testdata/warnings)
 }
 
@@ -45,6 +46,8 @@ func (f *fakeSeriesBuilder) Patched(ctx context.Context, t *project.Tree, tree *
 	case s.noApply:
 		p := patches[k-1]
 		return nil, &kernel.ApplyError{Patch: p.Name(), Subject: p.Subject, File: "net/core/skbuff.c", Hunk: "@@ -6176,6 +6176,8 @@"}
+	case s.stale:
+		return nil, &kernel.VerifyError{Missing: []string{"kfunc bpf_trace_skb"}}
 	case s.broken:
 		return nil, &kernel.BuildError{First: "../net/core/skbuff.c:6176:18: error: expected expression before ';' token", Log: s.log}
 	}
@@ -417,5 +420,25 @@ func TestSeriesMarkdown(t *testing.T) {
 		if !strings.Contains(s, want) {
 			t.Errorf("series.md lacks %q:\n%s", want, s)
 		}
+	}
+}
+
+// TestSeriesUnverifiedPrefix: a prefix whose vmlinux lacks what the series
+// adds so far is reported, neither booted nor blamed, and does not count
+// as a build break.
+func TestSeriesUnverifiedPrefix(t *testing.T) {
+	b := &fakeSeriesBuilder{treeLog: filepath.Join(warnDir, "0-tree.log"), steps: map[int]fakeStep{2: {stale: true}}}
+	boot := &fakeSeriesBooter{}
+	rep, code, txt := runSeries(t, seriesTester(b, boot), SeriesOptions{
+		Patches: []string{"testdata/series-bisect"}, Trees: []string{"stock"}, Boot: true, Survival: true})
+	tr := rep.Trees[0]
+	if tr.Patches[1].Build != results.StepUnverified || tr.Patches[1].Boot != nil {
+		t.Errorf("patch 2: %+v", tr.Patches[1])
+	}
+	if len(tr.Bisect) != 0 || code != 0 {
+		t.Errorf("bisect %+v, exit %d: an unverified prefix is not a build break", tr.Bisect, code)
+	}
+	if !strings.Contains(txt, "patch 2/4 built but not verified: built kernel lacks what the series adds: kfunc bpf_trace_skb") {
+		t.Errorf("text:\n%s", txt)
 	}
 }

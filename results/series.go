@@ -23,6 +23,9 @@ const (
 	StepFail    = "FAIL"
 	StepSkipped = "skipped" // not attempted: an earlier step of this prefix failed
 	StepBlocked = "blocked" // not attempted: an earlier patch does not apply
+	// StepUnverified: it built, but vmlinux lacks something the series so
+	// far adds (kci's stale-build check); not published, not booted.
+	StepUnverified = "unverified"
 )
 
 // Series is a per-patch validation of one series, on every tree it was
@@ -369,7 +372,9 @@ func findings(t SeriesTree) []string {
 		if p.ApplyError != "" {
 			out = append(out, fmt.Sprintf("%s does not apply: %s", id, p.ApplyError))
 		}
-		if p.BuildError != "" {
+		if p.BuildError != "" && p.Build == StepUnverified {
+			out = append(out, fmt.Sprintf("%s built but not verified: %s", id, p.BuildError))
+		} else if p.BuildError != "" {
 			out = append(out, fmt.Sprintf("%s build failed: %s", id, p.BuildError))
 		}
 		for _, w := range p.NewWarnings {
