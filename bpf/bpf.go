@@ -104,8 +104,8 @@ const MetaMagic = 0x5ebee55e
 const (
 	// SurvMagic opens the 16-byte trailer of a test packet; the token
 	// follows. Both little-endian.
-	SurvMagic   uint64 = 0x5652555349434b
-	TrailerSize        = 16
+	SurvMagic   = uint64(0x5652555349434b)
+	TrailerSize = 16
 
 	SurvResMap     = "res"
 	SurvCfgMap     = "cfg"

@@ -70,7 +70,7 @@ func (b *VMBooter) Boot(ctx context.Context, req BootRequest) (*BootResult, erro
 	if err != nil {
 		return &BootResult{ErrorKind: KindInfra}, err
 	}
-	defer os.RemoveAll(tmp)
+	defer func() { _ = os.RemoveAll(tmp) }() // a leftover temp dir is harmless
 	plan, err := json.Marshal(req.Plan)
 	if err != nil {
 		return &BootResult{ErrorKind: KindInfra}, err

@@ -437,7 +437,7 @@ func elfBuildID(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read-only: closing loses nothing
 	for _, s := range f.Sections {
 		if s.Type != elf.SHT_NOTE {
 			continue

@@ -50,10 +50,12 @@ func (c *Cache) lock(name string) (func(), error) {
 		return nil, infra("cache lock", err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
+		_ = f.Close() // the failed lock is the news
 		return nil, infra("cache lock", err)
 	}
-	return func() { syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+	// Closing the file releases the lock whatever LOCK_UN said, and a
+	// lock file's close loses nothing.
+	return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); _ = f.Close() }, nil
 }
 
 // tempDir makes a private directory next to final, so the publishing

@@ -200,7 +200,8 @@ func kconfigDeps(srcDir string) func(string) string {
 		def := regexp.MustCompile(`^\s*(menu)?config\s+` + regexp.QuoteMeta(name) + `\s*$`)
 		var deps []string
 		found := false
-		filepath.WalkDir(srcDir, func(p string, d fs.DirEntry, err error) error {
+		// The callback skips what it cannot read, so the walk returns no error.
+		_ = filepath.WalkDir(srcDir, func(p string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return nil
 			}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -77,7 +78,7 @@ func (c *Cache) importTarball(ctx context.Context, tarball string) (*Source, err
 	if err != nil {
 		return nil, infra("import "+tarball, err)
 	}
-	defer os.RemoveAll(tmp)
+	defer func() { _ = os.RemoveAll(tmp) }() // a leftover scratch dir is harmless
 	x := command{dir: tmp, timeout: 20 * time.Minute}
 	if _, err := x.run(ctx, "tar", "xf", tarball); err != nil {
 		return nil, infra("import "+tarball, err)
@@ -127,7 +128,7 @@ func tarballName(ctx context.Context, tarball string) (name, origin string, err 
 	if err != nil {
 		return "", "", infra("base tarball", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read-only: closing loses nothing
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
 		return "", "", infra("base tarball", err)
@@ -239,9 +240,8 @@ func excludeBuildDirs(repo string) error {
 	if err != nil {
 		return err
 	}
-	defer f.Close()
 	_, err = f.WriteString("/" + objDirName + "/\n")
-	return err
+	return errors.Join(err, f.Close())
 }
 
 // worktree checks out src at commit into dir and backdates every file, so
@@ -297,14 +297,16 @@ func removeWorktree(src *Source, dir string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	command{dir: src.Dir}.run(ctx, "git", "worktree", "prune")
-	go os.RemoveAll(dir)
+	// Best effort, both: a stale worktree entry is pruned and leftover
+	// files swept by the next build.
+	_, _ = command{dir: src.Dir}.run(ctx, "git", "worktree", "prune")
+	go func() { _ = os.RemoveAll(dir) }()
 }
 
 // sweepTrash deletes what interrupted runs left in the trash.
 func (c *Cache) sweepTrash() {
 	ents, _ := os.ReadDir(c.path("trash"))
 	for _, e := range ents {
-		os.RemoveAll(c.path("trash", e.Name()))
+		_ = os.RemoveAll(c.path("trash", e.Name())) // what fails now is tried again next build
 	}
 }

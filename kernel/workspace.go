@@ -34,7 +34,7 @@ func parentCommit(src *Source, parent *Artifacts) string {
 // so make rebuilds exactly their objects.
 func resetWorkspace(ctx context.Context, tree, commit, key string) error {
 	g := command{dir: tree, env: gitEnv, timeout: 5 * time.Minute}
-	g.run(ctx, "git", "am", "--abort") // an interrupted am leaves a session behind
+	_, _ = g.run(ctx, "git", "am", "--abort") // an interrupted am leaves a session behind; none is the usual case
 	for _, args := range [][]string{
 		{"checkout", "-q", "-f", "--detach", commit},
 		{"clean", "-q", "-f", "-d"}, // objects are ignored (info/exclude): kept

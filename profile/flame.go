@@ -157,8 +157,8 @@ func Layout(p *Profile, o FlameOptions) (rects []Rect, width, height int) {
 		r := Rect{Name: n.name, Depth: n.depth, X: x, W: w,
 			Y:       float64(height - padBottom - (n.depth+1)*frameHeight),
 			Samples: n.total, Self: n.self}
-		switch {
-		case n.depth == 0:
+		switch n.depth {
+		case 0:
 			r.Kind = KindUnknown
 			r.Fill = "rgb(200,200,200)"
 		default:
@@ -269,7 +269,7 @@ text { font-family: monospace; font-size: %dpx; fill: rgb(0,0,0); }
 		// Every frame has its text element, so zooming can label frames
 		// that grow wide enough.
 		fmt.Fprintf(bw, `<text x="%.2f" y="%.0f">%s</text>`, r.X+3, r.Y+frameHeight-4.5, esc(fitLabel(r.Name, r.W)))
-		bw.WriteString("</g>\n")
+		_, _ = bw.WriteString("</g>\n") // bufio keeps the first error for Flush
 	}
 	legend := "width = share of samples · colours: orange kernel, green BPF (JIT), red user mode, slate task, grey unknown · hover a frame for its counts, click to zoom"
 	if o.Base != nil {
@@ -278,7 +278,7 @@ text { font-family: monospace; font-size: %dpx; fill: rgb(0,0,0); }
 	fmt.Fprintf(bw, `<text class="sub" x="%d" y="%d">%s</text>`+"\n", padSide, height-12, esc(legend))
 	fmt.Fprintf(bw, `<text id="unzoom" class="sub" x="%d" y="24" style="cursor:pointer;display:none">Reset zoom</text>`+"\n", padSide)
 	fmt.Fprintf(bw, zoomScript, width-2*padSide, padSide, charWidth)
-	bw.WriteString("</svg>\n")
+	_, _ = bw.WriteString("</svg>\n") // Flush below reports a failed write
 	return bw.Flush()
 }
 

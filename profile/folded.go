@@ -96,8 +96,9 @@ func (p *Profile) WriteFolded(w io.Writer) error {
 	sort.Strings(lines)
 	bw := bufio.NewWriter(w)
 	for _, l := range lines {
-		bw.WriteString(l)
-		bw.WriteByte('\n')
+		// bufio keeps the first error; Flush returns it.
+		_, _ = bw.WriteString(l)
+		_ = bw.WriteByte('\n')
 	}
 	return bw.Flush()
 }

@@ -232,7 +232,7 @@ func Load(dir string, e Entry) (*Profile, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }() // read-only: closing loses nothing
 	p, err := ParseFolded(f)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", f.Name(), err)

@@ -453,10 +453,10 @@ func compareDeterministic(name string, base, patched []float64, minEffect float6
 }
 
 func deltaPct(base, patched float64) float64 {
-	switch {
-	case base == patched:
+	switch base {
+	case patched:
 		return 0
-	case base == 0:
+	case 0:
 		return math.NaN()
 	}
 	return (patched/base - 1) * 100

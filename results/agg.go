@@ -191,7 +191,7 @@ func (t AggTable) Render(w io.Writer) error {
 // String renders the table.
 func (t AggTable) String() string {
 	var b strings.Builder
-	t.Render(&b)
+	_ = t.Render(&b) // a strings.Builder does not fail
 	return b.String()
 }
 
@@ -285,7 +285,9 @@ func RunSets(run *Run, prefix string) (byRole map[string][]AggSet, notes []strin
 func repOf(label string) int {
 	i := strings.LastIndexAny(label, "-/")
 	var n int
-	fmt.Sscanf(label[i+1:], "%d", &n)
+	if _, err := fmt.Sscanf(label[i+1:], "%d", &n); err != nil {
+		return 0 // not numbered
+	}
 	return n
 }
 

@@ -158,7 +158,7 @@ func MergeDirs(out string, dirs ...string) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("results: merge: %w", err)
 	}
-	defer dst.Close()
+	defer func() { _ = dst.Close() }() // a Root's close releases only its descriptor
 	// Boots were appended shard by shard, so walk them in step.
 	i := 0
 	for si, r := range runs {
@@ -178,7 +178,7 @@ func MergeDirs(out string, dirs ...string) (*Run, error) {
 			case errors.Is(err, fs.ErrNotExist):
 				// The shard lost its log; keep the record's word for it.
 			case err != nil:
-				src.Close()
+				_ = src.Close() // the copy's error is the news
 				return nil, fmt.Errorf("results: merge: shard %s: %w", r.ID, err)
 			default:
 				b.ConsoleLog = rel

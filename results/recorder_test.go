@@ -142,7 +142,7 @@ func TestDefaultDir(t *testing.T) {
 	if got, want := DefaultDir(start, "1a2b3c4d"), filepath.Join("kci-results", "20261001T193903Z-1a2b3c4d"); got != want {
 		t.Errorf("DefaultDir = %q, want %q", got, want)
 	}
-	if NewID() == NewID() {
+	if a, b := NewID(), NewID(); a == b {
 		t.Errorf("two ids in a row are equal")
 	}
 }

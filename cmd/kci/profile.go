@@ -43,7 +43,9 @@ or kci profile) from their .folded files.`,
 			if len(args) == 1 && isRunDir(args[0]) {
 				set, err := profile.Render(args[0], topN)
 				if set != nil {
-					profile.WriteSummary(cmd.OutOrStdout(), filepath.Join(args[0], profile.Dir), set, profile.SummaryOptions{TopN: topN})
+					if werr := profile.WriteSummary(cmd.OutOrStdout(), filepath.Join(args[0], profile.Dir), set, profile.SummaryOptions{TopN: topN}); werr != nil && err == nil {
+						err = fmt.Errorf("profile: summary: %w", werr)
+					}
 				}
 				return err
 			}
@@ -73,7 +75,9 @@ or kci profile) from their .folded files.`,
 			if dir != "" {
 				if set, lerr := profile.LoadSet(dir); lerr == nil {
 					fmt.Fprintln(cmd.OutOrStdout())
-					profile.WriteSummary(cmd.OutOrStdout(), filepath.Join(dir, profile.Dir), set, profile.SummaryOptions{TopN: topN})
+					if werr := profile.WriteSummary(cmd.OutOrStdout(), filepath.Join(dir, profile.Dir), set, profile.SummaryOptions{TopN: topN}); werr != nil && err == nil {
+						err = fmt.Errorf("profile: summary: %w", werr)
+					}
 				} else if err == nil {
 					err = fmt.Errorf("profile: no profiles written: %w", lerr)
 				}

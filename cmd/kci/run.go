@@ -182,26 +182,44 @@ func firstLine(s string) string {
 
 // printEvent shows one agent event on one line.
 func printEvent(w io.Writer, ev event.Event) {
+	// decode says so when the guest sent what this kci cannot read.
+	decode := func(v any) bool {
+		if err := ev.Decode(v); err != nil {
+			fmt.Fprintf(w, "%v: undecodable event: %v\n", ev.Type, err)
+			return false
+		}
+		return true
+	}
 	switch ev.Type {
 	case event.Ready:
 		var h event.Hello
-		ev.Decode(&h)
+		if !decode(&h) {
+			return
+		}
 		fmt.Fprintf(w, "ready: %s on %s (guest uptime %.2fs)\n", h.Agent, h.Release, h.Uptime)
 	case event.StepBeg:
 		var s event.StepData
-		ev.Decode(&s)
+		if !decode(&s) {
+			return
+		}
 		fmt.Fprintf(w, "step: %s (timeout %v)\n", s.Name, s.Timeout)
 	case event.Log:
 		var s string
-		ev.Decode(&s)
+		if !decode(&s) {
+			return
+		}
 		fmt.Fprintf(w, "log: %s\n", s)
 	case event.Error:
 		var e event.ErrorData
-		ev.Decode(&e)
+		if !decode(&e) {
+			return
+		}
 		fmt.Fprintf(w, "error: %s: %s\n", e.Step, e.Message)
 	case event.Cell:
 		var c suite.Cell
-		ev.Decode(&c)
+		if !decode(&c) {
+			return
+		}
 		verdict := "ok"
 		if !c.Pass {
 			verdict = "FAIL"
@@ -209,7 +227,9 @@ func printEvent(w io.Writer, ev event.Event) {
 		fmt.Fprintf(w, "cell: %-12s %-14s %-8s (expected %s) %s\n", c.Carrier, c.Path, c.Observed, c.Expected, verdict)
 	case event.Variant:
 		var v suite.VariantResult
-		ev.Decode(&v)
+		if !decode(&v) {
+			return
+		}
 		if v.Skipped != "" {
 			fmt.Fprintf(w, "variant: %s skipped: %s\n", v.Variant, v.Skipped)
 			break

@@ -35,7 +35,7 @@ to console.log.`,
 			// restoring it, this does.
 			if fd := int(os.Stdin.Fd()); term.IsTerminal(fd) {
 				if st, err := term.GetState(fd); err == nil {
-					defer term.Restore(fd, st)
+					defer func() { _ = term.Restore(fd, st) }() // nothing left to do if the terminal is gone
 				}
 			}
 			fmt.Fprintln(errOut, "kci: booting; leave the shell with 'shutdown reboot' or Ctrl-A x")

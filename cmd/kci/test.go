@@ -109,7 +109,9 @@ build error; 4 boot/crash; 5 survival regression; 6 performance regression
 				run, lerr := results.Load(dir)
 				if lerr == nil {
 					fmt.Println()
-					results.Text(os.Stdout, run, results.TextOptions{Color: term.IsTerminal(int(os.Stdout.Fd()))})
+					if terr := results.Text(os.Stdout, run, results.TextOptions{Color: term.IsTerminal(int(os.Stdout.Fd()))}); terr != nil {
+						fmt.Fprintf(os.Stderr, "kci: report: %v\n", terr)
+					}
 				}
 				fmt.Fprintf(os.Stderr, "kci: run directory %s\n", dir)
 				// A failed run is posted too: reviewers should see why.
