@@ -66,7 +66,10 @@ func (b *Builder) Warnings(tree *kernel.Artifacts) kernel.WarningSet {
 // SeriesOptions is what `kci series` was asked.
 type SeriesOptions struct {
 	Patches []string // the series: files, dirs, mboxes, series files
-	Trees   []string // empty: every tree the whole series applies to
+	// Loaded, when set, is the series itself (Patches then only names it):
+	// e.g. a tree's own series from Builder.OwnSeries.
+	Loaded []kernel.Patch
+	Trees  []string // empty: every tree the whole series applies to
 	// Boot runs sanity (+ survival) on every prefix that builds.
 	Boot     bool
 	Survival bool
@@ -107,9 +110,12 @@ func (st *SeriesTester) Series(ctx context.Context, o SeriesOptions) (string, *r
 			fmt.Fprintf(o.Log, format+"\n", a...)
 		}
 	}
-	patches, err := kernel.LoadSeries(o.Patches...)
-	if err != nil {
-		return "", nil, &ExitError{Code: ExitApply, Cause: err.Error()}
+	patches := o.Loaded
+	if patches == nil {
+		var err error
+		if patches, err = kernel.LoadSeries(o.Patches...); err != nil {
+			return "", nil, &ExitError{Code: ExitApply, Cause: err.Error()}
+		}
 	}
 	id := results.NewID()
 	start := time.Now()
@@ -379,6 +385,11 @@ func (st *SeriesTester) tree(ctx context.Context, tr *project.Tree, patches []ke
 			// blamed; nothing published, so nothing to boot.
 			meter.End("unverified")
 			row.Build, row.BuildError = results.StepUnverified, ve.Error()
+		case errors.As(err, &ce) && notYetDefined(ce, definedLater(patches[k:], k)) != "":
+			// The fragments ask for what a later patch defines: not this
+			// prefix's fault, and nothing to boot.
+			meter.End("config not yet complete")
+			row.Build, row.BuildError = results.StepUnverified, notYetDefined(ce, definedLater(patches[k:], k))
 		case errors.As(err, &ce):
 			meter.End("config policy violated")
 			row.Build, row.BuildError = results.StepFail, firstLine(ce.Error())

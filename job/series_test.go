@@ -23,6 +23,7 @@ type fakeStep struct {
 	noApply bool
 	broken  bool   // BuildError
 	stale   bool   // VerifyError
+	config  string // ConfigError on this option
 	log     string // make output (golden file under kernel/testdata/warnings)
 }
 
@@ -46,6 +47,8 @@ func (f *fakeSeriesBuilder) Patched(ctx context.Context, t *project.Tree, tree *
 	case s.noApply:
 		p := patches[k-1]
 		return nil, &kernel.ApplyError{Patch: p.Name(), Subject: p.Subject, File: "net/core/skbuff.c", Hunk: "@@ -6176,6 +6176,8 @@"}
+	case s.config != "":
+		return nil, &kernel.ConfigError{Violations: []kernel.Violation{{Option: s.config, Want: "y", Got: "", Source: "patches/gtp/kci.config:3"}}}
 	case s.stale:
 		return nil, &kernel.VerifyError{Missing: []string{"kfunc bpf_trace_skb"}}
 	case s.broken:
@@ -438,7 +441,30 @@ func TestSeriesUnverifiedPrefix(t *testing.T) {
 	if len(tr.Bisect) != 0 || code != 0 {
 		t.Errorf("bisect %+v, exit %d: an unverified prefix is not a build break", tr.Bisect, code)
 	}
-	if !strings.Contains(txt, "patch 2/4 built but not verified: built kernel lacks what the series adds: kfunc bpf_trace_skb") {
+	if !strings.Contains(txt, "patch 2/4 not checked: built kernel lacks what the series adds: kfunc bpf_trace_skb") {
 		t.Errorf("text:\n%s", txt)
+	}
+}
+
+// TestSeriesConfigDefinedLater: the tree's fragment asks for an option
+// patch 2 defines, so prefix 1 cannot meet the policy: not its fault. A
+// violation no later patch explains stays a build failure.
+func TestSeriesConfigDefinedLater(t *testing.T) {
+	dir := t.TempDir()
+	for i, d := range []string{
+		"net: prepare\n\n--- a/net/a.c\n+++ b/net/a.c\n@@ -1 +1 @@\n-a\n+b\n",
+		"net: add gated tracepoints\n\n--- a/net/Kconfig\n+++ b/net/Kconfig\n@@ -1,1 +1,4 @@\n a\n+config SKB_GATED_TRACEPOINTS\n+\tbool \"gated\"\n+\n",
+		"net: use them\n\n--- a/net/b.c\n+++ b/net/b.c\n@@ -1 +1 @@\n-a\n+b\n",
+	} {
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("%04d.patch", i+1)), []byte(d), 0o644)
+	}
+	b := &fakeSeriesBuilder{treeLog: filepath.Join(warnDir, "0-tree.log"), steps: map[int]fakeStep{1: {config: "SKB_GATED_TRACEPOINTS"}, 3: {config: "NET_OTHER"}}}
+	rep, code, txt := runSeries(t, seriesTester(b, &fakeSeriesBooter{}), SeriesOptions{Patches: []string{dir}, Trees: []string{"stock"}, Boot: true})
+	p := rep.Trees[0].Patches
+	if p[0].Build != results.StepUnverified || !strings.Contains(txt, "patch 1/3 not checked: config not yet complete: CONFIG_SKB_GATED_TRACEPOINTS comes with patch 2") {
+		t.Errorf("patch 1: %s %q\n%s", p[0].Build, p[0].BuildError, txt)
+	}
+	if p[2].Build != results.StepFail || code != ExitBuild {
+		t.Errorf("patch 3: %s, exit %d: a violation of its own is a build failure", p[2].Build, code)
 	}
 }

@@ -23,8 +23,10 @@ const (
 	StepFail    = "FAIL"
 	StepSkipped = "skipped" // not attempted: an earlier step of this prefix failed
 	StepBlocked = "blocked" // not attempted: an earlier patch does not apply
-	// StepUnverified: it built, but vmlinux lacks something the series so
-	// far adds (kci's stale-build check); not published, not booted.
+	// StepUnverified: not a kernel to check, through no fault of the
+	// prefix: vmlinux lacks something the series so far adds (kci's
+	// stale-build check), or the fragments ask for an option a later patch
+	// defines. Not published, not booted, not blamed.
 	StepUnverified = "unverified"
 )
 
@@ -373,7 +375,7 @@ func findings(t SeriesTree) []string {
 			out = append(out, fmt.Sprintf("%s does not apply: %s", id, p.ApplyError))
 		}
 		if p.BuildError != "" && p.Build == StepUnverified {
-			out = append(out, fmt.Sprintf("%s built but not verified: %s", id, p.BuildError))
+			out = append(out, fmt.Sprintf("%s not checked: %s", id, p.BuildError))
 		} else if p.BuildError != "" {
 			out = append(out, fmt.Sprintf("%s build failed: %s", id, p.BuildError))
 		}

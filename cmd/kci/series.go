@@ -11,6 +11,7 @@ import (
 
 	"github.com/kci-dev/kci/internal/progress"
 	"github.com/kci-dev/kci/job"
+	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/results"
 	"github.com/kci-dev/kci/suite"
 )
@@ -29,10 +30,11 @@ func newSeriesCmd() *cobra.Command {
 		window, warmup time.Duration
 		out            string
 		format         string
+		own            bool
 		vmo            vmFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "series SERIES... | kci series RUNDIR",
+		Use:   "series SERIES... | series --own --tree NAME [SERIES...] | series RUNDIR",
 		Short: "Check every patch of a series on its own: apply, build, new warnings, checkpatch, boot, survival; find the patch behind a perf change",
 		Long: `Validates a series patch by patch, as netdev and bpf reviewers expect: for
 every prefix 1..N on each tree the whole series applies to (or --tree), apply it,
@@ -48,18 +50,29 @@ first, then the patch behind each moved program is found by binary search over
 prefixes (deterministic under TCG: one boot per prefix), or every prefix is
 measured with --each.
 
+--own --tree gtp checks the gtp tree's own series (then the SERIES given, e.g.
+patches/rht-no-shrink.patch) on the stock kernel with the tree's fragments; a
+prefix that precedes the patch defining an option the fragments ask for is
+reported as not checked, not as a failure.
+
 Writes series.json, series.txt and series.md into the run directory;
 "kci series RUNDIR" renders a saved one again (--format text|markdown|json).
 Exit codes: 0 ok; 1 machine error; 2 a patch does not apply; 3 a patch does not
 build (or, with --fail-on-warnings, adds a warning or a checkpatch error);
 4 boot failure; 5 survival cell lost.`,
-		Args: cobra.MinimumNArgs(1),
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// A run directory of kci series: render it again.
 			if len(args) == 1 {
 				if rep, err := results.LoadSeries(args[0]); err == nil {
 					return renderSeries(os.Stdout, rep, format)
 				}
+			}
+			if len(args) == 0 && !own {
+				return fmt.Errorf("give a series (files, directories, mboxes, series files), or --own --tree NAME")
+			}
+			if own && len(trees) != 1 {
+				return fmt.Errorf("--own checks one tree's own series: give exactly one --tree")
 			}
 			if format != "text" && format != "markdown" && format != "json" {
 				return fmt.Errorf("--format %q: want text, markdown or json", format)
@@ -95,6 +108,19 @@ build (or, with --fail-on-warnings, adds a warning or a checkpatch error);
 			o.Bench = o.BenchFor("kvm")
 			b.Opts.Progress = o.Progress
 			st := &job.SeriesTester{Project: p, Builder: b, Booter: booter}
+			if own {
+				extra, err := kernel.LoadSeries(args...)
+				if len(args) == 0 {
+					extra, err = nil, nil
+				}
+				if err != nil {
+					return err
+				}
+				tr, _ := p.Tree(trees[0])
+				if st.Builder, o.Loaded, err = b.OwnSeries(tr, extra); err != nil {
+					return err
+				}
+			}
 			dir, rep, err := st.Series(cmd.Context(), o)
 			if rep != nil {
 				fmt.Println()
@@ -110,6 +136,7 @@ build (or, with --fail-on-warnings, adds a warning or a checkpatch error);
 	f.StringSliceVar(&trees, "tree", nil, "tree(s) from kci.yaml (default: every tree the whole series applies to)")
 	f.StringSliceVar(&variants, "variants", nil, "benchmark variants: measure performance and find the patch behind each change (default: none)")
 	f.BoolVar(&each, "each", false, "with --variants: measure every prefix (one boot each, with survival) instead of a binary search")
+	f.BoolVar(&own, "own", false, "check the --tree's own series patch by patch (stock kernel + the tree's fragments + each prefix), then the SERIES given, if any")
 	f.BoolVar(&noBoot, "no-boot", false, "build and check only: no boots")
 	f.BoolVar(&noSurvival, "no-survival", false, "boot with sanity checks only")
 	f.BoolVar(&failOnWarnings, "fail-on-warnings", false, "exit 3 when a patch adds a compiler/linker warning or a checkpatch error")
