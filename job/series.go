@@ -403,6 +403,12 @@ func (st *SeriesTester) tree(ctx context.Context, tr *project.Tree, patches []ke
 		}
 		if logFile != "" {
 			if bo, err := kernel.ParseMakeLog(logFile); err == nil {
+				if row.Build == results.StepFail {
+					// make stopped early: a file it started may not have
+					// got as far as its old warnings, which must not come
+					// back as new once the build works again.
+					bo.Compiled = nil
+				}
 				row.NewWarnings = warnings.Apply(bo)
 			} else {
 				logf("kci: [%s] patch %d/%d: build log: %v", tr.Name, k, n, err)

@@ -468,3 +468,19 @@ func TestSeriesConfigDefinedLater(t *testing.T) {
 		t.Errorf("patch 3: %s, exit %d: a violation of its own is a build failure", p[2].Build, code)
 	}
 }
+
+// TestSeriesWarningAcrossBreak: lib/string.c warns on the tree; patch 1
+// breaks that file (make stops before the warning), patch 2 repairs it and
+// the old warning prints again: not new.
+func TestSeriesWarningAcrossBreak(t *testing.T) {
+	b := &fakeSeriesBuilder{treeLog: filepath.Join(warnDir, "0-tree.log"), steps: map[int]fakeStep{
+		1: {broken: true, log: filepath.Join(warnDir, "4-broken-quiet.log")},
+		2: {log: filepath.Join(warnDir, "0-tree.log")},
+	}}
+	rep, _, _ := runSeries(t, seriesTester(b, &fakeSeriesBooter{}), SeriesOptions{Patches: []string{writeDiffs(t, 2)}, Trees: []string{"stock"}})
+	for _, p := range rep.Trees[0].Patches {
+		if len(p.NewWarnings) > 0 {
+			t.Errorf("patch %d: new warnings %+v, want none", p.Index, p.NewWarnings)
+		}
+	}
+}
