@@ -118,7 +118,7 @@ func ParseMakeOutput(out string) BuildOutput {
 				continue
 			}
 		}
-		if m := toolWarning.FindStringSubmatch(l); m != nil && !strings.Contains(l, " error: ") {
+		if m := toolWarning.FindStringSubmatch(l); m != nil && !strings.Contains(l, " error: ") && !strings.HasPrefix(m[1], "make") {
 			w := Warning{Message: normMessage(m[2])}
 			switch {
 			case m[1] == "ld" || strings.HasSuffix(m[1], "-ld") || strings.HasPrefix(m[1], "ld."):

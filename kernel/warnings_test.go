@@ -75,6 +75,10 @@ func TestParseMakeOutputFields(t *testing.T) {
 	if got := strings.Join(o.Compiled, " "); got != "lib/string net/core/skbuff" {
 		t.Errorf("compiled = %q", got)
 	}
+	// make's own chatter is not the code's.
+	if o := ParseMakeOutput("make[2]: warning: jobserver unavailable: using -j1.  Add '+' to parent make rule.\n"); len(o.Warnings) != 0 {
+		t.Errorf("make's warning taken for the code's: %+v", o.Warnings)
+	}
 	// An error is not a warning.
 	b, _ := ParseMakeLog("testdata/warnings/broken.log")
 	if len(b.Warnings) != 0 {
