@@ -16,5 +16,5 @@ var Default embed.FS
 // TestAgentSourceComplete keeps the list in step with the imports.
 //
 //go:embed go.mod go.sum cmd/kci-guest/*.go suite/*.go vm/event/*.go
-//go:embed bpf/*.go bpf/*.o kernel/*.go kernel/config internal/childenv/*.go
+//go:embed bpf/*.go bpf/*.o kernel/*.go kernel/config internal/childenv/*.go internal/fsutil/*.go
 var AgentSource embed.FS
