@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 
@@ -482,5 +483,40 @@ func TestSeriesWarningAcrossBreak(t *testing.T) {
 		if len(p.NewWarnings) > 0 {
 			t.Errorf("patch %d: new warnings %+v, want none", p.Index, p.NewWarnings)
 		}
+	}
+}
+
+// TestBuilderWarningsChain: the tree kernel's warnings are its build chain's
+// (stock, full, then the tree's incremental build), oldest first.
+func TestBuilderWarningsChain(t *testing.T) {
+	root := t.TempDir()
+	publish := func(key, parent, log string) *kernel.Artifacts {
+		dir := filepath.Join(root, "kernels", key)
+		os.MkdirAll(dir, 0o755)
+		data, err := os.ReadFile(filepath.Join(warnDir, log))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, "build.log"), data, 0o644)
+		js := fmt.Sprintf(`{"key": %q, "parent": %q}`, key, parent)
+		os.WriteFile(filepath.Join(dir, "build.json"), []byte(js), 0o644)
+		a, err := (&kernel.Cache{Root: root}).Lookup(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	publish("stock", "", "0-tree.log")
+	tree := publish("gtp", "stock", "2-fixed.log")
+	set := (&Builder{Cache: &kernel.Cache{Root: root}}).Warnings(tree)
+	var files []string
+	for _, w := range set {
+		files = append(files, w.File+"|"+w.Message[:min(len(w.Message), 10)])
+	}
+	sort.Strings(files)
+	// stock's lib/string.c and foo.h warnings stay (not recompiled), the
+	// objtool one is the same key, and the tree adds the linker's.
+	if want := []string{"include/linux/foo.h|'foo_unuse", "lib/string.c|unused var", "vmlinux.o|objtool: b", "|ld: arch/x"}; !reflect.DeepEqual(files, want) {
+		t.Errorf("warnings %q, want %q", files, want)
 	}
 }
