@@ -139,7 +139,7 @@ func AppendStepSummary(path, markdown string) error {
 	}
 	st, err := f.Stat()
 	if err != nil {
-		f.Close()
+		_ = f.Close()
 		return fmt.Errorf("ci: step summary: %w", err)
 	}
 	budget := StepSummaryLimit - int(st.Size()) - 2

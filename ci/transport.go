@@ -117,7 +117,7 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		if resp != nil {
 			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-			resp.Body.Close()
+			_ = resp.Body.Close()
 		}
 		t.logf("ci: %s %s: %s; retry %d/%d in %s", req.Method, req.URL.Path, why, attempt+1, t.policy.attempts, wait.Round(time.Millisecond))
 		if err := t.sleep(ctx, wait); err != nil {

@@ -81,7 +81,7 @@ func runVariant(ctx context.Context, env *benchEnv, v variant, p BenchParams, na
 	}
 	names := sortedKeys(coll.Programs)
 	var atts []attachment
-	defer func() { detachAll(atts) }()
+	defer func() { _ = detachAll(atts) }()
 	for _, pn := range names {
 		ps := spec.Programs[pn]
 		prog := coll.Programs[pn]
@@ -109,7 +109,7 @@ func runVariant(ctx context.Context, env *benchEnv, v variant, p BenchParams, na
 	if err != nil {
 		return res, fmt.Errorf("bench %s: %w", name, err)
 	}
-	defer tr.close()
+	defer func() { _ = tr.close() }()
 	tr.startServers()
 	if err := sleepCtx(ctx, p.ServerLead); err != nil {
 		return res, err
@@ -186,7 +186,7 @@ func measureWindow(ctx context.Context, env *benchEnv, ns *netNS, coll *ebpf.Col
 			if err != nil {
 				return fmt.Errorf("BPF_ENABLE_STATS: %w", err)
 			}
-			defer stats.Close()
+			defer func() { _ = stats.Close() }()
 			progsA, err := progStats(coll, names)
 			if err != nil {
 				return err
@@ -219,7 +219,7 @@ func measureWindow(ctx context.Context, env *benchEnv, ns *netNS, coll *ebpf.Col
 			if err != nil {
 				return err
 			}
-			stats.Close()
+			_ = stats.Close()
 			cpuB, err := readProcStat()
 			if err != nil {
 				return err

@@ -73,7 +73,7 @@ func probeTCX() (bool, error) {
 	if err != nil {
 		return false, fmt.Errorf("tcx probe: load program: %w", err)
 	}
-	defer prog.Close()
+	defer func() { _ = prog.Close() }()
 	ns, err := newNetNS("kci-probe")
 	if err != nil {
 		return false, fmt.Errorf("tcx probe: %w", err)

@@ -29,7 +29,7 @@ func newNetNS(name string) (*netNS, error) {
 		runtime.UnlockOSThread()
 		return nil, fmt.Errorf("netns %s: current namespace: %w", name, err)
 	}
-	defer orig.Close()
+	defer func() { _ = orig.Close() }()
 	h, err := netns.New()
 	if err != nil {
 		runtime.UnlockOSThread()
@@ -38,14 +38,14 @@ func newNetNS(name string) (*netNS, error) {
 	if err := netns.Set(orig); err != nil {
 		// The thread is stuck in the new namespace: leave it locked so
 		// the runtime discards it when this goroutine ends.
-		h.Close()
+		_ = h.Close()
 		return nil, fmt.Errorf("netns %s: return to the original namespace: %w", name, err)
 	}
 	runtime.UnlockOSThread()
 	// Route only: a lean kernel has no xfrm or netfilter netlink.
 	nl, err := netlink.NewHandleAt(h, unix.NETLINK_ROUTE)
 	if err != nil {
-		h.Close()
+		_ = h.Close()
 		return nil, fmt.Errorf("netns %s: netlink: %w", name, err)
 	}
 	n := &netNS{name: name, h: h, nl: nl}
@@ -65,7 +65,7 @@ func (n *netNS) do(f func() error) error {
 		runtime.UnlockOSThread()
 		return fmt.Errorf("netns %s: current namespace: %w", n.name, err)
 	}
-	defer orig.Close()
+	defer func() { _ = orig.Close() }()
 	if err := netns.Set(n.h); err != nil {
 		runtime.UnlockOSThread()
 		return fmt.Errorf("netns %s: enter: %w", n.name, err)
@@ -84,7 +84,7 @@ func (n *netNS) Close() {
 	if n.nl != nil {
 		n.nl.Close()
 	}
-	n.h.Close()
+	_ = n.h.Close()
 }
 
 func (n *netNS) link(name string) (netlink.Link, error) {

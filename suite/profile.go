@@ -64,13 +64,13 @@ func StartProfile(cpus []int, freqHz int) (*Profiler, error) {
 	for _, cpu := range cpus {
 		fd, err := openCPUClock(cpu, freqHz)
 		if err != nil {
-			p.Close()
+			_ = p.Close()
 			return nil, fmt.Errorf("profile: cpu %d: %w", cpu, err)
 		}
 		p.events = append(p.events, fd)
 		l, err := link.AttachRawLink(link.RawLinkOptions{Target: fd, Program: prog, Attach: ebpf.AttachPerfEvent})
 		if err != nil {
-			p.Close()
+			_ = p.Close()
 			return nil, fmt.Errorf("profile: attach to cpu %d: %w", cpu, err)
 		}
 		p.links = append(p.links, l)
@@ -78,7 +78,7 @@ func StartProfile(cpus []int, freqHz int) (*Profiler, error) {
 	// Enable only once every CPU is attached, so all start together.
 	for i, fd := range p.events {
 		if err := unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_ENABLE, 0); err != nil {
-			p.Close()
+			_ = p.Close()
 			return nil, fmt.Errorf("profile: enable cpu %d: %w", p.cpus[i], err)
 		}
 	}
@@ -111,14 +111,14 @@ func openCPUClock(cpu, freqHz int) (int, error) {
 // root first), symbolised from /proc/kallsyms. Call it while the programs
 // under test are still loaded: their JIT symbols leave kallsyms with them.
 func (p *Profiler) Stop() (ProfileStats, string, error) {
-	defer p.Close()
+	defer func() { _ = p.Close() }()
 	st := ProfileStats{CPUs: p.cpus, FreqHz: p.freq}
 	for _, fd := range p.events {
 		unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_DISABLE, 0) //nolint:errcheck // closing follows
 	}
 	st.Elapsed = time.Since(p.start)
 	for _, l := range p.links {
-		l.Close()
+		_ = l.Close()
 	}
 	p.links = nil
 
@@ -159,11 +159,11 @@ func (p *Profiler) Stop() (ProfileStats, string, error) {
 // Close releases the sampler; Stop calls it.
 func (p *Profiler) Close() error {
 	for _, l := range p.links {
-		l.Close()
+		_ = l.Close()
 	}
 	p.links = nil
 	for _, fd := range p.events {
-		unix.Close(fd)
+		_ = unix.Close(fd)
 	}
 	p.events = nil
 	if p.coll != nil {

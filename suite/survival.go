@@ -137,7 +137,7 @@ func exercise(env *benchEnv, c carrierDef, t *topology) (res [bpf.ResMax]uint64,
 	}
 
 	var atts []attachment
-	defer func() { detachAll(atts) }()
+	defer func() { _ = detachAll(atts) }()
 	attach := func(a attachment, err error) error {
 		if err == nil {
 			atts = append(atts, a)
@@ -163,7 +163,7 @@ func exercise(env *benchEnv, c carrierDef, t *topology) (res [bpf.ResMax]uint64,
 	if err != nil {
 		return res, 0, err
 	}
-	defer unix.Close(rx)
+	defer func() { _ = unix.Close(rx) }()
 	send, closeSend, err := openSender(t)
 	if err != nil {
 		return res, 0, err
@@ -211,7 +211,7 @@ func openReceiver(t *topology) (int, error) {
 			return fmt.Errorf("receiver socket: %w", err)
 		}
 		if err := unix.Bind(fd, &unix.SockaddrInet4{Port: int(t.dst.Port()), Addr: t.dst.Addr().As4()}); err != nil {
-			unix.Close(fd)
+			_ = unix.Close(fd)
 			return fmt.Errorf("bind receiver %s: %w", t.dst, err)
 		}
 		return nil
@@ -251,7 +251,7 @@ func openSender(t *topology) (func([]byte) error, func(), error) {
 	}
 	sa := &unix.SockaddrInet4{Port: int(t.dst.Port()), Addr: t.dst.Addr().As4()}
 	send := func(p []byte) error { return unix.Sendto(fd, p, 0, sa) }
-	return send, func() { unix.Close(fd) }, nil
+	return send, func() { _ = unix.Close(fd) }, nil
 }
 
 func openRawSender(t *topology) (func([]byte) error, func(), error) {
@@ -278,7 +278,7 @@ func openRawSender(t *topology) (func([]byte) error, func(), error) {
 		f := udpFrame(src, t.rawDstHW, t.rawSrc, t.dst.Addr(), uint16(survPort), t.dst.Port(), p)
 		return unix.Sendto(fd, f, 0, sll)
 	}
-	return send, func() { unix.Close(fd) }, nil
+	return send, func() { _ = unix.Close(fd) }, nil
 }
 
 func htons(v uint16) uint16 { return v<<8 | v>>8 }

@@ -109,7 +109,7 @@ func newTraffic(ns *netNS, p BenchParams, ncpu int) (*traffic, error) {
 		return nil
 	})
 	if err != nil {
-		t.close()
+		_ = t.close()
 		return nil, fmt.Errorf("bench traffic: %w", err)
 	}
 	return t, nil
@@ -190,14 +190,6 @@ func (t *traffic) totalReceived() uint64 {
 	return n
 }
 
-func (t *traffic) totalSent() uint64 {
-	var n uint64
-	for i := range t.sent {
-		n += t.sent[i].Load()
-	}
-	return n
-}
-
 func (t *traffic) stopClients() {
 	t.cliStop.Store(true)
 	t.cliWG.Wait()
@@ -214,7 +206,7 @@ func (t *traffic) close() error {
 	t.stopClients()
 	t.stopServers()
 	for _, fd := range append(t.cliFDs, t.srvFDs...) {
-		unix.Close(fd)
+		_ = unix.Close(fd)
 	}
 	t.cliFDs, t.srvFDs = nil, nil
 	t.mu.Lock()

@@ -74,7 +74,7 @@ func KVMDevice() error {
 	if err != nil {
 		return fmt.Errorf("no usable /dev/kvm: %w", err)
 	}
-	defer f.Close()
+	defer func() { _ = f.Close() }()
 	const kvmGetAPIVersion = 0xAE00
 	v, err := unix.IoctlRetInt(int(f.Fd()), kvmGetAPIVersion)
 	if err != nil {
@@ -99,7 +99,7 @@ func ProbeKVM(ctx context.Context, cfg Config) (v Verdict, conclusive bool, err 
 	if err != nil {
 		return v, false, infra("kvm probe", err)
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }()
 	cfg.Dir = dir
 	res := &Result{}
 	berr := boot(ctx, cfg, res, nil, true)
@@ -144,7 +144,7 @@ func HostID(ctx context.Context, qemu string) (string, error) {
 	}
 	host, _ := os.Hostname()
 	var u unix.Utsname
-	unix.Uname(&u)
+	_ = unix.Uname(&u)
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, qemu, "--version").Output()
@@ -213,7 +213,7 @@ func saveVerdict(dir string, v Verdict) error {
 		return infra("save kvm verdict", err)
 	}
 	if err := os.Rename(tmp, p); err != nil {
-		os.Remove(tmp)
+		_ = os.Remove(tmp)
 		return infra("save kvm verdict", err)
 	}
 	return nil

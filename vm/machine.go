@@ -62,9 +62,9 @@ func (m *machine) pid() int { return m.cmd.Process.Pid }
 
 func (m *machine) signal(sig syscall.Signal) {
 	if m.group {
-		syscall.Kill(-m.pid(), sig)
+		_ = syscall.Kill(-m.pid(), sig)
 	} else {
-		syscall.Kill(m.pid(), sig)
+		_ = syscall.Kill(m.pid(), sig)
 	}
 }
 
@@ -143,9 +143,9 @@ func readConsole(r io.Reader, log, tee io.Writer, lines chan<- string, stop <-ch
 		n, err := r.Read(buf)
 		if n > 0 {
 			chunk := buf[:n]
-			log.Write(chunk)
+			_, _ = log.Write(chunk)
 			if tee != nil {
-				tee.Write(chunk)
+				_, _ = tee.Write(chunk)
 			}
 			partial = append(partial, chunk...)
 			for {

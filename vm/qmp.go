@@ -79,8 +79,8 @@ func (m *monitor) call(ctx context.Context, f func() error) error {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
-		m.sock.Disconnect()
-		<-errc
+		_ = m.sock.Disconnect()
+		_ = <-errc
 		return fmt.Errorf("qmp: %w", ctx.Err())
 	}
 }
@@ -149,7 +149,7 @@ func parseCPUsFast(b []byte) ([]int, error) {
 	return tids, nil
 }
 
-func (m *monitor) close() { m.sock.Disconnect() }
+func (m *monitor) close() { _ = m.sock.Disconnect() }
 
 // dialEvents connects to the agent's port once QEMU listens on it.
 func dialEvents(ctx context.Context, path string, exited <-chan struct{}) (net.Conn, error) {

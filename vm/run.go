@@ -91,7 +91,7 @@ func boot(ctx context.Context, cfg Config, res *Result, onEvent func(event.Event
 	if err != nil {
 		return infra("socket dir", err)
 	}
-	defer os.RemoveAll(sockDir)
+	defer func() { _ = os.RemoveAll(sockDir) }()
 	paths := Paths{
 		QMP:    filepath.Join(sockDir, "qmp"),
 		Events: filepath.Join(sockDir, "ev"),
@@ -118,16 +118,16 @@ func boot(ctx context.Context, cfg Config, res *Result, onEvent func(event.Event
 		if logFile, err = os.Create(res.Console); err != nil {
 			return infra("console log", err)
 		}
-		defer logFile.Close()
+		defer func() { _ = logFile.Close() }()
 		if pr, pw, err = os.Pipe(); err != nil {
 			return infra("console pipe", err)
 		}
-		defer pr.Close()
+		defer func() { _ = pr.Close() }()
 		stdout = pw
 	}
 	m, err := startMachine(cfg.QEMU, args, stdin, stdout, cfg.Interactive)
 	if pw != nil {
-		pw.Close() // QEMU holds the write end; EOF follows its exit
+		_ = pw.Close() // QEMU holds the write end; EOF follows its exit
 	}
 	if err != nil {
 		return err
@@ -139,7 +139,7 @@ func boot(ctx context.Context, cfg Config, res *Result, onEvent func(event.Event
 	consoleDone := make(chan struct{})
 	defer func() {
 		close(stop)
-		m.kill()
+		_ = m.kill()
 		if lines != nil {
 			select {
 			case <-consoleDone:
@@ -164,7 +164,7 @@ func boot(ctx context.Context, cfg Config, res *Result, onEvent func(event.Event
 	if err != nil {
 		return startError(ctx, m, "event channel", err)
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	if st, err := mon.status(ctx); err != nil {
 		return startError(ctx, m, "qmp", err)
 	} else if st != "prelaunch" && st != "paused" {
@@ -361,7 +361,7 @@ func (l *loop) run(ctx context.Context, lines <-chan string, events <-chan agent
 		case <-graceC:
 			// The agent said done but the guest did not power off; the
 			// results are complete, so stop it.
-			l.mon.quit(ctx)
+			_ = l.mon.quit(ctx)
 			select {
 			case <-l.m.exited:
 			case <-time.After(2 * time.Second):

@@ -50,7 +50,7 @@ func buildURootLayer(ctx context.Context, o Options, env toolEnv, path string) e
 		if err != nil {
 			return err
 		}
-		defer os.RemoveAll(tmp)
+		defer func() { _ = os.RemoveAll(tmp) }()
 		out := filepath.Join(tmp, "uroot.cpio")
 		l := llog.New(slog.LevelInfo, func(format string, v ...any) {
 			fmt.Fprintf(o.Log, "vmimage: "+format+"\n", v...)
@@ -82,7 +82,7 @@ func buildURootLayer(ctx context.Context, o Options, env toolEnv, path string) e
 		if err != nil {
 			return err
 		}
-		defer f.Close()
+		defer func() { _ = f.Close() }()
 		_, err = io.Copy(w, f)
 		return err
 	})
@@ -124,7 +124,7 @@ func buildAgentLayer(ctx context.Context, o Options, env toolEnv, key, path stri
 		if err != nil {
 			return err
 		}
-		defer os.RemoveAll(tmp)
+		defer func() { _ = os.RemoveAll(tmp) }()
 		bin := filepath.Join(tmp, "kci-guest")
 		if _, err := goCmd(ctx, o.SourceDir, []string{"CGO_ENABLED=0", "GOOS=linux"},
 			"build", "-trimpath", "-ldflags=-s -w -X main.version="+key[:12],

@@ -21,12 +21,12 @@ func lockKey(dir, key string) (func(), error) {
 		return nil, fmt.Errorf("vmimage: cache lock: %w", err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
+		_ = f.Close()
 		return nil, fmt.Errorf("vmimage: cache lock: %w", err)
 	}
 	return func() {
-		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
-		f.Close()
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		_ = f.Close()
 	}, nil
 }
 
@@ -40,13 +40,13 @@ func publishFile(path string, write func(io.Writer) error) error {
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name()) // no-op after the rename
+	defer func() { _ = os.Remove(tmp.Name()) }() // no-op after the rename
 	if err := write(tmp); err != nil {
-		tmp.Close()
+		_ = tmp.Close()
 		return err
 	}
 	if err := tmp.Chmod(0o444); err != nil {
-		tmp.Close()
+		_ = tmp.Close()
 		return err
 	}
 	if err := tmp.Close(); err != nil {
@@ -64,7 +64,7 @@ func concatFiles(w io.Writer, paths ...string) error {
 			return err
 		}
 		n, err := io.Copy(w, f)
-		f.Close()
+		_ = f.Close()
 		if err != nil {
 			return fmt.Errorf("copy %s: %w", p, err)
 		}
@@ -109,7 +109,7 @@ const (
 
 func touch(path string) {
 	now := time.Now()
-	os.Chtimes(path, now, now)
+	_ = os.Chtimes(path, now, now)
 }
 
 // prune removes stale files matching pattern; errors are ignored, a file
@@ -129,8 +129,8 @@ func prune(pattern string, now time.Time) {
 	slices.SortFunc(es, func(a, b entry) int { return b.mod.Compare(a.mod) })
 	for i, e := range es {
 		if i >= keepImages && now.Sub(e.mod) > keepAge {
-			os.Remove(e.path)
-			os.Remove(e.path[:len(e.path)-len(filepath.Ext(e.path))] + ".lock")
+			_ = os.Remove(e.path)
+			_ = os.Remove(e.path[:len(e.path)-len(filepath.Ext(e.path))] + ".lock")
 		}
 	}
 }

@@ -58,7 +58,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 		return err
 	}
-	defer port.Close()
+	defer func() { _ = port.Close() }()
 	em := &emitter{w: port}
 
 	if err := em.emit(event.Ready, hello()); err != nil {
@@ -74,7 +74,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		runErr = suite.Run(ctx, plan, em.emit)
 	}
 	if runErr != nil {
-		em.emit(event.Error, event.ErrorData{Step: em.lastStep(), Message: runErr.Error()})
+		_ = em.emit(event.Error, event.ErrorData{Step: em.lastStep(), Message: runErr.Error()})
 	}
 	return errors.Join(runErr, em.emit(event.Done, event.DoneData{OK: runErr == nil}))
 }

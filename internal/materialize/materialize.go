@@ -57,7 +57,7 @@ func write(fsys fs.FS, files []string, dir string) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp) // no-op after the rename
+	defer func() { _ = os.RemoveAll(tmp) }() // no-op after the rename
 	for _, p := range files {
 		b, err := fs.ReadFile(fsys, p)
 		if err != nil {
