@@ -118,7 +118,7 @@ func (c *Cache) RunCheckpatch(ctx context.Context, base Base, commit string, p P
 	if err != nil {
 		return nil, infra("checkpatch", err)
 	}
-	defer os.RemoveAll(dir)
+	defer func() { _ = os.RemoveAll(dir) }() // a leftover temp dir is harmless
 	g := command{dir: src.Dir, timeout: time.Minute}
 	for _, f := range checkpatchFiles {
 		out, err := g.run(ctx, "git", "show", commit+":scripts/"+f)
