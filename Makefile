@@ -2,7 +2,12 @@
 export PATH := /usr/local/go/bin:$(PATH)
 GO ?= go
 
-.PHONY: all deps kci demo test unit
+# Linters, pinned: `go run pkg@version` builds them from the module proxy
+# (no prebuilt binaries) and caches the build in GOCACHE.
+STATICCHECK   ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+GOLANGCI_LINT ?= github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
+
+.PHONY: all deps kci demo test unit lint
 all: kci
 
 deps:
@@ -17,9 +22,17 @@ demo: deps kci
 
 # Everything, including integration tests that build real kernels with kci
 # (cached under $$KCI_CACHE or ~/.cache/kci) and boot them in QEMU.
-test: deps
-	$(GO) vet ./...
+# Lint runs first: it fails in minutes, the tests take most of an hour.
+test: deps lint
 	$(GO) test -timeout 85m ./...
+
+# vet, staticcheck, and golangci-lint with .golangci.yml (errcheck, govet,
+# ineffassign, staticcheck, unused). Cold, the two linters' builds take
+# about 1.5 and 3 minutes on 2 cores; warm, seconds.
+lint:
+	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+	$(GO) run $(GOLANGCI_LINT) run ./...
 
 # Unit tests only: no kernel build, no QEMU.
 unit:

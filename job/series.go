@@ -272,7 +272,7 @@ func (st *SeriesTester) tree(ctx context.Context, tr *project.Tree, patches []ke
 		}
 		p.StepTimeout = stepTimeout(o.Bench) // as kci test: survival steps get the same bound
 		console := filepath.Join("console", fmt.Sprintf("%s-%s.log", tr.Name, strings.ReplaceAll(label, " ", "-")))
-		os.MkdirAll(filepath.Join(dir, "console"), 0o755)
+		_ = os.MkdirAll(filepath.Join(dir, "console"), 0o755) // the booter's console copy creates it too
 		meter.Begin("[%s] boot %s", tr.Name, label)
 		s := time.Now()
 		res, err := st.Booter.Boot(ctx, BootRequest{Kernel: k, Plan: p, Console: filepath.Join(dir, console), Label: tr.Name + " " + label})

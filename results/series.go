@@ -208,7 +208,9 @@ func WriteSeries(dir string, s *Series) error {
 		return err
 	}
 	var b strings.Builder
-	SeriesText(&b, s)
+	if err := SeriesText(&b, s); err != nil {
+		return err
+	}
 	if err := writeAtomic(filepath.Join(dir, "series.txt"), []byte(b.String())); err != nil {
 		return err
 	}

@@ -80,7 +80,7 @@ func (m *monitor) call(ctx context.Context, f func() error) error {
 		return err
 	case <-ctx.Done():
 		_ = m.sock.Disconnect()
-		_ = <-errc
+		<-errc //nolint:errcheck // the reader stops on the closed socket: the cancel is the news
 		return fmt.Errorf("qmp: %w", ctx.Err())
 	}
 }

@@ -124,7 +124,9 @@ build (or, with --fail-on-warnings, adds a warning or a checkpatch error);
 			dir, rep, err := st.Series(cmd.Context(), o)
 			if rep != nil {
 				fmt.Println()
-				renderSeries(os.Stdout, rep, format)
+				if rerr := renderSeries(os.Stdout, rep, format); rerr != nil && err == nil {
+					err = rerr
+				}
 			}
 			if dir != "" {
 				fmt.Fprintf(os.Stderr, "kci: run directory %s\n", dir)
