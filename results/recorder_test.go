@@ -124,11 +124,15 @@ func TestRecorderConcurrentBoots(t *testing.T) {
 
 func TestLoadRejectsUnknownSchema(t *testing.T) {
 	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, RunFile), []byte(`{"schema": 99, "id": "x"}`), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, RunFile), []byte(`{"schema": 99, "id": "x"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "schema 99") {
 		t.Errorf("newer schema: err %v", err)
 	}
-	os.WriteFile(filepath.Join(dir, RunFile), []byte(`{"id": "x"}`), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, RunFile), []byte(`{"id": "x"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := Load(dir); err == nil {
 		t.Errorf("record without schema accepted")
 	}

@@ -49,7 +49,7 @@ func TestCopyFileStaysInsideItsRoots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer src.Close()
+	t.Cleanup(func() { _ = src.Close() })
 	if err := os.WriteFile(filepath.Join(d, "in"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
