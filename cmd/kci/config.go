@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kci-dev/kci/job"
 	"github.com/kci-dev/kci/kernel"
 )
 
@@ -23,7 +24,7 @@ func newConfigCmd() *cobra.Command {
 			w := cmd.OutOrStdout()
 			a, err := b.Tree(cmd.Context(), t)
 			if err != nil {
-				return err
+				return job.Classify("tree "+t.Name, err) // kci test's exit codes
 			}
 			fmt.Fprintf(w, "tree %s: base config %s, fragments in order:\n", t.Name, orDefault(b.Project.Config.Base, "tinyconfig"))
 			for _, f := range a.Fragments {

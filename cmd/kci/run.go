@@ -60,7 +60,7 @@ func (b *bootFlags) prepare(ctx context.Context, log io.Writer, files ...vmimage
 	k := &kernel.Artifacts{BzImage: b.kernel}
 	if b.kernel == "" {
 		if k, err = builder.Tree(ctx, tree); err != nil {
-			return none, err
+			return none, job.Classify("tree "+tree.Name, err) // kci test's exit codes
 		}
 		if len(b.patches) > 0 {
 			ps, err := kernel.LoadSeries(b.patches...)
@@ -68,7 +68,7 @@ func (b *bootFlags) prepare(ctx context.Context, log io.Writer, files ...vmimage
 				return none, err
 			}
 			if k, err = builder.Patched(ctx, tree, k, ps); err != nil {
-				return none, err
+				return none, job.Classify("patched kernel of tree "+tree.Name, err)
 			}
 		}
 		fmt.Fprintf(log, "kci: kernel %s\n", k.BzImage)
