@@ -33,6 +33,13 @@ type AccelResolver interface {
 	ResolveAccel(ctx context.Context, k *kernel.Artifacts) (accel, why string, err error)
 }
 
+// The real implementations, checked at compile time: a signature drifting
+// would otherwise silently skip the accelerator step.
+var (
+	_ KernelBuilder = (*Builder)(nil)
+	_ AccelResolver = (*VMBooter)(nil)
+)
+
 // testRun is one kci test on its way: what the steps of Tester.Test share.
 type testRun struct {
 	t       *Tester
