@@ -188,6 +188,14 @@ func QemuArgs(c Config, p Paths) ([]string, error) {
 	if c.CPUModel != "" {
 		cpu = c.CPUModel
 	}
+	vser := "virtio-serial-pci,id=vser"
+	if c.Accel == AccelTCG && c.Clock == ClockICount {
+		// Without ioeventfd the guest's kicks of the event port are
+		// handled in the vCPU thread at that instruction; with it, QEMU's
+		// main loop picks them up whenever the host schedules it, and the
+		// completion interrupt lands at a host-dependent instruction.
+		vser += ",ioeventfd=off"
+	}
 	con := "stdio,id=con,signal=off"
 	if c.Interactive {
 		// mux gives the user QEMU's Ctrl-A escapes (Ctrl-A x quits).
@@ -212,7 +220,7 @@ func QemuArgs(c Config, p Paths) ([]string, error) {
 		"-append", Cmdline(c),
 		"-chardev", con,
 		"-serial", "chardev:con",
-		"-device", "virtio-serial-pci,id=vser",
+		"-device", vser,
 		"-chardev", "socket,id=kci,path=" + p.Events + ",server=on,wait=off",
 		"-device", "virtserialport,bus=vser.0,chardev=kci,name=" + event.Port,
 		"-qmp", "unix:" + p.QMP + ",server=on,wait=off",
