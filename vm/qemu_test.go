@@ -206,6 +206,9 @@ func TestQemuArgsClock(t *testing.T) {
 		if got != tc.icount {
 			t.Errorf("%s/%q: deterministic args %v, want %v: %v", tc.accel, tc.clock, got, tc.icount, args)
 		}
+		if tc.icount != slices.Contains(args, "virtio-serial-pci,id=vser,ioeventfd=off") {
+			t.Errorf("%s/%q: virtio-serial ioeventfd off %v, want %v: %v", tc.accel, tc.clock, !tc.icount, tc.icount, args)
+		}
 		if tc.icount != slices.Contains(args, "-icount") {
 			t.Errorf("%s/%q: stray -icount: %v", tc.accel, tc.clock, args)
 		}
