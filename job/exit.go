@@ -17,7 +17,7 @@ const (
 	ExitApply       = 2 // the patch does not apply (or applies to no tree)
 	ExitBuild       = 3 // config policy violation or build failure
 	ExitBoot        = 4 // the kernel did not boot, crashed, hung or warned
-	ExitSurvival    = 5 // a survival cell passes on base but fails patched
+	ExitSurvival    = 5 // behaviour regression: a survival cell, or a benchmark's own checks, pass on base but fail patched
 	ExitPerformance = 6 // significant slowdown beyond --fail-on-regression
 	ExitInterrupted = 130
 )

@@ -208,12 +208,11 @@ func TestTestInvalidVariants(t *testing.T) {
 		t.Errorf("invalid on both kernels concluded %s: %s", c.State, c.Title)
 	}
 
-	// Invalid on the patched kernel only: the conclusion fails the patch.
-	// kci test's exit code does not (yet) follow it: pinned here so that a
-	// change to it is deliberate.
+	// Invalid on the patched kernel only: the patch broke the benchmark's
+	// own checks; the conclusion and the exit code both say so.
 	boots = &fakeBooter{base: []boot{bootOK(100)}, patched: []boot{measured(100, "bpf_stats run_cnt is 0", "survives")}}
 	r = runTest(t, context.Background(), &fakeBuilder{}, boots, TestOptions{FailOnRegression: 10})
-	r.want(t, ExitOK, "")
+	r.want(t, ExitSurvival, "invalid")
 	if c := results.Conclude(r.run, "stock"); c.State != results.Failure || !strings.Contains(c.Title, "invalid on the patched kernel only") {
 		t.Errorf("one-sided invalid concluded %s: %q, want a failure naming it", c.State, c.Title)
 	}

@@ -371,6 +371,11 @@ func (r *testRun) verdict() error {
 			}
 		}
 	}
+	for _, n := range r.chosen {
+		if inv := results.PatchedOnlyInvalid(run, n); len(inv) > 0 {
+			return &ExitError{Code: ExitSurvival, Cause: fmt.Sprintf("behaviour regression on tree %s: %s on the patched kernel only", n, inv[0])}
+		}
+	}
 	if r.o.FailOnRegression >= 0 {
 		if err := results.FailOnRegression(run, r.o.FailOnRegression); err != nil {
 			return &ExitError{Code: ExitPerformance, Cause: err.Error()}

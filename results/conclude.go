@@ -206,6 +206,15 @@ func conclude(run *Run, tr TreeReport) Conclusion {
 	return c
 }
 
+// PatchedOnlyInvalid lists, for a tree, the variants invalid on the
+// patched kernel only, each with its first reason: the patch broke a
+// benchmark's own invariants (a leak, lost packets), which kci test exits
+// on like a survival regression.
+func PatchedOnlyInvalid(run *Run, tree string) []string {
+	patched, _ := oneSidedInvalid(Compare(run, tree))
+	return patched
+}
+
 // oneSidedInvalid lists the variants invalid on one kernel only (never on
 // the other), with the first reason and how many boots: on the patched
 // side that is the patch's doing (a leak, a lost packet count) and fails

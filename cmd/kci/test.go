@@ -42,7 +42,7 @@ tree's kernel (cached) and the patched one (incremental), boot them alternately
 and the benchmark in the guest, and compare patched against base.
 
 Exit codes: 0 ok; 1 internal/machine error; 2 patch does not apply; 3 config or
-build error; 4 boot/crash; 5 survival regression; 6 performance regression
+build error; 4 boot/crash; 5 behaviour regression (survival, or a variant invalid on patched only); 6 performance regression
 (with --fail-on-regression); 130 interrupted (results kept, marked incomplete).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
