@@ -80,25 +80,11 @@ build (or, with --fail-on-warnings, adds a warning or a checkpatch error);
 			if minEffect < 0 {
 				return fmt.Errorf("--min-effect %g: want a percentage >= 0", minEffect)
 			}
-			for _, a := range args {
-				if _, err := os.Stat(a); err != nil {
-					return fmt.Errorf("patch %s: %w", a, err)
-				}
-			}
-			b, _, err := newBuilder("stock", 0)
+			b, booter, err := jobSetup(args, trees, &vmo)
 			if err != nil {
 				return err
 			}
 			p := b.Project
-			for _, n := range trees {
-				if _, err := p.Tree(n); err != nil {
-					return fmt.Errorf("--tree: %w", err)
-				}
-			}
-			booter, err := vmo.booter(b.Cache.Root, p)
-			if err != nil {
-				return err
-			}
 			o := job.SeriesOptions{
 				Patches: args, Trees: trees, Boot: !noBoot, Survival: !noSurvival,
 				Variants: variants, Each: each, MinEffectPct: minEffect, FailOnWarnings: failOnWarnings,

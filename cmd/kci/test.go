@@ -59,25 +59,11 @@ build error; 4 boot/crash; 5 behaviour regression (survival, or a variant invali
 			if failOnReg < 0 && failOnReg != -1 {
 				return fmt.Errorf("--fail-on-regression %g: want a percentage >= 0", failOnReg)
 			}
-			for _, a := range args {
-				if _, err := os.Stat(a); err != nil {
-					return fmt.Errorf("patch %s: %w", a, err)
-				}
-			}
-			b, _, err := newBuilder("stock", 0)
+			b, booter, err := jobSetup(args, trees, &vmo)
 			if err != nil {
 				return err
 			}
 			p := b.Project
-			for _, n := range trees {
-				if _, err := p.Tree(n); err != nil {
-					return fmt.Errorf("--tree: %w", err)
-				}
-			}
-			booter, err := vmo.booter(b.Cache.Root, p)
-			if err != nil {
-				return err
-			}
 			o := job.TestOptions{
 				Patches: args, Trees: trees, Reps: reps, Variants: variants,
 				Survival: !noSurvival, Profile: profile, Out: out, FailOnRegression: failOnReg, MinEffectPct: minEffect,
