@@ -59,6 +59,9 @@ type TestOptions struct {
 	// BenchFor sizes the traffic for the accelerator once it is known
 	// (emulated runs use a shorter window); nil keeps Bench.
 	BenchFor func(accel string) suite.BenchParams
+	// Clock is the TCG guest clock asked for (results.ClockICount or
+	// results.ClockHost); it only picks the label of the progress log.
+	Clock string
 	// RepsFor picks the boots per kernel once the accelerator is known,
 	// when Reps is 0 (deterministic runs need fewer); nil means 1.
 	RepsFor          func(accel string) int

@@ -241,7 +241,10 @@ func (r *testRun) resolveAccel() error {
 	}
 	r.logf("kci: accelerator %s: %s", accel, why)
 	_ = r.rec.Update(func(run *results.Run) { run.Host.Accel = accel })
-	if accel == "tcg" {
+	switch {
+	case accel == "tcg" && r.o.Clock == results.ClockICount:
+		r.logf("kci: emulated (TCG, icount): numbers are %s", results.InstructionTimeLabel)
+	case accel == "tcg":
 		r.logf("kci: emulated (TCG): numbers are %s", results.EmulatedLabel)
 	}
 	if r.o.BenchFor != nil {

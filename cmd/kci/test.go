@@ -77,6 +77,7 @@ build error; 4 boot/crash; 5 behaviour regression (survival, or a variant invali
 				o.Variants = p.Bench.Variants
 			}
 			o.BenchFor = func(accel string) suite.BenchParams { return benchParams(p, accel, window, warmup) }
+			o.Clock = string(booter.VM.Clock)
 			o.RepsFor = func(accel string) int {
 				if accel == string(vm.AccelTCG) && booter.VM.Clock == vm.ClockICount {
 					return results.DeterministicReps // deterministic: boots only show that they agree
