@@ -29,6 +29,9 @@ type BootRequest struct {
 	Plan    suite.Plan
 	Console string // where the console log goes
 	Label   string // e.g. "gtp patched rep 2/6", for progress
+	// Seed is the guest's random seed under icount (vm.Config.Seed):
+	// the repetition, the same for base and patched.
+	Seed uint64
 }
 
 // BootResult is what one boot produced. Partial results come back with an

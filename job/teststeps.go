@@ -309,7 +309,7 @@ func (r *testRun) boot(j *treeJob, role string, rep int) error {
 	console := filepath.Join("console", fmt.Sprintf("%s-%s-%d.log", j.tree.Name, role, rep))
 	var res *BootResult
 	err := r.phase("boot+suite", j.tree.Name, role, func() (err error) {
-		res, err = r.t.Booter.Boot(r.ctx, BootRequest{Kernel: k, Plan: p, Console: filepath.Join(r.dir, console), Label: label})
+		res, err = r.t.Booter.Boot(r.ctx, BootRequest{Kernel: k, Plan: p, Console: filepath.Join(r.dir, console), Label: label, Seed: uint64(rep)})
 		return err
 	})
 	r.done++

@@ -82,6 +82,7 @@ func (b *VMBooter) Boot(ctx context.Context, req BootRequest) (*BootResult, erro
 	cfg := b.VM
 	cfg.Kernel, cfg.Initrd, cfg.Dir = req.Kernel.BzImage, initrd, tmp
 	cfg.StepTimeout = req.Plan.StepTimeout
+	cfg.Seed = req.Seed
 	out := &BootResult{}
 	var decodeErr, consoleErr error
 	res, err := vm.Run(ctx, cfg, func(ev event.Event) {

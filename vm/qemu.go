@@ -68,11 +68,18 @@ func ParseClock(s string) (Clock, error) {
 }
 
 // icountArgs make a TCG guest deterministic (see ClockICount). The RTC
-// base is fixed so nothing in the guest depends on the host's date.
-var icountArgs = []string{
-	"-icount", "shift=0,sleep=off,align=off",
-	"-rtc", "base=2020-01-01T00:00:00,clock=vm",
-	"-seed", "1",
+// base is fixed so nothing in the guest depends on the host's date; the
+// seed fixes every random number the guest draws (RDRAND, the kernel's
+// pool, map hash seeds, slab freelist order).
+func icountArgs(seed uint64) []string {
+	if seed == 0 {
+		seed = 1
+	}
+	return []string{
+		"-icount", "shift=0,sleep=off,align=off",
+		"-rtc", "base=2020-01-01T00:00:00,clock=vm",
+		"-seed", strconv.FormatUint(seed, 10),
+	}
 }
 
 // icountCmdline keeps the guest's layout fixed: with KASLR, code and data
@@ -93,6 +100,12 @@ type Config struct {
 	// Clock is the guest clock under TCG: ClockICount (the default) or
 	// ClockHost. KVM guests always run on real time.
 	Clock Clock
+	// Seed is the guest's random seed under icount (0 = 1). The same
+	// kernel, plan and seed give the same run; kci test gives repetition
+	// k seed k on both kernels, so the boots of one kernel sample what
+	// the guest's randomness does to a program (hash seeds, pointer
+	// layout) and base and patched stay paired.
+	Seed uint64
 	// Pin lists host CPUs; vCPU i's thread is pinned to Pin[i % len(Pin)]
 	// before the guest starts.
 	Pin []int
@@ -226,7 +239,7 @@ func QemuArgs(c Config, p Paths) ([]string, error) {
 		"-qmp", "unix:" + p.QMP + ",server=on,wait=off",
 	}
 	if c.Accel == AccelTCG && c.Clock == ClockICount {
-		args = append(args, icountArgs...)
+		args = append(args, icountArgs(c.Seed)...)
 	}
 	return args, nil
 }
