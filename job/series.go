@@ -19,15 +19,13 @@ import (
 	"github.com/kci-dev/kci/suite"
 )
 
-// SeriesBuilder is what per-patch validation needs from the builder.
-// *Builder is the real one; unit tests script a fake.
+// SeriesBuilder is what per-patch validation needs from the builder: kci
+// test's KernelBuilder (a prefix is built with Patched in the tree's kept
+// build directory, so the previous prefix's objects make it incremental)
+// plus checkpatch and the warnings. *Builder is the real one; unit tests
+// script a fake.
 type SeriesBuilder interface {
-	// Tree is the tree's kernel (the series' base), kept for incremental builds.
-	Tree(ctx context.Context, t *project.Tree) (*kernel.Artifacts, error)
-	// Patched builds a prefix in the tree's kept build directory: the
-	// objects left there by the previous prefix make it incremental.
-	Patched(ctx context.Context, t *project.Tree, tree *kernel.Artifacts, patches []kernel.Patch) (*kernel.Artifacts, error)
-	AppliesTo(ctx context.Context, t *project.Tree, patches []kernel.Patch) (bool, error)
+	KernelBuilder
 	// Checkpatch runs the tree's own scripts/checkpatch.pl on one patch.
 	Checkpatch(ctx context.Context, tree *kernel.Artifacts, p kernel.Patch) (*kernel.Checkpatch, error)
 	// Warnings is what the tree kernel's build directory warns about: its
