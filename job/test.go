@@ -73,8 +73,11 @@ type TestOptions struct {
 	Out              string  // run directory; default ./kci-results/<time>-<id>
 	FailOnRegression float64 // percent; negative: off
 	Shard, Shards    int     // run repetitions i of N (1-based); 0: all
-	Args             []string
-	Log              io.Writer // progress lines
+	// Seed, when not 0, is every boot's guest seed; 0 gives repetition k
+	// seed k (paired base/patched, sampling the guest's randomness).
+	Seed uint64
+	Args []string
+	Log  io.Writer // progress lines
 	// Progress shows the long phases (builds, boots) live on a terminal,
 	// as one line each in a log; nil is silent.
 	Progress *progress.Meter

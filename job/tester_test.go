@@ -239,3 +239,26 @@ func TestTestExitsInterruptedAndKeepsTheRecord(t *testing.T) {
 		t.Errorf("%d boots asked for, want none after the interrupt", len(boots.reqs))
 	}
 }
+
+// Repetition k boots both kernels with seed k (paired); --seed pins every
+// boot to one seed, the determinism check.
+func TestTestSeeds(t *testing.T) {
+	for _, tc := range []struct {
+		seed uint64
+		want []uint64
+	}{
+		{0, []uint64{1, 1, 2, 2, 3, 3}},
+		{7, []uint64{7, 7, 7, 7, 7, 7}},
+	} {
+		boots := &fakeBooter{base: []boot{bootOK(100)}, patched: []boot{bootOK(100)}}
+		r := runTest(t, context.Background(), &fakeBuilder{}, boots, TestOptions{Reps: 3, Seed: tc.seed})
+		r.want(t, ExitOK, "")
+		var got []uint64
+		for _, req := range boots.reqs {
+			got = append(got, req.Seed)
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("--seed %d: boot seeds %v, want %v", tc.seed, got, tc.want)
+		}
+	}
+}

@@ -309,7 +309,7 @@ func (r *testRun) boot(j *treeJob, role string, rep int) error {
 	console := filepath.Join("console", fmt.Sprintf("%s-%s-%d.log", j.tree.Name, role, rep))
 	var res *BootResult
 	err := r.phase("boot+suite", j.tree.Name, role, func() (err error) {
-		res, err = r.t.Booter.Boot(r.ctx, BootRequest{Kernel: k, Plan: p, Console: filepath.Join(r.dir, console), Label: label, Seed: uint64(rep)})
+		res, err = r.t.Booter.Boot(r.ctx, BootRequest{Kernel: k, Plan: p, Console: filepath.Join(r.dir, console), Label: label, Seed: r.seed(rep)})
 		return err
 	})
 	r.done++
@@ -357,6 +357,14 @@ func (r *testRun) boot(j *treeJob, role string, rep int) error {
 		return &ExitError{Code: ExitInternal, Cause: fmt.Sprintf("%s: %s (machine fault, not the patch's)", label, b.Error), Err: err}
 	}
 	return &ExitError{Code: ExitBoot, Cause: fmt.Sprintf("%s kernel of tree %s: %s", role, j.tree.Name, b.Error), Err: err}
+}
+
+// seed is repetition rep's guest seed: --seed, or rep itself.
+func (r *testRun) seed(rep int) uint64 {
+	if r.o.Seed != 0 {
+		return r.o.Seed
+	}
+	return uint64(rep)
 }
 
 // verdict compares what the boots measured: a survival regression, then a

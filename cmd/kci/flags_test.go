@@ -27,6 +27,8 @@ func TestTestFlagsValidatedFirst(t *testing.T) {
 		{[]string{"--fail-on-regression", "-5", patch}, "--fail-on-regression"},
 		{[]string{"--tree", "nope", patch}, `--tree: no tree "nope"`},
 		{[]string{"--clock", "wall", patch}, "--clock"},
+		{[]string{}, "name a patch (or --tree"},
+		{[]string{"--tree", "nope"}, `--tree: no tree "nope"`},
 		{[]string{filepath.Join(dir, "missing.patch")}, "patch " + filepath.Join(dir, "missing.patch")},
 	} {
 		cmd := newTestCmd()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -29,6 +30,7 @@ func newTestCmd() *cobra.Command {
 		failOnReg      float64
 		minEffect      float64
 		shard          string
+		seed           uint64
 		post           bool
 		postDry        bool
 		vmo            vmFlags
@@ -43,9 +45,17 @@ and the benchmark in the guest, and compare patched against base.
 
 Exit codes: 0 ok; 1 internal/machine error; 2 patch does not apply; 3 config or
 build error; 4 boot/crash; 5 behaviour regression (survival, or a variant invalid on patched only); 6 performance regression
-(with --fail-on-regression); 130 interrupted (results kept, marked incomplete).`,
-		Args: cobra.MinimumNArgs(1),
+(with --fail-on-regression); 130 interrupted (results kept, marked incomplete).
+
+Without a patch, --tree's kernel alone is booted --reps times and measured;
+with --seed every boot gets the same guest seed, so under icount the boots
+must agree exactly (kci's determinism check).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			// Without a patch there is nothing to compare: only a named
+			// tree's kernel is measured (e.g. --seed's determinism check).
+			if len(args) == 0 && len(trees) == 0 {
+				return errors.New("kci test: name a patch (or --tree to measure a tree's kernel alone)")
+			}
 			// Nonsense is refused before anything is built or created.
 			if reps < 0 {
 				return fmt.Errorf("--reps %d: want 0 (the default for the clock) or more", reps)
@@ -67,7 +77,7 @@ build error; 4 boot/crash; 5 behaviour regression (survival, or a variant invali
 			o := job.TestOptions{
 				Patches: args, Trees: trees, Reps: reps, Variants: variants,
 				Survival: !noSurvival, Profile: profile, Out: out, FailOnRegression: failOnReg, MinEffectPct: minEffect,
-				Args: os.Args, Log: os.Stderr, Progress: progress.New(os.Stderr), Host: job.DefaultHost(),
+				Seed: seed, Args: os.Args, Log: os.Stderr, Progress: progress.New(os.Stderr), Host: job.DefaultHost(),
 			}
 			o.Host.Checks = doctorChecks(cmd.Context(), b.Cache.Root)
 			if o.Reps == 0 {
@@ -122,6 +132,7 @@ build error; 4 boot/crash; 5 behaviour regression (survival, or a variant invali
 	f.StringVar(&out, "out", "", "run directory (default ./kci-results/<time>-<id>)")
 	f.Float64Var(&failOnReg, "fail-on-regression", -1, "exit 6 when a variant is significantly slower by more than this many percent")
 	f.Float64Var(&minEffect, "min-effect", 0, "smallest effect of interest in percent (default 0.5): under icount the threshold a change must clear besides the observed spread; otherwise a significant change whose interval stays within it is reported as below it")
+	f.Uint64Var(&seed, "seed", 0, "under icount, boot every repetition with this guest seed instead of seed k for repetition k: repeated boots of one kernel must then agree exactly (a determinism check)")
 	f.StringVar(&shard, "shard", "", "run only repetitions i, i+N, ... of the job (i/N), for fan-out; merge with kci report --merge")
 	f.BoolVar(&post, "post", false, "post the report to the pull request (GitHub Actions environment, GITHUB_TOKEN)")
 	f.BoolVar(&postDry, "post-dry-run", false, "print what --post would send")
