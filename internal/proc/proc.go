@@ -1,0 +1,186 @@
+// Package proc is how kci runs a subprocess: under a deadline, as the
+// leader of its own process group that is killed whole on cancel or
+// timeout (make's and sh's children included), with an environment that
+// holds none of kci's secrets, and with the tail of its output inside the
+// error when it fails.
+package proc
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/kci-dev/kci/internal/childenv"
+	"github.com/kci-dev/kci/internal/lines"
+)
+
+const (
+	// DefaultWaitDelay bounds the wait for a killed group to die, and for
+	// pipes a leftover grandchild holds open after the child exits.
+	DefaultWaitDelay = 5 * time.Second
+	// TailLines is how much of a failed command's output its error carries.
+	TailLines = 20
+)
+
+// Cmd is one subprocess. Only Name is required.
+type Cmd struct {
+	Name string
+	Args []string
+	Dir  string
+	// Env is added to the child's environment, after (so over) the
+	// inherited entries.
+	Env []string
+	// FullEnv gives the child kci's whole environment, secrets included.
+	// By default it gets childenv.Environ: a child can be the pull
+	// request's own code, which must not see kci's tokens.
+	FullEnv bool
+	Stdin   io.Reader
+	// Timeout is the child's deadline on top of ctx's; 0 leaves ctx's alone.
+	Timeout time.Duration
+	// WaitDelay replaces DefaultWaitDelay when set.
+	WaitDelay time.Duration
+	// Tee also receives the output as it comes (a build log, a console).
+	// With StdoutOnly, stdout and stderr may write to it at once.
+	Tee io.Writer
+	// StdoutOnly makes the returned output stdout alone (a decompressed
+	// file, a query's answer); stderr then goes to Tee and the error.
+	StdoutOnly bool
+}
+
+// Error is a command that failed: it could not start, exited non-zero,
+// was killed, or outlived its deadline or its context.
+type Error struct {
+	Command string // name and arguments
+	// Err is ctx.Err() when the deadline or a cancel ended the command,
+	// else exec's error: an *exec.ExitError for an exit status.
+	Err error
+	// Tail is the end of the output (of stderr with StdoutOnly); empty on
+	// timeout and cancel, whose output explains nothing.
+	Tail string
+}
+
+func (e *Error) Error() string {
+	if e.Tail == "" {
+		return fmt.Sprintf("%s: %v", e.Command, e.Err)
+	}
+	return fmt.Sprintf("%s: %v\n%s", e.Command, e.Err, e.Tail)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// ExitCode is the status a command exited with on its own: (0, true) for
+// err == nil, (status, true) for an exit status, and ok false when it was
+// killed, timed out, was canceled or never started. Callers that give an
+// exit status a meaning (git apply's 1: "does not apply") test it here so
+// a timeout is never mistaken for a verdict.
+func ExitCode(err error) (code int, ok bool) {
+	if err == nil {
+		return 0, true
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.Exited() {
+		return ee.ExitCode(), true
+	}
+	return -1, false
+}
+
+// Run runs c to completion and returns its output (stdout and stderr
+// interleaved, or stdout alone with StdoutOnly), also when it fails.
+func (c Cmd) Run(ctx context.Context) ([]byte, error) {
+	p, err := c.Start(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return p.Wait()
+}
+
+// Process is a started Cmd. Wait must be called to reap it and release
+// its deadline.
+type Process struct {
+	c      Cmd
+	cmd    *exec.Cmd
+	ctx    context.Context
+	cancel context.CancelFunc
+	out    bytes.Buffer // what Wait returns
+	errOut bytes.Buffer // stderr with StdoutOnly, for the error's tail
+}
+
+// Start starts c for a caller that does other work while it runs.
+func (c Cmd) Start(ctx context.Context) (*Process, error) {
+	p := &Process{c: c}
+	if c.Timeout > 0 {
+		p.ctx, p.cancel = context.WithTimeout(ctx, c.Timeout)
+	} else {
+		p.ctx, p.cancel = context.WithCancel(ctx)
+	}
+	cmd := exec.CommandContext(p.ctx, c.Name, c.Args...)
+	cmd.Dir = c.Dir
+	cmd.Env = c.environ()
+	cmd.Stdin = c.Stdin
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// The negative pid is the group: make's compilers, sh's background
+	// jobs die with their leader instead of holding the pipes open.
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = DefaultWaitDelay
+	if c.WaitDelay > 0 {
+		cmd.WaitDelay = c.WaitDelay
+	}
+	cmd.Stdout = p.writer(&p.out)
+	cmd.Stderr = cmd.Stdout
+	if c.StdoutOnly {
+		cmd.Stderr = p.writer(&p.errOut)
+	}
+	p.cmd = cmd
+	if err := cmd.Start(); err != nil {
+		p.cancel()
+		return nil, &Error{Command: c.String(), Err: err}
+	}
+	return p, nil
+}
+
+// Pid is the child's process id, which is also its process group's.
+func (p *Process) Pid() int { return p.cmd.Process.Pid }
+
+// Wait waits for the process to end and returns what Run returns.
+func (p *Process) Wait() ([]byte, error) {
+	defer p.cancel()
+	err := p.cmd.Wait()
+	out := p.out.Bytes()
+	if err == nil {
+		return out, nil
+	}
+	if p.ctx.Err() != nil {
+		return out, &Error{Command: p.c.String(), Err: p.ctx.Err()}
+	}
+	evidence := out
+	if p.c.StdoutOnly {
+		evidence = p.errOut.Bytes()
+	}
+	return out, &Error{Command: p.c.String(), Err: err, Tail: lines.Last(string(evidence), TailLines)}
+}
+
+func (p *Process) writer(buf *bytes.Buffer) io.Writer {
+	if p.c.Tee == nil {
+		return buf
+	}
+	return io.MultiWriter(buf, p.c.Tee)
+}
+
+func (c Cmd) environ() []string {
+	if c.FullEnv {
+		return append(os.Environ(), c.Env...)
+	}
+	return childenv.Environ(c.Env...)
+}
+
+// String is the command line as errors name it.
+func (c Cmd) String() string {
+	return strings.Join(append([]string{c.Name}, c.Args...), " ")
+}

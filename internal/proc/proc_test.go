@@ -1,0 +1,188 @@
+package proc
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func sh(script string) Cmd { return Cmd{Name: "sh", Args: []string{"-c", script}} }
+
+func TestFailureCarriesCommandAndOutputTail(t *testing.T) {
+	out, err := sh("for i in $(seq 1 30); do echo line$i; done; exit 3").Run(context.Background())
+	if err == nil {
+		t.Fatal("exit 3 returned no error")
+	}
+	msg := err.Error()
+	if !strings.HasPrefix(msg, "sh -c for i in") || !strings.Contains(msg, "exit status 3") {
+		t.Errorf("error does not name the command and its status: %q", msg)
+	}
+	if !strings.HasSuffix(msg, "\nline11\nline12\nline13\nline14\nline15\nline16\nline17\nline18\nline19\nline20\n"+
+		"line21\nline22\nline23\nline24\nline25\nline26\nline27\nline28\nline29\nline30") || strings.Contains(msg, "line10\n") {
+		t.Errorf("error does not end with exactly the last %d lines:\n%s", TailLines, msg)
+	}
+	if !strings.HasPrefix(string(out), "line1\nline2\n") {
+		t.Errorf("output not returned whole on failure: %.40q", out)
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		t.Errorf("error %T does not wrap *exec.ExitError", err)
+	}
+}
+
+func TestExitCodeTellsExitFromKillAndStart(t *testing.T) {
+	if code, ok := ExitCode(nil); code != 0 || !ok {
+		t.Errorf("ExitCode(nil) = %d, %v; want 0, true", code, ok)
+	}
+	_, err := sh("exit 1").Run(context.Background())
+	if code, ok := ExitCode(err); code != 1 || !ok {
+		t.Errorf("exit 1: ExitCode = %d, %v; want 1, true", code, ok)
+	}
+	_, err = Cmd{Name: "kci-no-such-command"}.Run(context.Background())
+	var pe *Error
+	if !errors.As(err, &pe) || pe.Command != "kci-no-such-command" {
+		t.Errorf("missing command: error %v is not a *proc.Error naming it", err)
+	}
+	if _, ok := ExitCode(err); ok {
+		t.Errorf("missing command reported as an exit status: %v", err)
+	}
+	c := sh("sleep 5")
+	c.Timeout = 50 * time.Millisecond
+	_, err = c.Run(context.Background())
+	if _, ok := ExitCode(err); ok {
+		t.Errorf("timeout reported as an exit status: %v", err)
+	}
+	_, err = sh("kill -9 $$").Run(context.Background())
+	if _, ok := ExitCode(err); ok || err == nil {
+		t.Errorf("killed by a signal reported as an exit status: %v", err)
+	}
+}
+
+// A timeout kills the whole group: sh's background sleep, which holds the
+// output pipe, dies too, so Run returns at the deadline and not after the
+// (here long) WaitDelay.
+func TestTimeoutKillsTheProcessGroup(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "grandchild")
+	c := sh("sleep 60 & echo $! > " + pidFile + "; sleep 60")
+	c.Timeout, c.WaitDelay = 300*time.Millisecond, 30*time.Second
+	start := time.Now()
+	_, err := c.Run(context.Background())
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("returned after %v: the grandchild outlived the timeout", d)
+	}
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.HasPrefix(err.Error(), "sh -c sleep 60 &") {
+		t.Errorf("timeout error = %v, want the command and context.DeadlineExceeded", err)
+	}
+	b, rerr := os.ReadFile(pidFile)
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	pid, perr := strconv.Atoi(strings.TrimSpace(string(b)))
+	if perr != nil {
+		t.Fatal(perr)
+	}
+	for deadline := time.Now().Add(3 * time.Second); alive(pid); {
+		if time.Now().After(deadline) {
+			t.Fatalf("grandchild %d still running after the timeout", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// alive: the process exists and is not a zombie waiting for its reaper.
+func alive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	_, rest, _ := strings.Cut(string(stat), ") ")
+	return !strings.HasPrefix(rest, "Z")
+}
+
+func TestCancelReportsContextCanceled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	_, err := sh("sleep 60").Run(ctx)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("cancel: error = %v, want context.Canceled", err)
+	}
+}
+
+func TestEnvironmentDropsSecretsUnlessFull(t *testing.T) {
+	t.Setenv("GITHUB_TOKEN", "ghs_secret")
+	t.Setenv("KCI_PROC_TEST", "kept")
+	c := sh(`printf '%s|%s|%s' "$GITHUB_TOKEN" "$KCI_PROC_TEST" "$EXTRA"`)
+	c.Env = []string{"EXTRA=added"}
+	out, err := c.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out) != "|kept|added" {
+		t.Errorf("child environment gave %q, want %q", out, "|kept|added")
+	}
+	c.FullEnv = true
+	out, err = c.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(out) != "ghs_secret|kept|added" {
+		t.Errorf("FullEnv gave %q, want %q", out, "ghs_secret|kept|added")
+	}
+}
+
+func TestStdoutOnlyKeepsStderrForTheErrorAndTee(t *testing.T) {
+	var tee bytes.Buffer
+	c := sh("echo data; echo why >&2; exit 2")
+	c.StdoutOnly, c.Tee = true, &tee
+	out, err := c.Run(context.Background())
+	if string(out) != "data\n" {
+		t.Errorf("output = %q, want stdout alone", out)
+	}
+	if err == nil || !strings.HasSuffix(err.Error(), "exit status 2\nwhy") {
+		t.Errorf("error = %v, want stderr's tail", err)
+	}
+	if got := tee.String(); !strings.Contains(got, "data\n") || !strings.Contains(got, "why\n") {
+		t.Errorf("tee got %q, want both streams", got)
+	}
+}
+
+func TestDirStdinTee(t *testing.T) {
+	dir := t.TempDir()
+	var tee bytes.Buffer
+	c := sh("pwd; cat")
+	c.Dir, c.Stdin, c.Tee = dir, strings.NewReader("from stdin\n"), &tee
+	out, err := c.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := dir + "\nfrom stdin\n"
+	if string(out) != want || tee.String() != want {
+		t.Errorf("output %q, tee %q; want %q", out, tee.String(), want)
+	}
+}
+
+// Start leaves the caller the pid, which leads its own process group.
+func TestStartLeadsItsOwnGroup(t *testing.T) {
+	p, err := sh(`read _ _ _ _ pgrp _ < /proc/$$/stat; echo $pgrp`).Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := p.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(string(out)); got != strconv.Itoa(p.Pid()) {
+		t.Errorf("process group %s, want the child's own pid %d", got, p.Pid())
+	}
+}
