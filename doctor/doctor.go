@@ -5,8 +5,8 @@
 package doctor
 
 import (
-	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,11 +14,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/kci-dev/kci/internal/lines"
+	"github.com/kci-dev/kci/internal/proc"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/vm"
 )
@@ -320,18 +321,21 @@ func version(ctx context.Context, name string, args ...string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("not found")
 	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, path, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = time.Second
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("%s %s: %v", name, strings.Join(args, " "), err)
+	out, err := proc.Cmd{Name: path, Args: args, Timeout: 10 * time.Second, WaitDelay: time.Second}.Run(ctx)
+	var pe *proc.Error
+	if errors.As(err, &pe) {
+		// One line for the check's row: the tool, how it ended and its
+		// last word.
+		msg := fmt.Sprintf("%s %s: %v", name, strings.Join(args, " "), pe.Err)
+		if pe.Tail != "" {
+			msg += ": " + lines.Last(pe.Tail, 1)
+		}
+		return "", errors.New(msg)
 	}
-	line, _, _ := bytes.Cut(bytes.TrimSpace(out), []byte("\n"))
-	return string(line), nil
+	if err != nil {
+		return "", err
+	}
+	return lines.First(strings.TrimSpace(string(out))), nil
 }
 
 func checkBaseSource(o Options) Check {

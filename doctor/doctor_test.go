@@ -97,7 +97,7 @@ func TestTools(t *testing.T) {
 		"gcc":    "#!/bin/sh\necho 'gcc (Debian 12.2.0-14) 12.2.0'\necho second line\n",
 		"make":   "#!/bin/sh\necho 'GNU Make 4.3'\n",
 		"bison":  "#!/bin/sh\necho 'bison (GNU Bison) 3.8.2'\n",
-		"flex":   "#!/bin/sh\necho 'flex 2.6.4'\n",
+		"flex":   "#!/bin/sh\necho 'usage: flex' >&2\necho 'flex: bad option' >&2\nexit 2\n",
 		"bc":     "#!/bin/sh\necho 'bc 1.07.1'\n",
 		"pahole": "#!/bin/sh\nexit 3\n",
 	})
@@ -112,6 +112,10 @@ func TestTools(t *testing.T) {
 	}
 	if c := got["tool pahole"]; c.Status != Fail || !strings.Contains(c.Detail, "exit status 3") {
 		t.Errorf("broken pahole: %+v", c)
+	}
+	// A row is one line: the tool's last word, not its whole output.
+	if c := got["tool flex"]; c.Status != Fail || !strings.HasSuffix(c.Detail, "flex --version: exit status 2: flex: bad option") || strings.Contains(c.Detail, "\n") {
+		t.Errorf("failing flex: %+v", c)
 	}
 	for _, name := range []string{"tool qemu-system-x86_64", "tool clang", "tool go"} {
 		if c := got[name]; c.Status != Fail || !strings.Contains(c.Detail, "not found") || c.Fix == "" {

@@ -4,9 +4,10 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/kci-dev/kci/internal/proc"
 )
 
 // DebianProductionConfig is the reference a kci kernel is compared with
@@ -129,13 +130,9 @@ func ReadConfigFile(ctx context.Context, path string) (Values, error) {
 	var err error
 	switch {
 	case strings.HasSuffix(path, ".xz"):
-		ctx, cancel := context.WithTimeout(ctx, time.Minute)
-		defer cancel()
-		data, err = exec.CommandContext(ctx, "xz", "-dc", path).Output()
+		data, err = decompress(ctx, "xz", path)
 	case strings.HasSuffix(path, ".gz"):
-		ctx, cancel := context.WithTimeout(ctx, time.Minute)
-		defer cancel()
-		data, err = exec.CommandContext(ctx, "gzip", "-dc", path).Output()
+		data, err = decompress(ctx, "gzip", path)
 	default:
 		data, err = os.ReadFile(path)
 	}
@@ -143,4 +140,8 @@ func ReadConfigFile(ctx context.Context, path string) (Values, error) {
 		return nil, fmt.Errorf("read config %s: %w", path, err)
 	}
 	return ParseValues(data), nil
+}
+
+func decompress(ctx context.Context, tool, path string) ([]byte, error) {
+	return proc.Cmd{Name: tool, Args: []string{"-dc", path}, Timeout: time.Minute, StdoutOnly: true}.Run(ctx)
 }

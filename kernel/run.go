@@ -1,20 +1,18 @@
 package kernel
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 	"io"
-	"os/exec"
-	"strings"
-	"syscall"
 	"time"
 
-	"github.com/kci-dev/kci/internal/childenv"
+	"github.com/kci-dev/kci/internal/lines"
+	"github.com/kci-dev/kci/internal/proc"
 )
 
 // command runs name with args in dir under a deadline, killing the whole
-// process group on cancel, and returns combined output inside the error.
+// process group on cancel, and returns combined output inside the error
+// (internal/proc does the work; this keeps the kernel stage's call sites
+// short).
 type command struct {
 	dir     string
 	env     []string
@@ -22,39 +20,13 @@ type command struct {
 	out     io.Writer // also receives output when set (build log)
 }
 
+// run returns the output also on failure; an exit status is an
+// *exec.ExitError inside the error, a timeout or cancel ctx.Err().
 func (c command) run(ctx context.Context, name string, args ...string) (string, error) {
-	if c.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.timeout)
-		defer cancel()
-	}
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Dir = c.dir
-	cmd.Env = childenv.Environ(c.env...) // the kernel tree is the PR's code: no secrets
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	var buf bytes.Buffer
-	var w io.Writer = &buf
-	if c.out != nil {
-		w = io.MultiWriter(&buf, c.out)
-	}
-	cmd.Stdout, cmd.Stderr = w, w
-	err := cmd.Run()
-	out := buf.String()
-	if err != nil {
-		if ctx.Err() != nil {
-			return out, fmt.Errorf("%s %s: %w", name, strings.Join(args, " "), ctx.Err())
-		}
-		return out, fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, tail(out, 20))
-	}
-	return out, nil
+	// The kernel tree is the PR's code: proc's default environment has
+	// no secrets.
+	out, err := proc.Cmd{Name: name, Args: args, Dir: c.dir, Env: c.env, Timeout: c.timeout, Tee: c.out}.Run(ctx)
+	return string(out), err
 }
 
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
+func tail(s string, n int) string { return lines.Last(s, n) }

@@ -10,11 +10,12 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/kci-dev/kci/internal/proc"
 )
 
 // DebianTarball is where Debian's linux-source-6.12 package puts the source.
@@ -117,7 +118,9 @@ func tarballName(ctx context.Context, tarball string) (name, origin string, err 
 		return "", "", infra("base tarball", err)
 	}
 	if abs, _ := filepath.Abs(tarball); abs == DebianTarball {
-		out, err := exec.CommandContext(ctx, "dpkg-query", "-W", "-f=${Version}", "linux-source-6.12").Output()
+		// No answer (no dpkg, package gone) falls back to the content hash.
+		q := proc.Cmd{Name: "dpkg-query", Args: []string{"-W", "-f=${Version}", "linux-source-6.12"}, Timeout: time.Minute, StdoutOnly: true}
+		out, err := q.Run(ctx)
 		if err == nil && len(out) > 0 {
 			v := string(out)
 			return "debian-" + strings.NewReplacer("~", "_", ":", "_", "/", "_").Replace(v),

@@ -7,13 +7,13 @@ import (
 
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"time"
 
 	"github.com/cilium/ebpf/btf"
 	"github.com/cilium/ebpf/rlimit"
 
+	"github.com/kci-dev/kci/internal/proc"
 	"github.com/kci-dev/kci/vm/event"
 )
 
@@ -35,9 +35,11 @@ const (
 // and invalid repetitions are results, reported in their events.
 func Run(ctx context.Context, plan Plan, emit Emit) error {
 	if len(plan.Command) > 0 {
-		cmd := exec.CommandContext(ctx, plan.Command[0], plan.Command[1:]...)
-		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-		if err := cmd.Run(); err != nil {
+		// The user's own command, shown on the console as it runs. The
+		// guest holds no secrets of kci's: it keeps the agent's whole
+		// environment, as a shell would give it.
+		c := proc.Cmd{Name: plan.Command[0], Args: plan.Command[1:], FullEnv: true, Tee: os.Stdout}
+		if _, err := c.Run(ctx); err != nil {
 			return fmt.Errorf("command %q: %w", plan.Command, err)
 		}
 		return nil

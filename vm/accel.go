@@ -1,7 +1,6 @@
 package vm
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,13 +8,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/kci-dev/kci/internal/lines"
+	"github.com/kci-dev/kci/internal/proc"
 )
 
 // ProbeTimeout bounds the KVM probe: a guest that works under KVM reaches
@@ -115,25 +116,20 @@ func ProbeKVM(ctx context.Context, cfg Config) (v Verdict, conclusive bool, err 
 		// The same QEMU runs this machine under TCG; under KVM it died.
 		return Verdict{Accel: AccelTCG, Reason: "QEMU fails under KVM: " + errorLine(berr.Error()), Time: v.Time}, true, nil
 	default:
-		return Verdict{Accel: AccelTCG, Reason: "KVM probe inconclusive: " + firstLine(berr.Error()), Time: v.Time}, false, nil
+		return Verdict{Accel: AccelTCG, Reason: "KVM probe inconclusive: " + lines.First(berr.Error()), Time: v.Time}, false, nil
 	}
 }
 
 // errorLine picks QEMU's first "error" line from a message carrying its
 // stderr, else the last line.
 func errorLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	for _, l := range lines[1:] {
+	ls := strings.Split(strings.TrimSpace(s), "\n")
+	for _, l := range ls[1:] {
 		if strings.Contains(strings.ToLower(l), "error") {
 			return strings.TrimSpace(l)
 		}
 	}
-	return strings.TrimSpace(lines[len(lines)-1])
-}
-
-func firstLine(s string) string {
-	l, _, _ := strings.Cut(s, "\n")
-	return l
+	return strings.TrimSpace(ls[len(ls)-1])
 }
 
 // HostID names what a KVM verdict depends on: the machine, its kernel
@@ -145,15 +141,12 @@ func HostID(ctx context.Context, qemu string) (string, error) {
 	host, _ := os.Hostname()
 	var u unix.Utsname
 	_ = unix.Uname(&u)
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, qemu, "--version").Output()
+	out, err := proc.Cmd{Name: qemu, Args: []string{"--version"}, Timeout: 10 * time.Second, StdoutOnly: true}.Run(ctx)
 	if err != nil {
-		return "", infra("qemu --version", err)
+		return "", infra("host id", err)
 	}
-	ver, _, _ := bytes.Cut(out, []byte("\n"))
 	return strings.Join([]string{host, unix.ByteSliceToString(u.Release[:]),
-		unix.ByteSliceToString(u.Version[:]), string(ver)}, " | "), nil
+		unix.ByteSliceToString(u.Version[:]), lines.First(string(out))}, " | "), nil
 }
 
 func verdictDir(cacheDir string) (string, error) {

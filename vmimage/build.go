@@ -1,19 +1,16 @@
 package vmimage
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
-	"github.com/kci-dev/kci/internal/childenv"
+	"github.com/kci-dev/kci/internal/proc"
 	"github.com/u-root/gobusybox/src/pkg/golang"
 	"github.com/u-root/mkuimage/uimage"
 	"github.com/u-root/u-root/pkg/cpio"
@@ -147,29 +144,20 @@ func buildAgentLayer(ctx context.Context, o Options, env toolEnv, key, path stri
 }
 
 // goCmd runs the go tool in dir under a deadline, killing its process
-// group on cancel; its output is returned, and carried in the error.
+// group on cancel; its stdout is returned, and its stderr's tail carried
+// in the error.
 func goCmd(ctx context.Context, dir string, env []string, args ...string) (string, error) {
 	timeout := goQueryTimeout
 	if len(args) > 0 && args[0] == "build" {
 		timeout = goBuildTimeout
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", args...)
-	cmd.Dir = dir
-	cmd.Env = childenv.Environ(env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		if ctx.Err() != nil {
-			err = ctx.Err()
-		}
-		return "", fmt.Errorf("vmimage: go %s: %w\n%s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	// The default environment: the go tool runs code from the module
+	// graph (go generate, cgo, toolchain downloads), which gets no secrets.
+	out, err := proc.Cmd{Name: "go", Args: args, Dir: dir, Env: env, Timeout: timeout, StdoutOnly: true}.Run(ctx)
+	if err != nil {
+		return "", fmt.Errorf("vmimage: %w", err)
 	}
-	return stdout.String(), nil
+	return string(out), nil
 }
 
 // File is one entry of a cpio layer: a regular file with Data, or a
