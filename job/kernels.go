@@ -3,14 +3,13 @@
 package job
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
-	"strings"
 	"time"
 
-	"github.com/kci-dev/kci/internal/childenv"
+	"github.com/kci-dev/kci/internal/proc"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/project"
 )
@@ -158,7 +157,10 @@ func (b *Builder) PatchedRequest(t *project.Tree, tree *kernel.Artifacts, patche
 }
 
 // AppliesTo reports whether patches apply on top of tree t's series, using
-// a scratch index: no checkout, nothing written to any tree.
+// a scratch index: no checkout, nothing written to any tree. Only git
+// apply's own verdict (exit status 1) means "does not apply"; any other
+// failure (a timeout, a missing git, a corrupt patch git dies on) is an
+// error, never a silently skipped tree.
 func (b *Builder) AppliesTo(ctx context.Context, t *project.Tree, patches []kernel.Patch) (bool, error) {
 	src, err := b.Cache.Import(ctx, b.baseRequest().Base)
 	if err != nil {
@@ -170,39 +172,45 @@ func (b *Builder) AppliesTo(ctx context.Context, t *project.Tree, patches []kern
 	}
 	idx, err := os.CreateTemp("", "kci-index-*")
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("applies: scratch index: %w", err)
 	}
 	defer func() { _ = os.Remove(idx.Name()) }() // a stray temp index is harmless
 	if err := idx.Close(); err != nil {
 		return false, fmt.Errorf("applies: scratch index: %w", err)
 	}
 	git := func(stdin []byte, args ...string) error {
-		ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, "git", args...)
-		cmd.Dir = src.Dir
-		cmd.Env = childenv.Environ("GIT_INDEX_FILE=" + idx.Name())
+		c := proc.Cmd{Name: "git", Args: args, Dir: src.Dir, Env: []string{"GIT_INDEX_FILE=" + idx.Name()}, Timeout: 2 * time.Minute}
 		if stdin != nil {
-			cmd.Stdin = strings.NewReader(string(stdin))
+			c.Stdin = bytes.NewReader(stdin)
 		}
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, out)
-		}
-		return nil
+		_, err := c.Run(ctx)
+		return err
 	}
 	if err := git(nil, "read-tree", src.Commit); err != nil {
-		return false, err
+		return false, fmt.Errorf("applies: %w", err)
 	}
 	for _, p := range series {
 		if err := git(p.Data, "apply", "--cached"); err != nil {
-			return false, fmt.Errorf("tree %s: its own series does not apply (%s): %w", t.Name, p.Name(), err)
+			if doesNotApply(err) {
+				return false, fmt.Errorf("tree %s: its own series does not apply (%s): %w", t.Name, p.Name(), err)
+			}
+			return false, fmt.Errorf("applies: tree %s, series %s: %w", t.Name, p.Name(), err)
 		}
 	}
 	for _, p := range patches {
 		if err := git(p.Data, "apply", "--cached"); err != nil {
-			return false, nil
+			if doesNotApply(err) {
+				return false, nil
+			}
+			return false, fmt.Errorf("applies: tree %s, %s: %w", t.Name, p.Name(), err)
 		}
 	}
 	return true, nil
+}
+
+// doesNotApply: git apply exits 1 when a patch does not apply, 128 when it
+// dies (a corrupt patch, a broken repository).
+func doesNotApply(err error) bool {
+	code, ok := proc.ExitCode(err)
+	return ok && code == 1
 }

@@ -2,7 +2,9 @@ package job
 
 import (
 	"context"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -48,5 +50,46 @@ func TestDriftHonoursConfigProduction(t *testing.T) {
 	b.Project.Config.Production = ""
 	if got := b.Production(); got != kernel.DebianProductionConfig {
 		t.Errorf("Production() without config.production = %q, want Debian's %q", got, kernel.DebianProductionConfig)
+	}
+}
+
+// Only git apply's own "does not apply" skips a tree; a patch git cannot
+// even read, or a git that cannot run, is an error.
+func TestAppliesToTellsVerdictFromFailure(t *testing.T) {
+	dir := t.TempDir()
+	repo := filepath.Join(dir, "linux")
+	if err := os.MkdirAll(repo, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{"Makefile": "VERSION = 6\nPATCHLEVEL = 12\n", "f": "a\nb\nc\n"} {
+		if err := os.WriteFile(filepath.Join(repo, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"-c", "user.name=kci", "-c", "user.email=kci@example.org", "commit", "-qm", "base"}} {
+		if out, err := exec.Command("git", append([]string{"-C", repo}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	b := &Builder{Cache: &kernel.Cache{Root: filepath.Join(dir, "cache")}, Project: &project.File{Dir: dir, Base: kernel.Base{Git: repo}}}
+	tree := &project.Tree{Name: "stock"}
+	patch := func(body string) []kernel.Patch {
+		return []kernel.Patch{{File: "p.patch", Index: 1, Data: []byte("--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n" + body)}}
+	}
+	ctx := context.Background()
+
+	if ok, err := b.AppliesTo(ctx, tree, patch(" a\n-b\n+B\n c\n")); !ok || err != nil {
+		t.Errorf("matching patch: AppliesTo = %v, %v; want true, nil", ok, err)
+	}
+	if ok, err := b.AppliesTo(ctx, tree, patch(" x\n-y\n+Y\n c\n")); ok || err != nil {
+		t.Errorf("patch against other lines: AppliesTo = %v, %v; want false, nil", ok, err)
+	}
+	if ok, err := b.AppliesTo(ctx, tree, patch(" a\ngarbage\n")); ok || err == nil || !strings.Contains(err.Error(), "corrupt patch") {
+		t.Errorf("corrupt patch: AppliesTo = %v, %v; want an error carrying git's reason", ok, err)
+	}
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	if ok, err := b.AppliesTo(canceled, tree, patch(" a\n-b\n+B\n c\n")); ok || !errors.Is(err, context.Canceled) {
+		t.Errorf("canceled: AppliesTo = %v, %v; want context.Canceled", ok, err)
 	}
 }
