@@ -17,5 +17,5 @@ var Default embed.FS
 //
 //go:embed go.mod go.sum cmd/kci-guest/*.go suite/*.go vm/event/*.go
 //go:embed bpf/*.go bpf/*.o kernel/*.go kernel/config internal/childenv/*.go internal/fsutil/*.go
-//go:embed internal/lines/*.go internal/proc/*.go
+//go:embed internal/keyhash/*.go internal/lines/*.go internal/proc/*.go
 var AgentSource embed.FS

@@ -1,8 +1,6 @@
 package kernel
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -78,12 +76,4 @@ func publish(tmp, final string) error {
 		return fmt.Errorf("publish %s: %w", final, err)
 	}
 	return nil
-}
-
-func hashStrings(parts ...string) string {
-	h := sha256.New()
-	for _, p := range parts {
-		fmt.Fprintf(h, "%d:%s\n", len(p), p)
-	}
-	return hex.EncodeToString(h.Sum(nil))
 }

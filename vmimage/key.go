@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	kci "github.com/kci-dev/kci"
+	"github.com/kci-dev/kci/internal/keyhash"
 	"github.com/kci-dev/kci/internal/materialize"
 )
 
@@ -133,13 +134,8 @@ func hashPackages(h io.Writer, pkgs []listedPkg) error {
 	return nil
 }
 
-func hashStrings(parts ...string) string {
-	h := sha256.New()
-	for _, p := range parts {
-		fmt.Fprintf(h, "%d:%s\n", len(p), p)
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
+// hashStrings is the one key hash of kci's caches, shared with kernel/.
+func hashStrings(parts ...string) string { return keyhash.Strings(parts...) }
 
 const (
 	kciModulePath = "github.com/kci-dev/kci"
