@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/kci-dev/kci/internal/lines"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/results"
 )
@@ -108,11 +109,6 @@ func BootExitCode(kind string) int {
 
 var errInterrupted = errors.New("interrupted")
 
-func firstLine(s string) string {
-	for i, c := range s {
-		if c == '\n' {
-			return s[:i]
-		}
-	}
-	return s
-}
+// firstLine is the one-line cause of an error message; the job's files
+// call it by this name.
+func firstLine(s string) string { return lines.First(s) }

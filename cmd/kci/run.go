@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kci-dev/kci/internal/lines"
 	"github.com/kci-dev/kci/job"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/suite"
@@ -172,12 +173,7 @@ func runExit(err error) error {
 	if vm.Kind(err) == vm.KindCanceled {
 		code = job.ExitInterrupted
 	}
-	return &job.ExitError{Code: code, Cause: vm.Kind(err) + ": " + firstLine(err.Error()), Err: err}
-}
-
-func firstLine(s string) string {
-	l, _, _ := strings.Cut(s, "\n")
-	return l
+	return &job.ExitError{Code: code, Cause: vm.Kind(err) + ": " + lines.First(err.Error()), Err: err}
 }
 
 // printEvent shows one agent event on one line.
