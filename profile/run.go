@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kci-dev/kci/internal/role"
 )
 
 // Dir is where a run directory keeps its profiles.
@@ -23,8 +25,8 @@ const indexFile = "index.json"
 
 // Roles of a kernel within a tree, as in the run record.
 const (
-	RoleBase    = "base"
-	RolePatched = "patched"
+	RoleBase    = role.Base
+	RolePatched = role.Patched
 )
 
 // Entry is one profile of a run: one variant in one boot.

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/kci-dev/kci/internal/role"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/suite"
 )
@@ -24,8 +25,8 @@ const RunFile = "run.json"
 
 // Roles of a kernel within a tree.
 const (
-	RoleBase    = "base"
-	RolePatched = "patched"
+	RoleBase    = role.Base
+	RolePatched = role.Patched
 )
 
 // Accelerators a boot can run under.
