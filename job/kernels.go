@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/kci-dev/kci/internal/proc"
@@ -202,10 +203,31 @@ func (b *Builder) AppliesTo(ctx context.Context, t *project.Tree, patches []kern
 			if doesNotApply(err) {
 				return false, nil
 			}
+			if out, ok := corruptPatch(err); ok {
+				// git read the patch and refused it: the patch's fault,
+				// whatever the tree.
+				return false, &kernel.ApplyError{Patch: p.Name(), Subject: p.Subject, Output: out}
+			}
 			return false, fmt.Errorf("applies: tree %s, %s: %w", t.Name, p.Name(), err)
 		}
 	}
 	return true, nil
+}
+
+// corruptPatch: git apply died (128) on the patch text itself, not on
+// the repository: it says so in its own words, which are returned.
+func corruptPatch(err error) (string, bool) {
+	code, ok := proc.ExitCode(err)
+	if !ok || code != 128 {
+		return "", false
+	}
+	msg := err.Error()
+	for _, s := range []string{"corrupt patch", "patch fragment without header", "No valid patches", "unrecognized input", "patch with only garbage"} {
+		if strings.Contains(msg, s) {
+			return msg, true
+		}
+	}
+	return "", false
 }
 
 // doesNotApply: git apply exits 1 when a patch does not apply, 128 when it

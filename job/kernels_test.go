@@ -84,8 +84,14 @@ func TestAppliesToTellsVerdictFromFailure(t *testing.T) {
 	if ok, err := b.AppliesTo(ctx, tree, patch(" x\n-y\n+Y\n c\n")); ok || err != nil {
 		t.Errorf("patch against other lines: AppliesTo = %v, %v; want false, nil", ok, err)
 	}
-	if ok, err := b.AppliesTo(ctx, tree, patch(" a\ngarbage\n")); ok || err == nil || !strings.Contains(err.Error(), "corrupt patch") {
-		t.Errorf("corrupt patch: AppliesTo = %v, %v; want an error carrying git's reason", ok, err)
+	// A corrupt patch is the patch's fault (exit 2), named with git's reason.
+	ok, err := b.AppliesTo(ctx, tree, patch(" a\ngarbage\n"))
+	var ae *kernel.ApplyError
+	if ok || !errors.As(err, &ae) || !strings.Contains(err.Error(), "p.patch") || !strings.Contains(err.Error(), "corrupt patch") {
+		t.Errorf("corrupt patch: AppliesTo = %v, %v; want an ApplyError naming the patch and git's reason", ok, err)
+	}
+	if code := Classify("patch", err).(*ExitError).Code; code != ExitApply {
+		t.Errorf("corrupt patch: exit %d, want %d (the patch's fault)", code, ExitApply)
 	}
 	canceled, cancel := context.WithCancel(ctx)
 	cancel()

@@ -29,8 +29,21 @@ func (e *ApplyError) Error() string {
 		if e.Hunk != "" {
 			fmt.Fprintf(&b, " %s", e.Hunk)
 		}
+	} else if reason := gitReason(e.Output); reason != "" {
+		fmt.Fprintf(&b, ": %s", reason) // e.g. "corrupt patch at line 5"
 	}
 	return b.String()
+}
+
+// gitReason is the first "error: " line of git's output, without the
+// prefix.
+func gitReason(out string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if _, r, ok := strings.Cut(l, "error: "); ok {
+			return strings.TrimSpace(r)
+		}
+	}
+	return ""
 }
 
 // ConfigError: the final .config breaks the policy. Every violation is
