@@ -1,0 +1,160 @@
+package results
+
+import (
+	"fmt"
+	"time"
+)
+
+// The types below are run.json's own: they change only with SchemaVersion,
+// not whenever a stage's internal struct (kernel.Artifacts, suite.Plan, the
+// guest's wire types) does. convert.go builds them from those structs.
+// JSON names are those schema 1 used, so older records still load.
+
+// Kernel is one built kernel as the run record keeps it. Paths are
+// relative to the kci cache root (kernels/<key>/bzImage), or bare file
+// names for files outside it: a record never names a machine's
+// directories. Join them with your own cache root to find the files.
+type Kernel struct {
+	Key        string        `json:"key"`     // cache key: find the build with kci's kernel cache
+	Dir        string        `json:"dir"`     // kernels/<key>
+	BzImage    string        `json:"bzimage"` // kernels/<key>/bzImage
+	Vmlinux    string        `json:"vmlinux"`
+	Config     string        `json:"config"` // the final .config
+	Log        string        `json:"log"`    // build log
+	Release    string        `json:"release"`
+	BuildID    string        `json:"build_id"`
+	BaseID     string        `json:"base_id"` // identity of the base source (git tree hash)
+	BaseOrigin string        `json:"base_origin"`
+	Commit     string        `json:"commit"` // the tree's HEAD after the series
+	Version    string        `json:"version"`
+	Patches    []string      `json:"patches,omitempty"` // subjects of the applied series, in order
+	ConfigHash string        `json:"config_hash"`       // sha256 of the final .config
+	Fragments  []string      `json:"fragments,omitempty"`
+	Drift      []Drift       `json:"drift,omitempty"`    // differences from the production config
+	Verified   []string      `json:"verified,omitempty"` // what the series adds, found in vmlinux BTF
+	Parent     string        `json:"parent,omitempty"`   // key of the build this one was seeded from
+	Phases     []KernelPhase `json:"phases"`
+}
+
+// KernelPhase is one timed step of producing a kernel.
+type KernelPhase struct {
+	Name     string        `json:"name"`
+	Duration time.Duration `json:"duration_ns"`
+}
+
+// Drift is one curated config option that differs from production.
+type Drift struct {
+	Option     string `json:"option"`
+	Here       string `json:"here"`
+	Production string `json:"production"`
+	Why        string `json:"why,omitempty"` // empty: not deliberate
+}
+
+// String reads the same as kernel.Drift's, so reports do not change with
+// where the drift came from.
+func (d Drift) String() string {
+	s := fmt.Sprintf("%s: here %s, production %s", d.Option, d.Here, d.Production)
+	if d.Why != "" {
+		return s + " — deliberate: " + d.Why
+	}
+	return s + " — NOT deliberate: numbers may not transfer"
+}
+
+// Plan is what the guest was asked to run.
+type Plan struct {
+	Sanity      bool          `json:"sanity"`
+	Survival    bool          `json:"survival"`
+	Variants    []string      `json:"variants"`
+	Bench       BenchParams   `json:"bench"`
+	Profile     bool          `json:"profile"`
+	Command     []string      `json:"command,omitempty"` // kci run -- CMD
+	StepTimeout time.Duration `json:"step_timeout_ns"`
+}
+
+// BenchParams is the traffic and measurement window of the plan.
+type BenchParams struct {
+	Pairs       int           `json:"pairs"`
+	PayloadSize int           `json:"payload_size"`
+	RateMbit    float64       `json:"rate_mbit"`
+	ServerLead  time.Duration `json:"server_lead_ns"`
+	Warmup      time.Duration `json:"warmup_ns"`
+	Window      time.Duration `json:"window_ns"`
+	ServerCPUs  []int         `json:"server_cpus,omitempty"`
+	ClientCPUs  []int         `json:"client_cpus,omitempty"`
+	SamplerCPU  int           `json:"sampler_cpu"`
+}
+
+// Sanity is the guest's check that the booted kernel is production-like.
+type Sanity struct {
+	Release     string   `json:"release"`
+	BuildID     string   `json:"build_id"`
+	Version     string   `json:"version"` // /proc/version
+	Lockdep     bool     `json:"lockdep"`
+	JIT         bool     `json:"jit"`
+	NumCPU      int      `json:"num_cpu"`
+	ClockSource string   `json:"clocksource,omitempty"`
+	Problems    []string `json:"problems,omitempty"` // non-empty = run refused
+}
+
+// Caps is what the booted kernel offered.
+type Caps struct {
+	Kfuncs      map[string]bool `json:"kfuncs"`
+	Tracepoints map[string]bool `json:"tracepoints"`
+	MapTypes    map[string]bool `json:"map_types"`
+	TCX         bool            `json:"tcx"`
+	Links       map[string]bool `json:"links,omitempty"`
+}
+
+// Cell is one survival matrix cell as one boot observed it.
+type Cell struct {
+	Carrier  string `json:"carrier"`
+	Path     string `json:"path"`
+	Expected string `json:"expected"` // survives | lost | skip
+	Observed string `json:"observed"` // survives | lost | skip | error
+	Reason   string `json:"reason,omitempty"`
+	Detail   string `json:"detail,omitempty"`
+	Pass     bool   `json:"pass"`
+}
+
+// VariantResult is one benchmark variant's measurement in one boot.
+type VariantResult struct {
+	Variant   string            `json:"variant"`
+	Skipped   string            `json:"skipped,omitempty"` // missing capability
+	Attach    string            `json:"attach,omitempty"`  // tcx | clsact
+	Programs  []ProgStat        `json:"programs,omitempty"`
+	Counters  map[string]uint64 `json:"counters,omitempty"`
+	Lo        LoStat            `json:"lo"`
+	PerSecond []uint64          `json:"per_second,omitempty"` // packets received per second
+	CPUs      []CPUStat         `json:"cpus,omitempty"`
+	PPS       float64           `json:"pps"`
+	Window    time.Duration     `json:"window_ns"`
+	Valid     bool              `json:"valid"`
+	Invalid   string            `json:"invalid,omitempty"` // why not valid
+}
+
+// ProgStat is one BPF program's BPF_ENABLE_STATS counters over the window.
+type ProgStat struct {
+	Name      string  `json:"name"`
+	Type      string  `json:"type"` // sched_cls, tracing, ...
+	RunTimeNs uint64  `json:"run_time_ns"`
+	RunCnt    uint64  `json:"run_cnt"`
+	NsPerPkt  float64 `json:"ns_per_pkt"`
+}
+
+// CPUStat is one CPU's /proc/stat delta over the window, in percent.
+type CPUStat struct {
+	CPU  int     `json:"cpu"`
+	Busy float64 `json:"busy"`
+	Sys  float64 `json:"sys"`
+	Soft float64 `json:"soft"`
+}
+
+// LoStat is the loopback device counter delta over the window.
+type LoStat struct {
+	RxPackets uint64 `json:"rx_packets"`
+	TxPackets uint64 `json:"tx_packets"`
+	RxErrors  uint64 `json:"rx_errors"`
+	TxErrors  uint64 `json:"tx_errors"`
+	RxDropped uint64 `json:"rx_dropped"`
+	TxDropped uint64 `json:"tx_dropped"`
+}
