@@ -548,7 +548,7 @@ func progCosts(vs []suite.VariantResult) map[string]float64 {
 		if v.Skipped != "" || !v.Valid {
 			continue
 		}
-		costs, _ := results.PerPacket(v.Programs)
+		costs, _ := results.PerPacket(results.ProgStatsOf(v.Programs))
 		for _, c := range costs {
 			m[v.Variant+"/"+c.Name] = c.NsPerPkt
 		}

@@ -150,7 +150,7 @@ func hitOrBuilt(a *kernel.Artifacts) string {
 }
 
 func treeRecord(name string, base, patched *kernel.Artifacts) results.Tree {
-	t := results.Tree{Name: name, Base: base, Patched: patched,
+	t := results.Tree{Name: name, Base: results.KernelOf(base), Patched: results.KernelOf(patched),
 		ConfigVerdict: "lockdep-free: every requested option verified, forbidden debug options off (" + strings.Join(kernel.Forbidden[:6], ", ") + ", …)"}
 	a := base
 	if patched != nil {

@@ -265,7 +265,7 @@ func (r *testRun) bootAll() error {
 		r.reps = 1
 	}
 	r.plan = suite.Plan{Sanity: true, Variants: r.o.Variants, Bench: r.o.Bench, Profile: r.o.Profile, StepTimeout: stepTimeout(r.o.Bench)}
-	_ = r.rec.SetPlan(r.plan)
+	_ = r.rec.SetPlan(results.PlanOf(r.plan))
 	r.roles = []string{results.RoleBase, results.RolePatched}
 	if len(r.patches) == 0 {
 		r.roles = r.roles[:1]
@@ -321,7 +321,8 @@ func (r *testRun) boot(j *treeJob, role string, rep int) error {
 	b := results.Boot{Tree: j.tree.Name, Role: role, Rep: rep, ConsoleLog: console}
 	if res != nil {
 		b.Accel, b.BootToReady = res.Accel, res.BootToReady
-		b.Sanity, b.Caps, b.Cells, b.Variants = res.Sanity, res.Caps, res.Cells, res.Variants
+		b.Sanity, b.Caps = results.SanityOf(res.Sanity), results.CapsOf(res.Caps)
+		b.Cells, b.Variants = results.CellsOf(res.Cells), results.VariantsOf(res.Variants)
 		b.ErrorKind = res.ErrorKind
 		b.Clock, b.TSCkHz, b.Clocksource = res.Clock, res.TSCkHz, res.Clocksource
 	}

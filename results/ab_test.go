@@ -4,8 +4,6 @@ import (
 	"errors"
 	"math"
 	"testing"
-
-	"github.com/kci-dev/kci/suite"
 )
 
 func TestCompareIdenticalDistributions(t *testing.T) {
@@ -107,12 +105,12 @@ func TestCompareRunPerTreeWithInvalidReps(t *testing.T) {
 	run := abRun("gtp", AccelKVM, normal(7, 8, 900, 0.01), normal(8, 8, 620, 0.01))
 	// A second tree whose only base results must never meet gtp's patched.
 	run.Boots = append(run.Boots, Boot{Seq: 100, Tree: "ext", Role: RoleBase, Rep: 1,
-		Variants: []suite.VariantResult{vr("gtp-x", pc{name: "x_prog", ns: 10})}})
+		Variants: []VariantResult{vr("gtp-x", pc{name: "x_prog", ns: 10})}})
 	// An invalid repetition with absurd numbers, and a failed boot.
 	bad := vr("gtp-x", pc{name: "x_prog", ns: 1e6})
 	bad.Valid, bad.Invalid = false, "lo rx_dropped 1200"
 	run.Boots = append(run.Boots,
-		Boot{Seq: 101, Tree: "gtp", Role: RolePatched, Rep: 9, Variants: []suite.VariantResult{bad}},
+		Boot{Seq: 101, Tree: "gtp", Role: RolePatched, Rep: 9, Variants: []VariantResult{bad}},
 		Boot{Seq: 102, Tree: "gtp", Role: RoleBase, Rep: 10, Error: "kernel panic during boot", ErrorKind: "crash"})
 
 	ab := Compare(run, "gtp")

@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/kci-dev/kci/suite"
 )
 
 func diffLines(t *testing.T, got, want string) {
@@ -31,7 +29,7 @@ func diffLines(t *testing.T, got, want string) {
 }
 
 func TestPerPacketUsesLargestSchedClsCount(t *testing.T) {
-	progs := []suite.ProgStat{
+	progs := []ProgStat{
 		{Name: "w", Type: "sched_cls", RunTimeNs: 9000, RunCnt: 90},
 		{Name: "r", Type: "sched_cls", RunTimeNs: 2000, RunCnt: 100},
 		{Name: "reaper", Type: "tracing", RunTimeNs: 5000, RunCnt: 1000},
@@ -233,7 +231,7 @@ func TestAggErrors(t *testing.T) {
 // out and said so, and TCG numbers carry the label.
 func TestAggRunDir(t *testing.T) {
 	run := &Run{Schema: SchemaVersion, ID: "abcd1234", Host: Host{Accel: AccelTCG}}
-	add := func(role string, rep int, vs ...suite.VariantResult) {
+	add := func(role string, rep int, vs ...VariantResult) {
 		run.Boots = append(run.Boots, Boot{Seq: len(run.Boots) + 1, Tree: "gtp", Role: role, Rep: rep, Accel: AccelTCG, Variants: vs})
 	}
 	bad := vr("gtp", pc{name: "gtp_write", ns: 999})

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-
-	"github.com/kci-dev/kci/suite"
 )
 
 // BpfstatsExt is the suffix of the user's per-variant stats files.
@@ -22,7 +20,7 @@ var preloaded = map[string]bool{"dump_bpf_map": true, "dump_bpf_prog": true}
 // by '#' comment lines. Programs without run stats (bpftool omits the
 // fields when nothing ran) come back with zero counters; the kernel's
 // preloaded iterators are dropped.
-func ParseBpfstats(data []byte) ([]suite.ProgStat, error) {
+func ParseBpfstats(data []byte) ([]ProgStat, error) {
 	var body bytes.Buffer
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 64*1024), 64*1024*1024)
@@ -55,7 +53,7 @@ func ParseBpfstats(data []byte) ([]suite.ProgStat, error) {
 	} else if err := json.Unmarshal(trimmed, &progs); err != nil {
 		return nil, err
 	}
-	out := make([]suite.ProgStat, 0, len(progs))
+	out := make([]ProgStat, 0, len(progs))
 	for _, p := range progs {
 		if preloaded[p.Name] {
 			continue
@@ -63,13 +61,13 @@ func ParseBpfstats(data []byte) ([]suite.ProgStat, error) {
 		if p.Name == "" {
 			p.Name = "?"
 		}
-		out = append(out, suite.ProgStat{Name: p.Name, Type: p.Type, RunTimeNs: p.RunTimeNs, RunCnt: p.RunCnt})
+		out = append(out, ProgStat{Name: p.Name, Type: p.Type, RunTimeNs: p.RunTimeNs, RunCnt: p.RunCnt})
 	}
 	return out, nil
 }
 
 // ReadBpfstats reads and parses one .bpfstats file.
-func ReadBpfstats(path string) ([]suite.ProgStat, error) {
+func ReadBpfstats(path string) ([]ProgStat, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("results: read bpfstats: %w", err)
@@ -94,7 +92,7 @@ type ProgCost struct {
 // by packets, not by their own invocations. Programs that never ran cost 0
 // and are kept. Programs of the same name are summed. It returns the costs
 // in first-seen order and ref_cnt.
-func PerPacket(progs []suite.ProgStat) ([]ProgCost, uint64) {
+func PerPacket(progs []ProgStat) ([]ProgCost, uint64) {
 	var ref uint64
 	for _, p := range progs {
 		if p.Type == "sched_cls" && p.RunCnt > ref {

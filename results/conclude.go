@@ -3,8 +3,6 @@ package results
 import (
 	"fmt"
 	"strings"
-
-	"github.com/kci-dev/kci/kernel"
 )
 
 // Conclusion is the one-word outcome of a tree, as a CI check run shows it.
@@ -66,7 +64,7 @@ func changesOf(rows []SurvivalRow) []CellChange {
 }
 
 // KernelID names a built kernel briefly: release and short cache key.
-func KernelID(a *kernel.Artifacts) string {
+func KernelID(a *Kernel) string {
 	if a == nil {
 		return ""
 	}

@@ -9,8 +9,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-
-	"github.com/kci-dev/kci/suite"
 )
 
 // Tests of the A/B decision (issue 13): each failure case the issue lists
@@ -148,8 +146,8 @@ func TestFailedBootExcludedEntirely(t *testing.T) {
 	run := abRun("gtp", AccelKVM, normal(70, 6, 500, 0.01), normal(71, 6, 500, 0.01))
 	crash := vr("gtp-x", pc{name: "x_prog", ns: 5e4})
 	run.Boots = append(run.Boots,
-		Boot{Seq: 13, Tree: "gtp", Role: RolePatched, Rep: 7, Error: "Kernel panic - not syncing", ErrorKind: "crash", Variants: []suite.VariantResult{crash}},
-		Boot{Seq: 14, Tree: "gtp", Role: RolePatched, Rep: 8, Error: "qemu: cannot allocate memory", ErrorKind: ErrorKindInfra, Variants: []suite.VariantResult{crash}})
+		Boot{Seq: 13, Tree: "gtp", Role: RolePatched, Rep: 7, Error: "Kernel panic - not syncing", ErrorKind: "crash", Variants: []VariantResult{crash}},
+		Boot{Seq: 14, Tree: "gtp", Role: RolePatched, Rep: 8, Error: "qemu: cannot allocate memory", ErrorKind: ErrorKindInfra, Variants: []VariantResult{crash}})
 	ab := Compare(run, "gtp")
 	tot := ab.Variants[0].Total
 	if tot.Patched.N != 6 || tot.Patched.Max > 1000 {

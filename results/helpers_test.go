@@ -4,9 +4,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
-
-	"github.com/kci-dev/kci/kernel"
-	"github.com/kci-dev/kci/suite"
 )
 
 // refCnt is the packet count of synthetic measurements: the largest
@@ -24,8 +21,8 @@ type pc struct {
 // ns/pkt under the user's rule. The first sched_cls program carries the
 // reference count, the others a little less; tracing programs run a little
 // more often than packets (reapers) and must not become the reference.
-func vr(variant string, progs ...pc) suite.VariantResult {
-	v := suite.VariantResult{Variant: variant, Valid: true}
+func vr(variant string, progs ...pc) VariantResult {
+	v := VariantResult{Variant: variant, Valid: true}
 	for i, p := range progs {
 		typ := p.typ
 		if typ == "" {
@@ -41,7 +38,7 @@ func vr(variant string, progs ...pc) suite.VariantResult {
 		if p.ns == 0 {
 			cnt = 0
 		}
-		v.Programs = append(v.Programs, suite.ProgStat{
+		v.Programs = append(v.Programs, ProgStat{
 			Name: p.name, Type: typ, RunCnt: cnt,
 			RunTimeNs: uint64(math.Round(p.ns * refCnt)),
 		})
@@ -68,19 +65,19 @@ func abRun(tree, accel string, base, patched []float64) *Run {
 		Host:  Host{Hostname: "bench", CPUModel: "Test CPU", NProc: 8, Accel: accel},
 		Trees: []Tree{{
 			Name:    tree,
-			Base:    &kernel.Artifacts{Key: "basekey0123456789", Release: "6.12.117"},
-			Patched: &kernel.Artifacts{Key: "patchkey987654321", Release: "6.12.117", Patches: []string{"bpf: rhash: keep min_size"}},
+			Base:    &Kernel{Key: "basekey0123456789", Release: "6.12.117"},
+			Patched: &Kernel{Key: "patchkey987654321", Release: "6.12.117", Patches: []string{"bpf: rhash: keep min_size"}},
 		}},
 	}
 	n := max(len(base), len(patched))
 	for i := 0; i < n; i++ {
 		if i < len(base) {
 			r.Boots = append(r.Boots, Boot{Seq: len(r.Boots) + 1, Tree: tree, Role: RoleBase, Rep: i + 1, Accel: accel,
-				Variants: []suite.VariantResult{vr(tree+"-x", pc{name: "x_prog", ns: base[i]})}})
+				Variants: []VariantResult{vr(tree+"-x", pc{name: "x_prog", ns: base[i]})}})
 		}
 		if i < len(patched) {
 			r.Boots = append(r.Boots, Boot{Seq: len(r.Boots) + 1, Tree: tree, Role: RolePatched, Rep: i + 1, Accel: accel,
-				Variants: []suite.VariantResult{vr(tree+"-x", pc{name: "x_prog", ns: patched[i]})}})
+				Variants: []VariantResult{vr(tree+"-x", pc{name: "x_prog", ns: patched[i]})}})
 		}
 	}
 	return r

@@ -14,7 +14,6 @@ import (
 
 	"github.com/kci-dev/kci/internal/fsutil"
 	"github.com/kci-dev/kci/internal/names"
-	"github.com/kci-dev/kci/kernel"
 )
 
 // Merge combines shard records of one job (same trees, same kernels, same
@@ -124,7 +123,7 @@ func (m *Run) mergeTree(t Tree, shard string) error {
 	return nil
 }
 
-func keyOf(a *kernel.Artifacts) string {
+func keyOf(a *Kernel) string {
 	if a == nil {
 		return ""
 	}

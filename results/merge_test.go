@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/kci-dev/kci/kernel"
 )
 
 func TestMergeShardsEqualsOneRun(t *testing.T) {
@@ -67,7 +65,7 @@ func TestMergeShardsEqualsOneRun(t *testing.T) {
 func TestMergeRefusesDifferentKernels(t *testing.T) {
 	a := abRun("gtp", AccelKVM, []float64{1}, []float64{1})
 	b := abRun("gtp", AccelKVM, []float64{1}, []float64{1})
-	b.Trees[0].Patched = &kernel.Artifacts{Key: "otherpatch"}
+	b.Trees[0].Patched = &Kernel{Key: "otherpatch"}
 	if _, err := Merge(a, b); err == nil || !strings.Contains(err.Error(), "patched kernel") {
 		t.Errorf("err %v, want a refusal naming the patched kernel", err)
 	}

@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
-
-	"github.com/kci-dev/kci/suite"
 )
 
 // DefaultRoot is where runs go when no --out is given.
@@ -116,7 +114,7 @@ func (r *Recorder) SetHost(h Host) error {
 }
 
 // SetPlan records the suite plan.
-func (r *Recorder) SetPlan(p suite.Plan) error {
+func (r *Recorder) SetPlan(p Plan) error {
 	return r.Update(func(run *Run) { run.Plan = p })
 }
 

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/suite"
 )
 
@@ -33,19 +32,19 @@ func TestRecorderWritesAfterEveryAddition(t *testing.T) {
 	if err := rec.SetHost(Host{Hostname: "h", Accel: AccelTCG, Checks: []Check{{Name: "kvm", Status: CheckWarn, Detail: "no /dev/kvm", Fix: "modprobe kvm"}}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := rec.SetPlan(suite.Plan{Survival: true, Variants: []string{"gtp-gtp"}, Bench: suite.DefaultBench()}); err != nil {
+	if err := rec.SetPlan(PlanOf(suite.Plan{Survival: true, Variants: []string{"gtp-gtp"}, Bench: suite.DefaultBench()})); err != nil {
 		t.Fatal(err)
 	}
-	if err := rec.SetTree(Tree{Name: "gtp", Base: &kernel.Artifacts{Key: "k1"}}); err != nil {
+	if err := rec.SetTree(Tree{Name: "gtp", Base: &Kernel{Key: "k1"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := rec.SetTree(Tree{Name: "gtp", Base: &kernel.Artifacts{Key: "k1"}, Patched: &kernel.Artifacts{Key: "k2"}, ConfigVerdict: "ok"}); err != nil {
+	if err := rec.SetTree(Tree{Name: "gtp", Base: &Kernel{Key: "k1"}, Patched: &Kernel{Key: "k2"}, ConfigVerdict: "ok"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := rec.AddPhase(Phase{Name: "build", Tree: "gtp", Kernel: RoleBase, Start: time.Now(), Duration: 3 * time.Minute}); err != nil {
 		t.Fatal(err)
 	}
-	seq, err := rec.AddBoot(Boot{Tree: "gtp", Role: RoleBase, Rep: 1, Accel: AccelTCG, Variants: []suite.VariantResult{vr("gtp-gtp", pc{name: "gtp_write", ns: 500})}})
+	seq, err := rec.AddBoot(Boot{Tree: "gtp", Role: RoleBase, Rep: 1, Accel: AccelTCG, Variants: []VariantResult{vr("gtp-gtp", pc{name: "gtp_write", ns: 500})}})
 	if err != nil || seq != 1 {
 		t.Fatalf("AddBoot seq %d err %v, want 1", seq, err)
 	}

@@ -11,8 +11,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/kci-dev/kci/suite"
 )
 
 // fullRun is a realistic two-tree run: gtp with 6 interleaved repetitions
@@ -25,10 +23,10 @@ func fullRun(accel string) *Run {
 	gtp2 := normal(51, 6, 920, 0.01)
 	churnB := normal(52, 6, 1190, 0.01)
 	churnP := normal(53, 6, 930, 0.01)
-	cells := func(role string) []suite.Cell {
+	cells := func(role string) []Cell {
 		scrubPass := role == RolePatched // the patch makes ext survive scrubbing as declared
 		markPass := role == RoleBase     // and breaks skb->mark across netns
-		return []suite.Cell{
+		return []Cell{
 			{Carrier: "skb-ext", Path: "veth-netns", Expected: "survives", Observed: map[bool]string{true: "survives", false: "lost"}[scrubPass], Pass: scrubPass, Detail: "lost at skb_scrub_packet"},
 			{Carrier: "mark", Path: "veth-netns", Expected: "lost", Observed: map[bool]string{true: "lost", false: "survives"}[markPass], Pass: markPass, Detail: "mark kept across netns"},
 			{Carrier: "map", Path: "loopback", Expected: "survives", Observed: "survives", Pass: true},
@@ -42,7 +40,7 @@ func fullRun(accel string) *Run {
 			}
 			run.Boots = append(run.Boots, Boot{Seq: len(run.Boots) + 1, Tree: "gtp", Role: role, Rep: i + 1, Accel: accel,
 				BootToReady: 2 * time.Second, Cells: cells(role),
-				Variants: []suite.VariantResult{
+				Variants: []VariantResult{
 					vr("gtp-gtp", pc{name: "gtp_write", ns: g * 0.6}, pc{name: "gtp_read", ns: g * 0.1}, pc{name: "gtp_skb_free", ns: g * 0.3, typ: "tracing"}, pc{name: "gtp_skb_copy", typ: "tracing"}),
 					vr("gtp-gtpchurn", pc{name: "gtp_write", ns: c * 0.7}, pc{name: "gtp_read", ns: c * 0.05}, pc{name: "gtp_skb_free", ns: c * 0.25, typ: "tracing"}),
 				}})

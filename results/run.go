@@ -12,13 +12,13 @@ import (
 	"time"
 
 	"github.com/kci-dev/kci/internal/role"
-	"github.com/kci-dev/kci/kernel"
-	"github.com/kci-dev/kci/suite"
 )
 
 // SchemaVersion is the run.json layout version. Readers refuse newer
-// records instead of misreading them.
-const SchemaVersion = 1
+// records instead of misreading them. Version 2: the record's own types
+// (schema.go), kernel paths relative to the cache root; version 1 stored
+// them absolute and still loads (Load upgrades it).
+const SchemaVersion = 2
 
 // RunFile is the name of the run record inside a run directory.
 const RunFile = "run.json"
@@ -60,18 +60,18 @@ const EmulatedLabel = "emulated — relative only"
 // Run is everything one `kci test` (or `kci run`) measured, as stored in
 // run.json. Durations are nanoseconds in JSON.
 type Run struct {
-	Schema           int        `json:"schema"`
-	ID               string     `json:"id"`
-	Args             []string   `json:"args,omitempty"` // the command line that started the run
-	Start            time.Time  `json:"start"`
-	End              time.Time  `json:"end,omitzero"`
-	Incomplete       bool       `json:"incomplete"`
-	IncompleteReason string     `json:"incomplete_reason,omitempty"`
-	Host             Host       `json:"host"`
-	Trees            []Tree     `json:"trees,omitempty"`
-	Plan             suite.Plan `json:"plan"`
-	Phases           []Phase    `json:"phases,omitempty"`
-	Boots            []Boot     `json:"boots,omitempty"`
+	Schema           int       `json:"schema"`
+	ID               string    `json:"id"`
+	Args             []string  `json:"args,omitempty"` // the command line that started the run
+	Start            time.Time `json:"start"`
+	End              time.Time `json:"end,omitzero"`
+	Incomplete       bool      `json:"incomplete"`
+	IncompleteReason string    `json:"incomplete_reason,omitempty"`
+	Host             Host      `json:"host"`
+	Trees            []Tree    `json:"trees,omitempty"`
+	Plan             Plan      `json:"plan"`
+	Phases           []Phase   `json:"phases,omitempty"`
+	Boots            []Boot    `json:"boots,omitempty"`
 	// MergedFrom lists the shard run ids a merged record was built from.
 	MergedFrom []string `json:"merged_from,omitempty"`
 	// MinEffectPct is the smallest effect of interest the user set
@@ -109,11 +109,11 @@ const (
 // Tree is one kernel tree of the run: its base and patched kernels and the
 // config policy verdict that was applied to them.
 type Tree struct {
-	Name          string            `json:"name"`
-	Base          *kernel.Artifacts `json:"base,omitempty"`
-	Patched       *kernel.Artifacts `json:"patched,omitempty"`
-	ConfigVerdict string            `json:"config_verdict,omitempty"`
-	Drift         []string          `json:"drift,omitempty"` // differences from the production config
+	Name          string   `json:"name"`
+	Base          *Kernel  `json:"base,omitempty"`
+	Patched       *Kernel  `json:"patched,omitempty"`
+	ConfigVerdict string   `json:"config_verdict,omitempty"`
+	Drift         []string `json:"drift,omitempty"` // differences from the production config
 }
 
 // Phase is one timed stage of the run (build, image, boot, suite...).
@@ -127,19 +127,19 @@ type Phase struct {
 
 // Boot is one fresh boot of one kernel and what the guest reported.
 type Boot struct {
-	Seq         int                   `json:"seq"` // global order within the run, from 1
-	Tree        string                `json:"tree"`
-	Role        string                `json:"role"` // base | patched
-	Rep         int                   `json:"rep"`  // repetition, from 1
-	Accel       string                `json:"accel"`
-	BootToReady time.Duration         `json:"boot_to_ready_ns"`
-	Sanity      *suite.Sanity         `json:"sanity,omitempty"`
-	Caps        *suite.Caps           `json:"caps,omitempty"`
-	Cells       []suite.Cell          `json:"cells,omitempty"`
-	Variants    []suite.VariantResult `json:"variants,omitempty"`
-	Error       string                `json:"error,omitempty"`       // one-line cause
-	ErrorKind   string                `json:"error_kind,omitempty"`  // whose fault: e.g. boot, crash, timeout, infra
-	ConsoleLog  string                `json:"console_log,omitempty"` // relative to the run dir
+	Seq         int             `json:"seq"` // global order within the run, from 1
+	Tree        string          `json:"tree"`
+	Role        string          `json:"role"` // base | patched
+	Rep         int             `json:"rep"`  // repetition, from 1
+	Accel       string          `json:"accel"`
+	BootToReady time.Duration   `json:"boot_to_ready_ns"`
+	Sanity      *Sanity         `json:"sanity,omitempty"`
+	Caps        *Caps           `json:"caps,omitempty"`
+	Cells       []Cell          `json:"cells,omitempty"`
+	Variants    []VariantResult `json:"variants,omitempty"`
+	Error       string          `json:"error,omitempty"`       // one-line cause
+	ErrorKind   string          `json:"error_kind,omitempty"`  // whose fault: e.g. boot, crash, timeout, infra
+	ConsoleLog  string          `json:"console_log,omitempty"` // relative to the run dir
 	// Clock is the boot's clock mode (ClockKVM, ClockHost, ClockICount);
 	// empty in records older than deterministic mode (read as host/kvm
 	// by Accel).
@@ -232,7 +232,8 @@ func (r *Run) Emulated(tree string) bool {
 	return false
 }
 
-// Load reads dir/run.json.
+// Load reads dir/run.json. Older schema versions are upgraded in memory:
+// the Run returned is always in the current form.
 func Load(dir string) (*Run, error) {
 	b, err := os.ReadFile(filepath.Join(dir, RunFile))
 	if err != nil {
@@ -247,8 +248,23 @@ func Load(dir string) (*Run, error) {
 		return nil, fmt.Errorf("results: load run %s: no schema version: not a kci run record", dir)
 	case r.Schema > SchemaVersion:
 		return nil, fmt.Errorf("results: load run %s: schema %d is newer than this kci understands (%d)", dir, r.Schema, SchemaVersion)
+	case r.Schema == 1:
+		r.upgradeV1()
 	}
 	return &r, nil
+}
+
+// upgradeV1 brings a schema 1 record to the current form: its kernels'
+// paths were absolute paths of the machine that built them.
+func (r *Run) upgradeV1() {
+	for i := range r.Trees {
+		for _, k := range []*Kernel{r.Trees[i].Base, r.Trees[i].Patched} {
+			if k != nil {
+				k.relativize()
+			}
+		}
+	}
+	r.Schema = SchemaVersion
 }
 
 // IsRunDir reports whether dir holds a run record.

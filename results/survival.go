@@ -2,8 +2,6 @@ package results
 
 import (
 	"sort"
-
-	"github.com/kci-dev/kci/suite"
 )
 
 // CellState is one survival matrix cell on one kernel, over all its boots.
@@ -45,7 +43,7 @@ func SurvivalMatrix(run *Run, tree, role string) Matrix {
 	return m
 }
 
-func (m *Matrix) add(idx map[[2]string]int, c suite.Cell) {
+func (m *Matrix) add(idx map[[2]string]int, c Cell) {
 	k := [2]string{c.Carrier, c.Path}
 	i, ok := idx[k]
 	if !ok {

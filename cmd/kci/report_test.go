@@ -12,7 +12,6 @@ import (
 
 	"github.com/kci-dev/kci/job"
 	"github.com/kci-dev/kci/results"
-	"github.com/kci-dev/kci/suite"
 )
 
 // saveRun writes a run of tree gtp whose patched kernel is 15 % slower,
@@ -30,7 +29,7 @@ func saveRun(t *testing.T, dir, id string, seed uint64) {
 			}
 			ns *= 1 + 0.01*rng.NormFloat64()
 			run.Boots = append(run.Boots, results.Boot{Seq: len(run.Boots) + 1, Tree: "gtp", Role: role, Rep: rep, Accel: results.AccelKVM,
-				Variants: []suite.VariantResult{{Variant: "gtp-gtp", Valid: true, Programs: []suite.ProgStat{
+				Variants: []results.VariantResult{{Variant: "gtp-gtp", Valid: true, Programs: []results.ProgStat{
 					{Name: "gtp_write", Type: "sched_cls", RunTimeNs: uint64(ns * 1e6), RunCnt: 1e6},
 				}}}})
 		}
