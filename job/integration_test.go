@@ -274,3 +274,39 @@ func TestSmallKnownWorkDetected(t *testing.T) {
 		}
 	}
 }
+
+// Deterministic mode's promise: boots of one kernel with one seed give
+// identical counts and times for every program, not merely close ones.
+func TestRepeatedBootsIdentical(t *testing.T) {
+	tr := newTester(t)
+	r := runTest(t, tr, job.TestOptions{Trees: []string{"stock"}, Reps: 3, Seed: 1, Variants: []string{"cnt", "hash"}})
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if mode := r.run.ClockMode("stock"); mode != results.ClockICount {
+		t.Skipf("boots ran under clock %q, not icount: only deterministic mode repeats exactly", mode)
+	}
+	type stat struct{ cnt, ns uint64 }
+	first := map[string]stat{}
+	for _, b := range r.run.Boots {
+		n := 0
+		for _, v := range b.Variants {
+			for _, p := range v.Programs {
+				k, s := v.Variant+"/"+p.Name, stat{p.RunCnt, p.RunTimeNs}
+				n++
+				if b.Rep == 1 {
+					first[k] = s
+					t.Logf("%s: %d runs, %d ns", k, s.cnt, s.ns)
+				} else if f, ok := first[k]; !ok || f != s {
+					t.Errorf("boot %d %s: %d runs, %d ns; boot 1: %d runs, %d ns", b.Rep, k, s.cnt, s.ns, f.cnt, f.ns)
+				}
+			}
+		}
+		if n < 5 {
+			t.Fatalf("boot %d measured %d programs, want the 6 of cnt and hash", b.Rep, n)
+		}
+	}
+	if len(r.run.Boots) != 3 {
+		t.Fatalf("%d boots, want 3", len(r.run.Boots))
+	}
+}

@@ -175,7 +175,7 @@ func TestKind(t *testing.T) {
 // Deterministic mode is TCG's default: icount, a VM-clock RTC from a fixed
 // date and a fixed seed; --clock host and KVM get none of it.
 func TestQemuArgsClock(t *testing.T) {
-	paths := Paths{QMP: "/q", Events: "/e"}
+	paths := Paths{QMP: "/q", Events: "/e", Replay: "/r.rr"}
 	has := func(args []string, a, b string) bool {
 		for i := 0; i+1 < len(args); i++ {
 			if args[i] == a && args[i+1] == b {
@@ -201,7 +201,7 @@ func TestQemuArgsClock(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := has(args, "-icount", "shift=0,sleep=off,align=off") &&
+		got := has(args, "-icount", "shift=0,sleep=off,align=off,rr=record,rrfile=/r.rr") &&
 			has(args, "-rtc", "base=2020-01-01T00:00:00,clock=vm") && has(args, "-seed", "1")
 		if got != tc.icount {
 			t.Errorf("%s/%q: deterministic args %v, want %v: %v", tc.accel, tc.clock, got, tc.icount, args)
