@@ -260,5 +260,12 @@ func TestTestSeeds(t *testing.T) {
 		if !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("--seed %d: boot seeds %v, want %v", tc.seed, got, tc.want)
 		}
+		var recorded []uint64 // run.json keeps each icount boot's seed
+		for _, b := range r.run.Boots {
+			recorded = append(recorded, b.Seed)
+		}
+		if !reflect.DeepEqual(recorded, tc.want) {
+			t.Errorf("--seed %d: run.json seeds %v, want %v", tc.seed, recorded, tc.want)
+		}
 	}
 }

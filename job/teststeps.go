@@ -319,6 +319,9 @@ func (r *testRun) boot(j *treeJob, role string, rep int) error {
 		r.meter.End("done")
 	}
 	b := results.Boot{Tree: j.tree.Name, Role: role, Rep: rep, ConsoleLog: console}
+	if res != nil && res.Clock == results.ClockICount {
+		b.Seed = r.seed(rep) // only icount boots repeat from their seed
+	}
 	if res != nil {
 		b.Accel, b.BootToReady = res.Accel, res.BootToReady
 		b.Sanity, b.Caps = results.SanityOf(res.Sanity), results.CapsOf(res.Caps)

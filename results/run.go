@@ -148,6 +148,9 @@ type Boot struct {
 	// chose: a boot whose scale differs from its siblings' is flagged.
 	TSCkHz      int64  `json:"tsc_khz,omitempty"`
 	Clocksource string `json:"clocksource,omitempty"`
+	// Seed is the guest's random seed under icount: with the kernel and
+	// plan it reproduces the boot exactly (kci test --seed).
+	Seed uint64 `json:"seed,omitempty"`
 }
 
 // ClockMode is the clock mode of a tree's measured boots ("" = all
