@@ -76,8 +76,11 @@ type TestOptions struct {
 	// Seed, when not 0, is every boot's guest seed; 0 gives repetition k
 	// seed k (paired base/patched, sampling the guest's randomness).
 	Seed uint64
-	Args []string
-	Log  io.Writer // progress lines
+	// FirstSeed is repetition 1's seed when Seed is 0 (0 = 1): repetition
+	// k gets FirstSeed+k-1.
+	FirstSeed uint64
+	Args      []string
+	Log       io.Writer // progress lines
 	// Progress shows the long phases (builds, boots) live on a terminal,
 	// as one line each in a log; nil is silent.
 	Progress *progress.Meter

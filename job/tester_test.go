@@ -244,14 +244,15 @@ func TestTestExitsInterruptedAndKeepsTheRecord(t *testing.T) {
 // boot to one seed, the determinism check.
 func TestTestSeeds(t *testing.T) {
 	for _, tc := range []struct {
-		seed uint64
-		want []uint64
+		seed, first uint64
+		want        []uint64
 	}{
-		{0, []uint64{1, 1, 2, 2, 3, 3}},
-		{7, []uint64{7, 7, 7, 7, 7, 7}},
+		{0, 0, []uint64{1, 1, 2, 2, 3, 3}},
+		{7, 0, []uint64{7, 7, 7, 7, 7, 7}},
+		{0, 11, []uint64{11, 11, 12, 12, 13, 13}},
 	} {
 		boots := &fakeBooter{base: []boot{bootOK(100)}, patched: []boot{bootOK(100)}}
-		r := runTest(t, context.Background(), &fakeBuilder{}, boots, TestOptions{Reps: 3, Seed: tc.seed})
+		r := runTest(t, context.Background(), &fakeBuilder{}, boots, TestOptions{Reps: 3, Seed: tc.seed, FirstSeed: tc.first})
 		r.want(t, ExitOK, "")
 		var got []uint64
 		for _, req := range boots.reqs {

@@ -363,12 +363,17 @@ func (r *testRun) boot(j *treeJob, role string, rep int) error {
 	return &ExitError{Code: ExitBoot, Cause: fmt.Sprintf("%s kernel of tree %s: %s", role, j.tree.Name, b.Error), Err: err}
 }
 
-// seed is repetition rep's guest seed: --seed, or rep itself.
+// seed is repetition rep's guest seed: --seed, or the rep-th from
+// --first-seed (1, 2, 3... by default).
 func (r *testRun) seed(rep int) uint64 {
 	if r.o.Seed != 0 {
 		return r.o.Seed
 	}
-	return uint64(rep)
+	first := r.o.FirstSeed
+	if first == 0 {
+		first = 1
+	}
+	return first + uint64(rep) - 1
 }
 
 // verdict compares what the boots measured: a survival regression, then a

@@ -28,6 +28,8 @@ func TestTestFlagsValidatedFirst(t *testing.T) {
 		{[]string{"--tree", "nope", patch}, `--tree: no tree "nope"`},
 		{[]string{"--clock", "wall", patch}, "--clock"},
 		{[]string{}, "name a patch (or --tree"},
+		{[]string{"--first-seed", "0", patch}, "--first-seed 0"},
+		{[]string{"--seed", "2", "--first-seed", "3", patch}, "--seed and --first-seed"},
 		{[]string{"--tree", "nope"}, `--tree: no tree "nope"`},
 		{[]string{filepath.Join(dir, "missing.patch")}, "patch " + filepath.Join(dir, "missing.patch")},
 	} {

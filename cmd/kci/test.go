@@ -31,6 +31,7 @@ func newTestCmd() *cobra.Command {
 		minEffect      float64
 		shard          string
 		seed           uint64
+		firstSeed      uint64
 		post           bool
 		postDry        bool
 		vmo            vmFlags
@@ -63,6 +64,12 @@ must agree exactly (kci's determinism check).`,
 			if window < 0 {
 				return fmt.Errorf("--window %s: must not be negative", window)
 			}
+			if firstSeed == 0 {
+				return errors.New("--first-seed 0: seeds start at 1")
+			}
+			if seed != 0 && cmd.Flags().Changed("first-seed") {
+				return errors.New("--seed and --first-seed: pick one (--seed pins every boot, --first-seed starts the per-repetition seeds)")
+			}
 			if minEffect < 0 {
 				return fmt.Errorf("--min-effect %g: want a percentage >= 0", minEffect)
 			}
@@ -77,7 +84,7 @@ must agree exactly (kci's determinism check).`,
 			o := job.TestOptions{
 				Patches: args, Trees: trees, Reps: reps, Variants: variants,
 				Survival: !noSurvival, Profile: profile, Out: out, FailOnRegression: failOnReg, MinEffectPct: minEffect,
-				Seed: seed, Args: os.Args, Log: os.Stderr, Progress: progress.New(os.Stderr), Host: job.DefaultHost(),
+				Seed: seed, FirstSeed: firstSeed, Args: os.Args, Log: os.Stderr, Progress: progress.New(os.Stderr), Host: job.DefaultHost(),
 			}
 			o.Host.Checks = doctorChecks(cmd.Context(), b.Cache.Root)
 			if o.Reps == 0 {
@@ -132,6 +139,7 @@ must agree exactly (kci's determinism check).`,
 	f.StringVar(&out, "out", "", "run directory (default ./kci-results/<time>-<id>)")
 	f.Float64Var(&failOnReg, "fail-on-regression", -1, "exit 6 when a variant is significantly slower by more than this many percent")
 	f.Float64Var(&minEffect, "min-effect", 0, "smallest effect of interest in percent (default 0.5): under icount the threshold a change must clear besides the observed spread; otherwise a significant change whose interval stays within it is reported as below it")
+	f.Uint64Var(&firstSeed, "first-seed", 1, "under icount, repetition k boots base and patched with guest seed first-seed+k-1: another sample of the guest's randomness than the default 1, 2, 3...")
 	f.Uint64Var(&seed, "seed", 0, "under icount, boot every repetition with this guest seed instead of seed k for repetition k: repeated boots of one kernel must then agree exactly (a determinism check)")
 	f.StringVar(&shard, "shard", "", "run only repetitions i, i+N, ... of the job (i/N), for fan-out; merge with kci report --merge")
 	f.BoolVar(&post, "post", false, "post the report to the pull request (GitHub Actions environment, GITHUB_TOKEN)")
