@@ -186,12 +186,22 @@ func fmtSignedPct(p float64) string {
 // apply, build, new warnings, checkpatch errors, boot, lost survival cells.
 func (s *Series) Failed() bool {
 	for _, t := range s.Trees {
-		for _, p := range t.Patches {
-			if p.Apply == StepFail || p.Build == StepFail || len(p.NewWarnings) > 0 ||
-				(p.Checkpatch != nil && p.Checkpatch.Errors > 0) ||
-				(p.Boot != nil && (p.Boot.Result == StepFail || len(p.Boot.Lost) > 0)) {
-				return true
-			}
+		if treeFailed(t) {
+			return true
+		}
+	}
+	return false
+}
+
+func treeFailed(t SeriesTree) bool {
+	if len(t.Bisect) > 0 {
+		return true
+	}
+	for _, p := range t.Patches {
+		if p.Apply == StepFail || p.Build == StepFail || len(p.NewWarnings) > 0 ||
+			(p.Checkpatch != nil && p.Checkpatch.Errors > 0) ||
+			(p.Boot != nil && (p.Boot.Result == StepFail || len(p.Boot.Lost) > 0)) {
+			return true
 		}
 	}
 	return false
@@ -414,23 +424,81 @@ func SeriesMarkdown(s *Series) string {
 	var b strings.Builder
 	b.WriteString("## kci series: patch by patch\n\n")
 	for _, t := range s.Trees {
-		fmt.Fprintf(&b, "### tree %s\n\n", mdInline(t.Tree))
-		b.WriteString(seriesTable(t, true).markdown())
-		b.WriteString("\n")
-		fs := findings(t)
-		if len(fs) > 0 {
-			for _, f := range fs {
-				b.WriteString("- " + mdText(f) + "\n")
-			}
-			b.WriteString("\n")
-		}
-		if t.PerfNote != "" {
-			b.WriteString("perf: " + mdText(t.PerfNote) + "\n\n")
-		}
-		b.WriteString(mdText(costLine(t)) + "\n\n")
+		b.WriteString(seriesTreeMarkdown(t))
 	}
 	if s.Incomplete {
 		b.WriteString("**incomplete**: " + mdText(s.IncompleteReason) + "\n")
 	}
 	return b.String()
+}
+
+// SeriesTreeMarkdown is one tree's part of the series report, complete
+// on its own (one PR comment per tree).
+func SeriesTreeMarkdown(s *Series, tree string) string {
+	var b strings.Builder
+	b.WriteString("## kci series: patch by patch\n\n")
+	for _, t := range s.Trees {
+		if t.Tree == tree {
+			b.WriteString(seriesTreeMarkdown(t))
+		}
+	}
+	if s.Incomplete {
+		b.WriteString("**incomplete**: " + mdText(s.IncompleteReason) + "\n")
+	}
+	return b.String()
+}
+
+func seriesTreeMarkdown(t SeriesTree) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "### tree %s\n\n", mdInline(t.Tree))
+	b.WriteString(seriesTable(t, true).markdown())
+	b.WriteString("\n")
+	if fs := findings(t); len(fs) > 0 {
+		for _, f := range fs {
+			b.WriteString("- " + mdText(f) + "\n")
+		}
+		b.WriteString("\n")
+	}
+	if t.PerfNote != "" {
+		b.WriteString("perf: " + mdText(t.PerfNote) + "\n\n")
+	}
+	b.WriteString(mdText(costLine(t)) + "\n\n")
+	return b.String()
+}
+
+// SeriesConclude is one tree's outcome as a CI check shows it: failure
+// when a patch does not apply, build, stay warning- and checkpatch-error
+// free, boot or keep survival, or the series is not bisectable; neutral
+// when the run stopped early; success otherwise. Perf culprits are
+// findings, not failures: a series may mean to change performance.
+func SeriesConclude(s *Series, tree string) Conclusion {
+	for _, t := range s.Trees {
+		if t.Tree != tree {
+			continue
+		}
+		n := len(t.Patches)
+		c := Conclusion{State: Success, Title: fmt.Sprintf("%s: %d patches, each applies, builds and boots", tree, n)}
+		if treeFailed(t) {
+			fs := findings(t)
+			c.State, c.Title = Failure, fmt.Sprintf("%s: %s", tree, firstOr(fs, "a patch failed"))
+			c.Summary = strings.Join(fs, "\n")
+		} else if s.Incomplete {
+			c.State, c.Title = Neutral, fmt.Sprintf("%s: incomplete: %s", tree, s.IncompleteReason)
+		}
+		for _, cu := range t.Culprits {
+			c.Summary = strings.TrimPrefix(c.Summary+"\n"+cu.String(), "\n")
+		}
+		if c.Summary == "" {
+			c.Summary = c.Title
+		}
+		return c
+	}
+	return Conclusion{State: Neutral, Title: tree + ": not in this series run", Summary: tree + ": not in this series run"}
+}
+
+func firstOr(xs []string, def string) string {
+	if len(xs) == 0 {
+		return def
+	}
+	return xs[0]
 }

@@ -49,3 +49,35 @@ func TestSeriesFailedAndText(t *testing.T) {
 		t.Errorf("text:\n%s", b.String())
 	}
 }
+
+func TestSeriesConclude(t *testing.T) {
+	clean := func() *Series {
+		return &Series{Trees: []SeriesTree{
+			{Tree: "gtp", Patches: []PatchResult{{Index: 1, Of: 1, Subject: "a", Apply: StepOK, Build: StepOK, Boot: &PatchBoot{Result: StepOK}}},
+				Culprits: []Culprit{{Patch: 1, Of: 1, Subject: "a", Key: "gtp-gtp/gtp_write", Before: 400, After: 204, Pct: -49, Unit: "instruction-time"}}},
+			{Tree: "ext", Patches: []PatchResult{{Index: 1, Of: 1, Subject: "a", Apply: StepOK, Build: StepOK, Boot: &PatchBoot{Result: StepOK}}}},
+		}}
+	}
+	s := clean()
+	if c := SeriesConclude(s, "gtp"); c.State != Success || !strings.Contains(c.Title, "1 patches") || !strings.Contains(c.Summary, "gtp_write") {
+		t.Errorf("clean series: %+v, want success with the perf culprit in the summary", c)
+	}
+	s.Trees[1].Patches[0].Build, s.Trees[1].Patches[0].BuildError = StepFail, "net/core/skbuff.c:12: error: expected ';'"
+	if c := SeriesConclude(s, "ext"); c.State != Failure || !strings.Contains(c.Title, "patch 1/1 build failed: net/core/skbuff.c:12") {
+		t.Errorf("broken build: %+v, want failure naming the patch and the error", c)
+	}
+	if c := SeriesConclude(s, "gtp"); c.State != Success {
+		t.Errorf("gtp is sound whatever ext does: %+v", c)
+	}
+	s = clean()
+	s.Incomplete, s.IncompleteReason = true, "interrupted"
+	if c := SeriesConclude(s, "gtp"); c.State != Neutral || !strings.Contains(c.Title, "interrupted") {
+		t.Errorf("incomplete: %+v, want neutral", c)
+	}
+	if c := SeriesConclude(s, "nope"); c.State != Neutral {
+		t.Errorf("unknown tree: %+v, want neutral", c)
+	}
+	if md := SeriesTreeMarkdown(clean(), "ext"); strings.Contains(md, "tree gtp") || !strings.Contains(md, "tree ext") {
+		t.Errorf("one tree's Markdown shows others:\n%s", md)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -42,6 +43,13 @@ only ever from GITHUB_TOKEN. --dry-run prints what would be posted and sends
 nothing.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, err := os.Stat(filepath.Join(args[0], results.SeriesFile)); err == nil {
+				s, err := results.LoadSeries(args[0])
+				if err != nil {
+					return err
+				}
+				return postSeries(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), s, o)
+			}
 			run, err := results.Load(args[0])
 			if err != nil {
 				return err
@@ -70,11 +78,37 @@ func postRun(ctx context.Context, out, errOut io.Writer, run *results.Run, o pos
 	if n := len(run.TreeNames()); n > ci.MaxTrees {
 		return fmt.Errorf("post: the run has %d trees, more than %d: refusing to post (the run record is broken or forged)", n, ci.MaxTrees)
 	}
-	reports := runReports(run, env.RunURL)
+	return postReports(ctx, out, errOut, env, runReports(run, env.RunURL), results.MarkdownRun(run), o)
+}
+
+// postSeries posts a kci series run: one comment and check per tree,
+// marked "<tree>.series" so that they never replace kci test's.
+func postSeries(ctx context.Context, out, errOut io.Writer, s *results.Series, o postOptions) error {
+	env, err := ci.FromEnv()
+	if err != nil {
+		return err
+	}
+	if n := len(s.Trees); n > ci.MaxTrees {
+		return fmt.Errorf("post: the series run has %d trees, more than %d: refusing to post (the record is broken or forged)", n, ci.MaxTrees)
+	}
+	var reports []ci.Report
+	for _, t := range s.Trees {
+		c := results.SeriesConclude(s, t.Tree)
+		reports = append(reports, ci.Report{
+			Tree: t.Tree + ".series", Markdown: results.SeriesTreeMarkdown(s, t.Tree),
+			Conclusion: c.State, Title: c.Title, Summary: c.Summary, DetailsURL: env.RunURL,
+		})
+	}
+	return postReports(ctx, out, errOut, env, reports, results.SeriesMarkdown(s), o)
+}
+
+// postReports sends reports to the pull request (or prints them with
+// --dry-run) and appends summary to the Actions step summary.
+func postReports(ctx context.Context, out, errOut io.Writer, env ci.Env, reports []ci.Report, summary string, o postOptions) error {
 	if len(reports) == 0 {
 		return errors.New("post: the run has no trees to report")
 	}
-	if err := ci.AppendStepSummary(env.StepSummary, results.MarkdownRun(run)); err != nil {
+	if err := ci.AppendStepSummary(env.StepSummary, summary); err != nil {
 		return err
 	}
 	t, err := postTarget(env, o)

@@ -102,3 +102,33 @@ func TestPostTarget(t *testing.T) {
 		t.Errorf("bad --repo accepted")
 	}
 }
+
+// A kci series run directory posts one comment and check per tree, marked
+// apart from kci test's so neither replaces the other.
+func TestPostSeriesDryRun(t *testing.T) {
+	clearActionsEnv(t)
+	dir := t.TempDir()
+	s := &results.Series{Schema: 1, ID: "5e1e5", Trees: []results.SeriesTree{{Tree: "gtp", Patches: []results.PatchResult{
+		{Index: 1, Of: 2, Subject: "net: add tracepoints", Apply: results.StepOK, Build: results.StepOK},
+		{Index: 2, Of: 2, Subject: "bpf: rhash <b>map</b>", Apply: results.StepOK, Build: results.StepFail, BuildError: "kernel/bpf/rhash.c:9: error: 'x' undeclared"},
+	}}}}
+	if err := results.WriteSeries(dir, s); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	cmd := newPostCmd()
+	cmd.SetArgs([]string{"--dry-run", "--repo", "octo/bench", "--pr", "12", "--sha", "abc123", dir})
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	if err := cmd.ExecuteContext(context.Background()); err != nil {
+		t.Fatalf("kci post --dry-run SERIESDIR: %v\n%s", err, errOut.String())
+	}
+	for _, want := range []string{ci.Marker("gtp.series"), `check run "kci / gtp.series"`, "failure", "patch 2/2 build failed: kernel/bpf/rhash.c:9", "kci series: patch by patch"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("dry run output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if strings.Contains(out.String(), "<b>map</b>") {
+		t.Errorf("a subject's HTML reached the comment unescaped:\n%s", out.String())
+	}
+}
