@@ -70,6 +70,33 @@ const (
 	memWarn  = 4 << 30
 )
 
+// floor grades a quantity that must not run low: below fail is Fail,
+// below warn is Warn, each with its fix.
+type floor struct {
+	fail, warn       uint64
+	fixFail, fixWarn string
+}
+
+var (
+	diskFloor = floor{diskFail, diskWarn,
+		"a kernel build needs about " + gib(diskFail) + ": free space or set KCI_CACHE elsewhere",
+		"base + patched builds of several trees want " + gib(diskWarn)}
+	memFloor = floor{memFail, memWarn,
+		"a kernel build plus a 1 GiB guest needs " + gib(memFail) + ": stop other work",
+		"parallel compile jobs and the guest want " + gib(memWarn)}
+)
+
+// grade returns v's status and the fix, empty when v is enough.
+func (f floor) grade(v uint64) (Status, string) {
+	switch {
+	case v < f.fail:
+		return Fail, f.fixFail
+	case v < f.warn:
+		return Warn, f.fixWarn
+	}
+	return OK, ""
+}
+
 // Run performs every check.
 func Run(ctx context.Context, o Options) []Check {
 	if o.QEMU == "" {
@@ -237,14 +264,7 @@ func checkDisk(o Options) Check {
 	}
 	free := st.Bavail * uint64(st.Bsize)
 	c.Detail = fmt.Sprintf("%s free for the cache at %s", gib(free), o.CacheDir)
-	switch {
-	case free < diskFail:
-		c.Status, c.Fix = Fail, "a kernel build needs about "+gib(diskFail)+": free space or set KCI_CACHE elsewhere"
-	case free < diskWarn:
-		c.Status, c.Fix = Warn, "base + patched builds of several trees want "+gib(diskWarn)
-	default:
-		c.Status = OK
-	}
+	c.Status, c.Fix = diskFloor.grade(free)
 	return c
 }
 
@@ -263,14 +283,7 @@ func checkMemory(o Options) Check {
 		}
 	}
 	c.Detail = gib(avail) + " available"
-	switch {
-	case avail < memFail:
-		c.Status, c.Fix = Fail, "a kernel build plus a 1 GiB guest needs "+gib(memFail)+": stop other work"
-	case avail < memWarn:
-		c.Status, c.Fix = Warn, "parallel compile jobs and the guest want "+gib(memWarn)
-	default:
-		c.Status = OK
-	}
+	c.Status, c.Fix = memFloor.grade(avail)
 	return c
 }
 

@@ -75,10 +75,51 @@ func TestCPUFreq(t *testing.T) {
 func TestMemory(t *testing.T) {
 	root := t.TempDir()
 	o := Options{Root: root}
-	for avail, want := range map[string]Status{"1048576": Fail, "3145728": Warn, "16777216": OK} {
-		writeFiles(t, root, map[string]string{"proc/meminfo": "MemTotal:       24000000 kB\nMemFree:  100 kB\nMemAvailable:   " + avail + " kB\n"})
-		if c := checkMemory(o); c.Status != want {
-			t.Errorf("MemAvailable %s kB: %+v, want %s", avail, c, want)
+	for _, tc := range []struct {
+		avail string
+		want  Status
+		fix   string
+	}{
+		{"1048576", Fail, "a kernel build plus a 1 GiB guest needs 2.0 GiB: stop other work"},
+		{"3145728", Warn, "parallel compile jobs and the guest want 4.0 GiB"},
+		{"16777216", OK, ""},
+	} {
+		writeFiles(t, root, map[string]string{"proc/meminfo": "MemTotal:       24000000 kB\nMemFree:  100 kB\nMemAvailable:   " + tc.avail + " kB\n"})
+		if c := checkMemory(o); c.Status != tc.want || c.Fix != tc.fix {
+			t.Errorf("MemAvailable %s kB: %+v, want %s with fix %q", tc.avail, c, tc.want, tc.fix)
+		}
+	}
+}
+
+// TestFloors grades each side of both floors' thresholds: a value equal
+// to a threshold is already above it.
+func TestFloors(t *testing.T) {
+	const (
+		diskFix  = "a kernel build needs about 5.0 GiB: free space or set KCI_CACHE elsewhere"
+		diskMore = "base + patched builds of several trees want 15.0 GiB"
+		memFix   = "a kernel build plus a 1 GiB guest needs 2.0 GiB: stop other work"
+		memMore  = "parallel compile jobs and the guest want 4.0 GiB"
+	)
+	for _, tc := range []struct {
+		name string
+		f    floor
+		v    uint64
+		want Status
+		fix  string
+	}{
+		{"disk empty", diskFloor, 0, Fail, diskFix},
+		{"disk just under fail", diskFloor, 5<<30 - 1, Fail, diskFix},
+		{"disk at fail", diskFloor, 5 << 30, Warn, diskMore},
+		{"disk just under warn", diskFloor, 15<<30 - 1, Warn, diskMore},
+		{"disk at warn", diskFloor, 15 << 30, OK, ""},
+		{"disk plenty", diskFloor, 500 << 30, OK, ""},
+		{"memory just under fail", memFloor, 2<<30 - 1, Fail, memFix},
+		{"memory at fail", memFloor, 2 << 30, Warn, memMore},
+		{"memory just under warn", memFloor, 4<<30 - 1, Warn, memMore},
+		{"memory at warn", memFloor, 4 << 30, OK, ""},
+	} {
+		if st, fix := tc.f.grade(tc.v); st != tc.want || fix != tc.fix {
+			t.Errorf("%s (%d bytes): %s %q, want %s %q", tc.name, tc.v, st, fix, tc.want, tc.fix)
 		}
 	}
 }
