@@ -8,7 +8,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -260,7 +259,9 @@ func (st *SeriesTester) tree(ctx context.Context, tr *project.Tree, patches []ke
 		}
 		return nil
 	}
-	boot := func(k *kernel.Artifacts, label string, p suite.Plan) (*results.PatchBoot, *BootResult, error) {
+	// boot runs one kernel with guest seed seed: 1 for every boot but the
+	// tree kernel's extra seeds, so that all prefixes stay paired.
+	boot := func(k *kernel.Artifacts, label string, p suite.Plan, seed uint64) (*results.PatchBoot, *BootResult, error) {
 		if err := resolve(); err != nil {
 			return nil, nil, err
 		}
@@ -273,7 +274,7 @@ func (st *SeriesTester) tree(ctx context.Context, tr *project.Tree, patches []ke
 		_ = os.MkdirAll(filepath.Join(dir, "console"), 0o755) // the booter's console copy creates it too
 		meter.Begin("[%s] boot %s", tr.Name, label)
 		s := time.Now()
-		res, err := st.Booter.Boot(ctx, BootRequest{Kernel: k, Plan: p, Console: filepath.Join(dir, console), Label: tr.Name + " " + label})
+		res, err := st.Booter.Boot(ctx, BootRequest{Kernel: k, Plan: p, Console: filepath.Join(dir, console), Label: tr.Name + " " + label, Seed: seed})
 		pb := &results.PatchBoot{Result: results.StepOK, Time: time.Since(s), ConsoleLog: console}
 		if res != nil {
 			if res.Clock != "" && rep.Clock == "" {
@@ -311,7 +312,7 @@ func (st *SeriesTester) tree(ctx context.Context, tr *project.Tree, patches []ke
 	perf := map[int]map[string]float64{} // prefix (0: the tree) -> variant/prog -> ns/pkt
 	var baseCells []suite.Cell
 	if o.Boot {
-		pb, res, err := boot(base, "base", survivalPlan)
+		pb, res, err := boot(base, "base", survivalPlan, 1)
 		out.BaseBoot = pb
 		if err != nil {
 			return out, err
@@ -424,7 +425,7 @@ func (st *SeriesTester) tree(ctx context.Context, tr *project.Tree, patches []ke
 			prevBuilt = row.Build == results.StepOK
 		}
 		if row.Build == results.StepOK && o.Boot {
-			pb, res, err := boot(a, fmt.Sprintf("patch %d of %d", k, n), survivalPlan)
+			pb, res, err := boot(a, fmt.Sprintf("patch %d of %d", k, n), survivalPlan, 1)
 			row.Boot = pb
 			if res != nil {
 				pb.Lost = lostCells(baseCells, res.Cells)
@@ -458,16 +459,22 @@ func (st *SeriesTester) tree(ctx context.Context, tr *project.Tree, patches []ke
 			}
 			return built[k]
 		}
+		// The tree kernel's extra seeds run the plan its seed-1 run had:
+		// with --each and validation boots, survival ran before the bench.
+		seedPlan := suite.Plan{Variants: o.Variants}
+		if _, ok := perf[0]; ok {
+			seedPlan = survivalPlan
+		}
 		boots := 0
-		measure := func(k int) (map[string]float64, error) {
-			if m, ok := perf[k]; ok {
-				return m, nil
-			}
+		bench := func(k int, p suite.Plan, seed uint64) (map[string]float64, error) {
 			label := "base bench"
 			if k > 0 {
 				label = fmt.Sprintf("patch %d of %d bench", k, n)
 			}
-			pb, res, err := boot(kernelOf(k), label, suite.Plan{Variants: o.Variants})
+			if seed != 1 {
+				label += fmt.Sprintf(" seed %d", seed)
+			}
+			pb, res, err := boot(kernelOf(k), label, p, seed)
 			boots++
 			if err != nil {
 				return nil, err
@@ -475,19 +482,46 @@ func (st *SeriesTester) tree(ctx context.Context, tr *project.Tree, patches []ke
 			if pb.Result != results.StepOK || res == nil {
 				return nil, fmt.Errorf("%s: %s", label, pb.Error)
 			}
-			perf[k] = progCosts(res.Variants)
-			return perf[k], nil
+			return progCosts(res.Variants), nil
+		}
+		measure := func(k int) (map[string]float64, error) {
+			if m, ok := perf[k]; ok {
+				return m, nil
+			}
+			m, err := bench(k, suite.Plan{Variants: o.Variants}, 1)
+			if err != nil {
+				return nil, err
+			}
+			perf[k] = m
+			return m, nil
 		}
 		if len(prefixes) < 2 {
 			out.PerfNote = "no prefix built: nothing to measure"
 		} else {
-			thr := o.MinEffectPct
-			if thr <= 0 {
-				thr = results.DefaultMinEffectPct
+			minPct := o.MinEffectPct
+			if minPct <= 0 {
+				minPct = results.DefaultMinEffectPct
 			}
+			// A program moves only beyond what a seed change alone does to
+			// it on the tree's kernel: any code change perturbs the guest
+			// like a seed change, so a smaller move cannot be pinned on a
+			// patch. Seed 1's run is prefix 0, paired with the others.
+			m, err := measure(0)
+			runs := []map[string]float64{m}
+			for _, seed := range spreadSeeds[1:] {
+				if err != nil {
+					break
+				}
+				m, err = bench(0, seedPlan, seed)
+				runs = append(runs, m)
+			}
+			spread := SeedSpread(runs)
+			if err == nil {
+				logf("kci: [%s] spread of the tree kernel over seeds 1–%d: %s", tr.Name, len(spreadSeeds), spreadLine(spread))
+			}
+			thr := func(key string) float64 { return math.Max(minPct, spread[key]) }
 			var steps []PerfStep
-			var err error
-			if o.Each {
+			if err == nil && o.Each {
 				for _, k := range prefixes {
 					if _, err = measure(k); err != nil {
 						break
@@ -512,7 +546,7 @@ func (st *SeriesTester) tree(ctx context.Context, tr *project.Tree, patches []ke
 			}
 			for _, s := range steps {
 				out.Culprits = append(out.Culprits, results.Culprit{Patch: s.Patch, Of: n, Subject: patches[s.Patch-1].Subject,
-					Key: s.Key, Before: s.Before, After: s.After, Pct: s.Pct, Share: s.Share, Unit: unit})
+					Key: s.Key, Before: s.Before, After: s.After, Pct: s.Pct, Share: s.Share, Unit: unit, ThrPct: s.ThrPct})
 			}
 			// Per-row perf where measured, against the previous measured
 			// prefix (0: the tree's kernel).
@@ -530,7 +564,8 @@ func (st *SeriesTester) tree(ctx context.Context, tr *project.Tree, patches []ke
 				how = "every prefix measured"
 			}
 			if out.PerfNote == "" {
-				out.PerfNote = fmt.Sprintf("%s, threshold %.1f %%, %d bench boot(s) (%s)", how, thr, len(perf), unit)
+				out.PerfNote = fmt.Sprintf("%s, threshold max(%.1f %%, each program's spread over seeds 1–%d of the tree kernel), %d bench boot(s) (%s)",
+					how, minPct, len(spreadSeeds), len(perf)+len(spreadSeeds)-1, unit)
 				if len(steps) == 0 {
 					out.PerfNote = "the series moves no program beyond the threshold: " + out.PerfNote
 				}
@@ -538,35 +573,6 @@ func (st *SeriesTester) tree(ctx context.Context, tr *project.Tree, patches []ke
 		}
 	}
 	return out, nil
-}
-
-// progCosts is each valid variant's per-program cost, keyed variant/prog,
-// plus the variant total keyed variant.
-func progCosts(vs []suite.VariantResult) map[string]float64 {
-	m := map[string]float64{}
-	for _, v := range vs {
-		if v.Skipped != "" || !v.Valid {
-			continue
-		}
-		costs, _ := results.PerPacket(results.ProgStatsOf(v.Programs))
-		for _, c := range costs {
-			m[v.Variant+"/"+c.Name] = c.NsPerPkt
-		}
-	}
-	return m
-}
-
-func deltas(before, after map[string]float64, against int) []results.ProgDelta {
-	var out []results.ProgDelta
-	for k, v := range after {
-		d := results.ProgDelta{Key: k, Value: v, Against: against}
-		if b, ok := before[k]; ok && b > 0 {
-			d.Before, d.Pct = b, (v-b)/b*100
-		}
-		out = append(out, d)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
-	return out
 }
 
 // lostCells are the survival cells that passed on the tree's kernel and do
@@ -591,135 +597,4 @@ func lostCells(base, now []suite.Cell) []string {
 		}
 	}
 	return lost
-}
-
-// AdjacentSteps are the changes between consecutive measured prefixes
-// (every prefix measured): a series that moves a program and moves it back
-// shows both patches. Share is against the whole series' change, 0 when
-// the series as a whole does not move the program.
-func AdjacentSteps(prefixes []int, m map[int]map[string]float64, thrPct float64) []PerfStep {
-	var steps []PerfStep
-	first, last := m[prefixes[0]], m[prefixes[len(prefixes)-1]]
-	for i := 1; i < len(prefixes); i++ {
-		a, b := m[prefixes[i-1]], m[prefixes[i]]
-		var keys []string
-		for k := range b {
-			if _, ok := a[k]; ok {
-				keys = append(keys, k)
-			}
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			if !movedBy(a[k], b[k], thrPct) {
-				continue
-			}
-			s := PerfStep{Patch: prefixes[i], Key: k, Before: a[k], After: b[k]}
-			if s.Before != 0 {
-				s.Pct = (s.After - s.Before) / s.Before * 100
-			}
-			if total := last[k] - first[k]; total != 0 && movedBy(first[k], last[k], thrPct) {
-				s.Share = (s.After - s.Before) / total * 100
-			}
-			steps = append(steps, s)
-		}
-	}
-	return steps
-}
-
-func movedBy(a, b, thrPct float64) bool {
-	if a == 0 {
-		return b != 0
-	}
-	return math.Abs(b-a)/math.Abs(a)*100 > thrPct
-}
-
-// PerfStep is one patch that moved one program's cost.
-type PerfStep struct {
-	Patch         int
-	Key           string
-	Before, After float64
-	Pct           float64 // change at this patch, percent of Before
-	Share         float64 // percent of the whole series' change of Key
-}
-
-// LocatePerf finds, for every program whose cost differs between the
-// first and last prefix by more than thrPct, the patches that moved it,
-// by binary search: an interval whose ends agree (within thrPct of the
-// left end) holds no change; one of width 1 is a step. Several steps per
-// program are found, each with its share. measure is called at most once
-// per prefix (results are memoised) and only where needed: for a single
-// culprit among N prefixes, about log2(N) calls beyond the two ends.
-// prefixes lists the measurable prefixes in order (0 = the tree's kernel).
-func LocatePerf(prefixes []int, measure func(k int) (map[string]float64, error), thrPct float64) ([]PerfStep, error) {
-	if len(prefixes) < 2 {
-		return nil, nil
-	}
-	memo := map[int]map[string]float64{}
-	get := func(i int) (map[string]float64, error) {
-		k := prefixes[i]
-		if m, ok := memo[k]; ok {
-			return m, nil
-		}
-		m, err := measure(k)
-		if err != nil {
-			return nil, err
-		}
-		memo[k] = m
-		return m, nil
-	}
-	first, err := get(0)
-	if err != nil {
-		return nil, err
-	}
-	last, err := get(len(prefixes) - 1)
-	if err != nil {
-		return nil, err
-	}
-	moved := func(a, b float64) bool { return movedBy(a, b, thrPct) }
-	var keys []string
-	for k, v := range last {
-		if b, ok := first[k]; ok && moved(b, v) {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	var steps []PerfStep
-	for _, key := range keys {
-		total := last[key] - first[key]
-		var walk func(lo, hi int) error
-		walk = func(lo, hi int) error {
-			ml, err := get(lo)
-			if err != nil {
-				return err
-			}
-			mh, err := get(hi)
-			if err != nil {
-				return err
-			}
-			if !moved(ml[key], mh[key]) {
-				return nil
-			}
-			if hi-lo == 1 {
-				s := PerfStep{Patch: prefixes[hi], Key: key, Before: ml[key], After: mh[key]}
-				if s.Before != 0 {
-					s.Pct = (s.After - s.Before) / s.Before * 100
-				}
-				if total != 0 {
-					s.Share = (s.After - s.Before) / total * 100
-				}
-				steps = append(steps, s)
-				return nil
-			}
-			mid := (lo + hi) / 2
-			if err := walk(lo, mid); err != nil {
-				return err
-			}
-			return walk(mid, hi)
-		}
-		if err := walk(0, len(prefixes)-1); err != nil {
-			return steps, err
-		}
-	}
-	sort.SliceStable(steps, func(i, j int) bool { return steps[i].Patch < steps[j].Patch })
-	return steps, nil
 }

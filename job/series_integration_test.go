@@ -125,9 +125,13 @@ func TestSeriesPerPatch(t *testing.T) {
 	}
 }
 
-// TestSeriesFindsPerfPatch: 3 patches on the stock tree, only patch 2 adds
-// work to the hash map update path. Deterministic mode, one boot per
-// measured prefix, no validation boots: bisection names patch 2 only.
+// TestSeriesFindsPerfPatch: 3 patches on the stock tree; patch 2 adds a
+// 2 us busy-wait to htab_map_update_elem, patches 1 and 3 only add comments
+// (to net/core/skbuff.c and lib/string.c: line numbers shift, no code
+// changes). Deterministic mode, one boot per measured prefix plus the tree
+// kernel under seeds 2 and 3, no validation boots: bisection names patch 2
+// for hash_write, and nothing on patch 1 or 3, because a program moves
+// only beyond its own spread over seeds on the tree kernel.
 func TestSeriesFindsPerfPatch(t *testing.T) {
 	rep, code, _ := runSeries(t, job.SeriesOptions{
 		Patches: []string{"testdata/series-perf"}, Trees: []string{"stock"}, Variants: []string{"hash"}, Bench: testBench()})
@@ -141,26 +145,30 @@ func TestSeriesFindsPerfPatch(t *testing.T) {
 	if len(tr.Culprits) == 0 {
 		t.Fatalf("no culprit found (%s)", tr.PerfNote)
 	}
-	// The work is on the update path: hash_write must be found, on patch 2
-	// alone. Other programs of the variant can move by about 1-2 % between
-	// two kernels whose code differs anywhere (one bench boot per prefix,
-	// the residue issue 13 leaves open); those attributions are logged,
-	// not asserted.
 	found := false
 	for _, c := range tr.Culprits {
-		if c.Key != "hash/hash_write" {
-			t.Logf("also attributed (one boot per prefix): %s", c)
-			continue
-		}
+		t.Logf("culprit: %s (%.4g -> %.4g)", c, c.Before, c.After)
 		if c.Patch != 2 {
-			t.Errorf("culprit %s: only patch 2 adds work to the update path", c)
+			t.Errorf("culprit %s: patches 1 and 3 change comments only", c)
 		}
-		found = true
+		if c.Key == "hash/hash_write" && c.Patch == 2 {
+			found = true
+		}
 	}
 	if !found {
-		t.Errorf("hash/hash_write not attributed to any patch: %v", tr.Culprits)
+		t.Errorf("hash/hash_write not attributed to patch 2: %v", tr.Culprits)
 	}
-	if tr.PerfBoots > 4 {
-		t.Errorf("%d bench boots: want at most 2 beyond the tree and the whole series", tr.PerfBoots)
+	for _, p := range tr.Patches {
+		for _, d := range p.Perf {
+			t.Logf("patch %d: %s %.4g (%+.2f %% vs %d)", p.Index, d.Key, d.Value, d.Pct, d.Against)
+		}
+	}
+	// The tree kernel under seeds 1-3 and the whole series, then the
+	// midpoints 1 and 2 at most.
+	if tr.PerfBoots > 6 {
+		t.Errorf("%d bench boots: want at most 2 beyond the two ends and the 2 extra seeds", tr.PerfBoots)
+	}
+	if !strings.Contains(tr.PerfNote, "each program's spread over seeds 1–3 of the tree kernel") {
+		t.Errorf("perf note %q does not say how the threshold was set", tr.PerfNote)
 	}
 }

@@ -84,12 +84,15 @@ func (f *fakeSeriesBuilder) Warnings(tree *kernel.Artifacts) kernel.WarningSet {
 }
 
 // fakeSeriesBooter boots deterministically: survival cells pass unless
-// scripted, and gtp_write costs perf[key] ns/pkt.
+// scripted, gtp_write costs perf[key] ns/pkt and gtp_read read[key] (40
+// unless scripted) plus readSeed[seed] percent.
 type fakeSeriesBooter struct {
-	lose  map[string]bool    // kernel key -> the "skb over lo" cell fails
-	crash map[string]bool    // kernel key -> the boot panics
-	perf  map[string]float64 // kernel key -> gtp_write ns/pkt
-	boots []string           // key, "+bench" when the plan measured
+	lose     map[string]bool    // kernel key -> the "skb over lo" cell fails
+	crash    map[string]bool    // kernel key -> the boot panics
+	perf     map[string]float64 // kernel key -> gtp_write ns/pkt
+	read     map[string]float64 // kernel key -> gtp_read ns/pkt
+	readSeed map[uint64]float64 // guest seed -> percent added to gtp_read
+	boots    []string           // key, "+bench" when the plan measured, " seed N" unless seed 1
 }
 
 func (f *fakeSeriesBooter) Boot(ctx context.Context, req BootRequest) (*BootResult, error) {
@@ -97,6 +100,9 @@ func (f *fakeSeriesBooter) Boot(ctx context.Context, req BootRequest) (*BootResu
 	label := key
 	if len(req.Plan.Variants) > 0 {
 		label += "+bench"
+	}
+	if req.Seed != 1 {
+		label += fmt.Sprintf(" seed %d", req.Seed)
 	}
 	f.boots = append(f.boots, label)
 	if f.crash[key] {
@@ -114,9 +120,14 @@ func (f *fakeSeriesBooter) Boot(ctx context.Context, req BootRequest) (*BootResu
 		if !ok {
 			w = 100
 		}
+		rd, ok := f.read[key]
+		if !ok {
+			rd = 40
+		}
+		rd *= 1 + f.readSeed[req.Seed]/100
 		r.Variants = []suite.VariantResult{{Variant: "gtp-gtp", Valid: true, Programs: []suite.ProgStat{
 			{Name: "gtp_write", Type: "sched_cls", RunTimeNs: uint64(w * 1000), RunCnt: 1000},
-			{Name: "gtp_read", Type: "sched_cls", RunTimeNs: 40 * 1000, RunCnt: 1000},
+			{Name: "gtp_read", Type: "sched_cls", RunTimeNs: uint64(rd * 1000), RunCnt: 1000},
 		}}}
 	}
 	return r, nil
@@ -287,12 +298,15 @@ func writeDiffs(t *testing.T, n int) string {
 	return dir
 }
 
-// TestSeriesPerfBisect: 3 patches, only patch 2 adds work to gtp_write.
-// Binary search names patch 2 and only patch 2, in at most 3 bench boots
-// beyond the whole series.
+// TestSeriesPerfBisect: 3 patches, only patch 2 adds work to gtp_write;
+// gtp_read moves 1 % at patch 1, less than its 3.5 % spread over seeds on
+// the tree kernel. Binary search names patch 2 and only patch 2, in 2
+// bench boots beyond the whole series and the tree kernel's 3 seeds.
 func TestSeriesPerfBisect(t *testing.T) {
 	b := &fakeSeriesBuilder{treeLog: filepath.Join(warnDir, "0-tree.log")}
-	boot := &fakeSeriesBooter{perf: map[string]float64{"tree": 400, "prefix-1": 400, "prefix-2": 204, "prefix-3": 204}}
+	boot := &fakeSeriesBooter{perf: map[string]float64{"tree": 400, "prefix-1": 400, "prefix-2": 204, "prefix-3": 204},
+		read:     map[string]float64{"prefix-1": 40.4, "prefix-2": 40.4, "prefix-3": 40.4},
+		readSeed: map[uint64]float64{2: 2, 3: -1.5}}
 	rep, code, txt := runSeries(t, seriesTester(b, boot), SeriesOptions{
 		Patches: []string{writeDiffs(t, 3)}, Trees: []string{"stock"}, Boot: true, Survival: true, Variants: []string{"gtp"}})
 	t.Logf("series.txt:\n%s", txt)
@@ -304,21 +318,24 @@ func TestSeriesPerfBisect(t *testing.T) {
 		t.Fatalf("culprits %+v, want patch 2 only", tr.Culprits)
 	}
 	c := tr.Culprits[0]
-	if c.Patch != 2 || c.Key != "gtp-gtp/gtp_write" || c.Unit != "instruction-time" || c.Share != 100 {
+	if c.Patch != 2 || c.Key != "gtp-gtp/gtp_write" || c.Unit != "instruction-time" || c.Share != 100 || c.ThrPct != 0.5 {
 		t.Errorf("culprit %+v", c)
 	}
-	if want := "patch 2/3 ‹gtp: step 2 of the fake series›: gtp-gtp/gtp_write −49 % (instruction-time"; !strings.Contains(txt, want) {
+	if want := "patch 2/3 ‹gtp: step 2 of the fake series›: gtp-gtp/gtp_write −49 % (instruction-time, threshold 0.5 %"; !strings.Contains(txt, want) {
 		t.Errorf("text lacks %q:\n%s", want, txt)
 	}
-	var bench []string
-	for _, x := range boot.boots {
-		if strings.HasSuffix(x, "+bench") {
-			bench = append(bench, x)
-		}
+	// Validation boots, then the tree kernel with seeds 1-3, the whole
+	// series, and the midpoints 1 and 2; every boot but two is seed 1.
+	want := []string{"tree", "prefix-1", "prefix-2", "prefix-3",
+		"tree+bench", "tree+bench seed 2", "tree+bench seed 3", "prefix-3+bench", "prefix-1+bench", "prefix-2+bench"}
+	if !reflect.DeepEqual(boot.boots, want) {
+		t.Errorf("boots %v, want %v", boot.boots, want)
 	}
-	// tree and whole series, then prefix 1 or 2 (the midpoint).
-	if len(bench) > 2+2 {
-		t.Errorf("bench boots %v: more than 2 beyond the ends", bench)
+	if tr.PerfBoots != 6 {
+		t.Errorf("perf boots %d, want 6 (4 prefixes + 2 extra seeds)", tr.PerfBoots)
+	}
+	if want := "binary search over prefixes, threshold max(0.5 %, each program's spread over seeds 1–3 of the tree kernel), 6 bench boot(s)"; !strings.HasPrefix(tr.PerfNote, want) {
+		t.Errorf("perf note %q, want it to start %q", tr.PerfNote, want)
 	}
 	if tr.Patches[1].Perf == nil {
 		t.Errorf("patch 2's row carries no perf although it was measured")
@@ -331,7 +348,7 @@ func TestSeriesPerfEach(t *testing.T) {
 	rep, _, _ := runSeries(t, seriesTester(b, boot), SeriesOptions{
 		Patches: []string{writeDiffs(t, 3)}, Trees: []string{"stock"}, Boot: true, Survival: true, Variants: []string{"gtp"}, Each: true})
 	// --each: one boot per kernel, survival and bench together.
-	if want := []string{"tree+bench", "prefix-1+bench", "prefix-2+bench", "prefix-3+bench"}; !reflect.DeepEqual(boot.boots, want) {
+	if want := []string{"tree+bench", "prefix-1+bench", "prefix-2+bench", "prefix-3+bench", "tree+bench seed 2", "tree+bench seed 3"}; !reflect.DeepEqual(boot.boots, want) {
 		t.Errorf("boots %v, want %v", boot.boots, want)
 	}
 	var got []string
@@ -368,7 +385,7 @@ func TestLocatePerf(t *testing.T) {
 			steps, err := LocatePerf(prefixes, func(k int) (map[string]float64, error) {
 				calls++
 				return map[string]float64{"v/gtp_write": tc.values[k], "v/gtp_read": 40}, nil
-			}, 0.5)
+			}, flat)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -390,7 +407,7 @@ func TestLocatePerf(t *testing.T) {
 	// Every prefix measured: each adjacent step counts.
 	m := map[int]map[string]float64{0: {"p": 100}, 1: {"p": 100}, 2: {"p": 150}, 3: {"p": 150}, 4: {"p": 100}}
 	var got []string
-	for _, s := range AdjacentSteps([]int{0, 1, 2, 3, 4}, m, 0.5) {
+	for _, s := range AdjacentSteps([]int{0, 1, 2, 3, 4}, m, flat) {
 		got = append(got, fmt.Sprintf("%d %+.0f%%", s.Patch, s.Pct))
 	}
 	if want := []string{"2 +50%", "4 -33%"}; !reflect.DeepEqual(got, want) {
@@ -400,11 +417,59 @@ func TestLocatePerf(t *testing.T) {
 	// next one that did.
 	steps, _ := LocatePerf([]int{0, 1, 3}, func(k int) (map[string]float64, error) {
 		return map[string]float64{"p": map[int]float64{0: 10, 1: 10, 3: 20}[k]}, nil
-	}, 0.5)
+	}, flat)
 	if len(steps) != 1 || steps[0].Patch != 3 {
 		t.Errorf("with prefix 2 unbuilt: %+v", steps)
 	}
 }
+
+// TestPerfThresholdPerProgram: both programs move 1 % at patch 2; lru_write
+// spreads 2.4 % over seeds on the tree kernel, cnt 0.2 %. With the
+// threshold max(0.5 %, spread) only cnt is blamed, by bisection and by
+// every prefix alike.
+func TestPerfThresholdPerProgram(t *testing.T) {
+	spread := SeedSpread([]map[string]float64{
+		{"v/lru_write": 1000, "v/cnt": 500},
+		{"v/lru_write": 1024, "v/cnt": 501},
+		{"v/lru_write": 1010, "v/cnt": 500.5},
+	})
+	if got := fmt.Sprintf("%.2f %.2f", spread["v/lru_write"], spread["v/cnt"]); got != "2.38 0.20" {
+		t.Fatalf("spreads %s, want 2.38 0.20 ((max-min)/median)", got)
+	}
+	thr := func(key string) float64 { return max(0.5, spread[key]) }
+	m := map[int]map[string]float64{}
+	for k := 0; k <= 3; k++ {
+		f := 1.0
+		if k >= 2 {
+			f = 1.01
+		}
+		m[k] = map[string]float64{"v/lru_write": 1000 * f, "v/cnt": 500 * f}
+	}
+	want := []string{"2 v/cnt +1.0% thr 0.5"}
+	steps, err := LocatePerf([]int{0, 1, 2, 3}, func(k int) (map[string]float64, error) { return m[k], nil }, thr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, steps := range map[string][]PerfStep{"bisection": steps, "every prefix": AdjacentSteps([]int{0, 1, 2, 3}, m, thr)} {
+		var got []string
+		for _, s := range steps {
+			got = append(got, fmt.Sprintf("%d %s %+.1f%% thr %.1f", s.Patch, s.Key, s.Pct, s.ThrPct))
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: steps %q, want %q", name, got, want)
+		}
+	}
+	// Without the spread, lru_write's move is blamed too.
+	if steps := AdjacentSteps([]int{0, 1, 2, 3}, m, flat); len(steps) != 2 {
+		t.Errorf("flat 0.5 %%: %d steps, want 2 (the case the spread guards against)", len(steps))
+	}
+	if s := SeedSpread([]map[string]float64{{"p": 0}, {"p": 0}, {"p": 0}}); s["p"] != 0 {
+		t.Errorf("spread of a zero-cost program %v, want 0", s["p"])
+	}
+}
+
+// flat is the threshold 0.5 % for every program.
+func flat(string) float64 { return 0.5 }
 
 func TestSeriesMarkdown(t *testing.T) {
 	b := &fakeSeriesBuilder{treeLog: filepath.Join(warnDir, "0-tree.log"), steps: map[int]fakeStep{2: {broken: true, log: filepath.Join(warnDir, "broken.log")}}}

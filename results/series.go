@@ -162,10 +162,17 @@ type Culprit struct {
 	// percent of it.
 	Share float64 `json:"share"`
 	Unit  string  `json:"unit"` // instruction-time | wall, one boot
+	// ThrPct is the threshold the change had to exceed: the run's own, or
+	// Key's spread over guest seeds on the tree's kernel when larger.
+	ThrPct float64 `json:"threshold_pct,omitempty"`
 }
 
 func (c Culprit) String() string {
-	return fmt.Sprintf("patch %d/%d ‹%s›: %s %s (%s; %.0f %% of the series' change)", c.Patch, c.Of, c.Subject, c.Key, fmtSignedPct(c.Pct), c.Unit, c.Share)
+	thr := ""
+	if c.ThrPct > 0 {
+		thr = fmt.Sprintf(", threshold %.1f %%", c.ThrPct)
+	}
+	return fmt.Sprintf("patch %d/%d ‹%s›: %s %s (%s%s; %.0f %% of the series' change)", c.Patch, c.Of, c.Subject, c.Key, fmtSignedPct(c.Pct), c.Unit, thr, c.Share)
 }
 
 func fmtSignedPct(p float64) string {

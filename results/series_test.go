@@ -81,3 +81,17 @@ func TestSeriesConclude(t *testing.T) {
 		t.Errorf("one tree's Markdown shows others:\n%s", md)
 	}
 }
+
+// TestCulpritThreshold: a culprit names the threshold its program had to
+// exceed (the run's, or the program's seed spread); older reports without
+// one render as before.
+func TestCulpritThreshold(t *testing.T) {
+	c := Culprit{Patch: 2, Of: 3, Subject: "b", Key: "hash/hash_write", Before: 100, After: 112, Pct: 12, Share: 100, Unit: "instruction-time", ThrPct: 0.8}
+	if got, want := c.String(), "patch 2/3 ‹b›: hash/hash_write +12 % (instruction-time, threshold 0.8 %; 100 % of the series' change)"; got != want {
+		t.Errorf("culprit\n %q, want\n %q", got, want)
+	}
+	c.ThrPct = 0
+	if got, want := c.String(), "patch 2/3 ‹b›: hash/hash_write +12 % (instruction-time; 100 % of the series' change)"; got != want {
+		t.Errorf("culprit without threshold\n %q, want\n %q", got, want)
+	}
+}
