@@ -97,6 +97,15 @@ func icountArgs(seed uint64, replay string) []string {
 	}
 }
 
+// RecordsReplay says whether a boot of c on clock records QEMU's replay
+// log, which is what makes icount exact: batch icount boots of one vCPU.
+// QEMU refuses record/replay for more than one vCPU ("not supported for
+// 'smp'"); such a guest still runs under icount, close to but not exactly
+// repeatable (kci test gives TCG guests one vCPU).
+func RecordsReplay(c Config, clock Clock) bool {
+	return clock == ClockICount && !c.Interactive && c.withDefaults().CPUs == 1
+}
+
 // icountCmdline keeps the guest's layout fixed: with KASLR, code and data
 // move each boot, and pointer-keyed hashing (the rhash and hash maps key on
 // skb addresses) takes other branches, so other instruction counts.

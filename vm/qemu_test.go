@@ -216,6 +216,24 @@ func TestQemuArgsClock(t *testing.T) {
 			t.Errorf("%s/%q: GuestClock %s, want %s", tc.accel, tc.clock, g, tc.guest)
 		}
 	}
+	// QEMU records only single-vCPU guests; interactive ones are not
+	// measured.
+	for _, tc := range []struct {
+		cfg   Config
+		clock Clock
+		want  bool
+	}{
+		{Config{CPUs: 1}, ClockICount, true},
+		{Config{CPUs: 2}, ClockICount, false},
+		{Config{}, ClockICount, false}, // default: 2 vCPUs
+		{Config{CPUs: 1, Interactive: true}, ClockICount, false},
+		{Config{CPUs: 1}, ClockHost, false},
+		{Config{CPUs: 1}, ClockKVM, false},
+	} {
+		if got := RecordsReplay(tc.cfg, tc.clock); got != tc.want {
+			t.Errorf("RecordsReplay(%d vCPUs, interactive %v, %s) = %v, want %v", tc.cfg.CPUs, tc.cfg.Interactive, tc.clock, got, tc.want)
+		}
+	}
 	if _, err := ParseClock("wall"); err == nil || !strings.Contains(err.Error(), "wall") {
 		t.Errorf("ParseClock(wall): %v", err)
 	}

@@ -96,7 +96,7 @@ func boot(ctx context.Context, cfg Config, res *Result, onEvent func(event.Event
 		QMP:    filepath.Join(sockDir, "qmp"),
 		Events: filepath.Join(sockDir, "ev"),
 	}
-	if res.Clock == ClockICount && !cfg.Interactive {
+	if RecordsReplay(cfg, res.Clock) {
 		// Removed with the sockets: the numbers, not the log, are kept.
 		paths.Replay = filepath.Join(sockDir, "replay.rr")
 	}
