@@ -45,14 +45,7 @@ func TestPostDryRun(t *testing.T) {
 	summary := filepath.Join(t.TempDir(), "summary.md")
 	t.Setenv("GITHUB_STEP_SUMMARY", summary)
 	dir := writeRun(t, "ext", "gtp")
-	var out, errOut bytes.Buffer
-	cmd := newPostCmd()
-	cmd.SetArgs([]string{"--dry-run", "--repo", "octo/bench", "--pr", "12", "--sha", "abc123", dir})
-	cmd.SetOut(&out)
-	cmd.SetErr(&errOut)
-	if err := cmd.ExecuteContext(context.Background()); err != nil {
-		t.Fatalf("kci post --dry-run: %v\n%s", err, errOut.String())
-	}
+	out := dryRunPost(t, dir)
 	for _, want := range []string{ci.Marker("ext"), ci.Marker("gtp"), `check run "kci / gtp"`, "octo/bench#12"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("dry run output lacks %q:\n%s", want, out.String())
@@ -115,14 +108,7 @@ func TestPostSeriesDryRun(t *testing.T) {
 	if err := results.WriteSeries(dir, s); err != nil {
 		t.Fatal(err)
 	}
-	var out, errOut bytes.Buffer
-	cmd := newPostCmd()
-	cmd.SetArgs([]string{"--dry-run", "--repo", "octo/bench", "--pr", "12", "--sha", "abc123", dir})
-	cmd.SetOut(&out)
-	cmd.SetErr(&errOut)
-	if err := cmd.ExecuteContext(context.Background()); err != nil {
-		t.Fatalf("kci post --dry-run SERIESDIR: %v\n%s", err, errOut.String())
-	}
+	out := dryRunPost(t, dir)
 	for _, want := range []string{ci.Marker("gtp.series"), `check run "kci / gtp.series"`, "failure", "patch 2/2 build failed: kernel/bpf/rhash.c:9", "kci series: patch by patch"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("dry run output lacks %q:\n%s", want, out.String())
@@ -131,4 +117,19 @@ func TestPostSeriesDryRun(t *testing.T) {
 	if strings.Contains(out.String(), "<b>map</b>") {
 		t.Errorf("a subject's HTML reached the comment unescaped:\n%s", out.String())
 	}
+}
+
+// dryRunPost runs kci post --dry-run on dir for octo/bench#12 and returns
+// what it printed.
+func dryRunPost(t *testing.T, dir string) *bytes.Buffer {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	cmd := newPostCmd()
+	cmd.SetArgs([]string{"--dry-run", "--repo", "octo/bench", "--pr", "12", "--sha", "abc123", dir})
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	if err := cmd.ExecuteContext(context.Background()); err != nil {
+		t.Fatalf("kci post --dry-run %s: %v\n%s", dir, err, errOut.String())
+	}
+	return &out
 }
