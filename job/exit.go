@@ -72,7 +72,7 @@ func Classify(stage string, err error) error {
 	case errors.As(err, &be):
 		return &ExitError{Code: ExitBuild, Cause: fmt.Sprintf("%s: %s", stage, be.Error()), Err: fmt.Errorf("%s", be.Tail)}
 	}
-	return &ExitError{Code: ExitInternal, Cause: stage + ": " + firstLine(err.Error()), Err: err}
+	return &ExitError{Code: ExitInternal, Cause: stage + ": " + lines.First(err.Error()), Err: err}
 }
 
 // classify is Classify, under the name the job's files use.
@@ -108,7 +108,3 @@ func BootExitCode(kind string) int {
 }
 
 var errInterrupted = errors.New("interrupted")
-
-// firstLine is the one-line cause of an error message; the job's files
-// call it by this name.
-func firstLine(s string) string { return lines.First(s) }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kci-dev/kci/internal/lines"
+
 	"github.com/kci-dev/kci/internal/progress"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/project"
@@ -128,7 +130,7 @@ func (st *SeriesTester) Series(ctx context.Context, o SeriesOptions) (string, *r
 		rep.End = time.Now()
 		if err != nil {
 			rep.Incomplete = true
-			rep.IncompleteReason = firstLine(err.Error())
+			rep.IncompleteReason = lines.First(err.Error())
 			if ctx.Err() != nil {
 				rep.IncompleteReason, err = "interrupted", errInterrupted
 			}
@@ -288,11 +290,11 @@ func (st *SeriesTester) tree(ctx context.Context, tr *project.Tree, patches []ke
 			}
 		}
 		if err != nil {
-			meter.End("failed: %s", firstLine(err.Error()))
+			meter.End("failed: %s", lines.First(err.Error()))
 			if ctx.Err() != nil {
 				return pb, res, ctx.Err()
 			}
-			pb.Result, pb.Error = results.StepFail, firstLine(err.Error())
+			pb.Result, pb.Error = results.StepFail, lines.First(err.Error())
 			if res != nil {
 				pb.ErrorKind = res.ErrorKind
 			}
@@ -339,7 +341,7 @@ func (st *SeriesTester) tree(ctx context.Context, tr *project.Tree, patches []ke
 		// checkpatch needs nothing built: it answers even for a patch
 		// that cannot be applied.
 		if cp, err := st.Builder.Checkpatch(ctx, base, p); err != nil {
-			row.CheckpatchError = firstLine(err.Error())
+			row.CheckpatchError = lines.First(err.Error())
 		} else {
 			row.Checkpatch = cp
 		}
@@ -373,7 +375,7 @@ func (st *SeriesTester) tree(ctx context.Context, tr *project.Tree, patches []ke
 			applyFailed = k
 		case errors.As(err, &be):
 			meter.End("build failed")
-			row.Build, row.BuildError, logFile = results.StepFail, firstLine(be.Error()), be.Log
+			row.Build, row.BuildError, logFile = results.StepFail, lines.First(be.Error()), be.Log
 			if be.First != "" {
 				row.BuildError = strings.TrimPrefix(be.First, "../") // make runs in O=.kci-o
 			}
@@ -391,7 +393,7 @@ func (st *SeriesTester) tree(ctx context.Context, tr *project.Tree, patches []ke
 			row.Build, row.BuildError = results.StepUnverified, notYetDefined(ce, definedLater(patches[k:], k))
 		case errors.As(err, &ce):
 			meter.End("config policy violated")
-			row.Build, row.BuildError = results.StepFail, firstLine(ce.Error())
+			row.Build, row.BuildError = results.StepFail, lines.First(ce.Error())
 			if len(ce.Violations) > 0 {
 				row.BuildError = "config policy: " + ce.Violations[0].String()
 			}
@@ -534,7 +536,7 @@ func (st *SeriesTester) tree(ctx context.Context, tr *project.Tree, patches []ke
 				steps, err = LocatePerf(prefixes, measure, thr)
 			}
 			if err != nil {
-				out.PerfNote = "stopped: " + firstLine(err.Error())
+				out.PerfNote = "stopped: " + lines.First(err.Error())
 				var ee *ExitError
 				if errors.As(err, &ee) || ctx.Err() != nil {
 					return out, err

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kci-dev/kci/internal/lines"
+
 	"github.com/kci-dev/kci/internal/progress"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/project"
@@ -124,7 +126,7 @@ func (r *testRun) finish(err error) error {
 	}
 	reason := ""
 	if err != nil {
-		reason = firstLine(err.Error())
+		reason = lines.First(err.Error())
 		if r.ctx.Err() != nil {
 			reason = "interrupted"
 			err = errInterrupted
@@ -142,7 +144,7 @@ func (r *testRun) finish(err error) error {
 		if err == nil {
 			// A verdict without its record on disk is not a result:
 			// the machine's fault, never the patch's.
-			err = &ExitError{Code: ExitInternal, Cause: "results: run record not saved in " + r.dir + ": " + firstLine(rerr.Error()), Err: rerr}
+			err = &ExitError{Code: ExitInternal, Cause: "results: run record not saved in " + r.dir + ": " + lines.First(rerr.Error()), Err: rerr}
 		} else {
 			// The job's own failure says more; the lost record is noted.
 			r.logf("kci: results: run record not saved: %v", rerr)
@@ -314,7 +316,7 @@ func (r *testRun) boot(j *treeJob, role string, rep int) error {
 	})
 	r.done++
 	if err != nil {
-		r.meter.End("failed: %s", firstLine(err.Error()))
+		r.meter.End("failed: %s", lines.First(err.Error()))
 	} else {
 		r.meter.End("done")
 	}
@@ -330,7 +332,7 @@ func (r *testRun) boot(j *treeJob, role string, rep int) error {
 		b.Clock, b.TSCkHz, b.Clocksource = res.Clock, res.TSCkHz, res.Clocksource
 	}
 	if err != nil {
-		b.Error = firstLine(err.Error())
+		b.Error = lines.First(err.Error())
 		if b.ErrorKind == "" {
 			b.ErrorKind = KindInfra
 		}

@@ -16,6 +16,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/kci-dev/kci/internal/keyhash"
 )
 
 // objDirName is the build directory, a direct child of the source tree:
@@ -83,7 +85,7 @@ func (c *Cache) key(src *Source, req Request) (string, []Fragment, error) {
 	for _, p := range req.Patches {
 		parts = append(parts, string(p.Data))
 	}
-	return hashStrings(parts...)[:24], frags, nil
+	return keyhash.Strings(parts...)[:24], frags, nil
 }
 
 // Build produces the kernel req describes, from the cache when it is there.

@@ -4,6 +4,8 @@ import (
 	"embed"
 	"os"
 	"path/filepath"
+
+	"github.com/kci-dev/kci/internal/keyhash"
 )
 
 //go:embed config/kci.config config/production.config
@@ -19,7 +21,7 @@ func (c *Cache) RequiredFragments() ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		p := c.path("fragments", hashStrings(string(data))[:12], name)
+		p := c.path("fragments", keyhash.Strings(string(data))[:12], name)
 		if _, err := os.Stat(p); err != nil {
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 				return nil, infra("fragments", err)

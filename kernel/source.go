@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kci-dev/kci/internal/keyhash"
+
 	"github.com/kci-dev/kci/internal/proc"
 )
 
@@ -151,8 +153,8 @@ func (c *Cache) importGit(ctx context.Context, b Base) (*Source, error) {
 	}
 	// A shared clone: worktrees hang off kci's repository, not the user's,
 	// so the user's checkout (and its .git) is never modified.
-	mirror := c.path("base", "git-"+hashStrings(abs)[:16], "src")
-	unlock, err := c.lock("base-git-" + hashStrings(abs)[:16])
+	mirror := c.path("base", "git-"+keyhash.Strings(abs)[:16], "src")
+	unlock, err := c.lock("base-git-" + keyhash.Strings(abs)[:16])
 	if err != nil {
 		return nil, err
 	}
