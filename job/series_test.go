@@ -585,3 +585,26 @@ func TestBuilderWarningsChain(t *testing.T) {
 		t.Errorf("warnings %q, want %q", files, want)
 	}
 }
+
+// A series step must move a program by whole instructions: the null
+// patch's +0.39 ns on cnt_egress (+0.5 %) is not located, two nops on
+// hash_read (+2 ns, +1 %) are, and nothing from zero is located below
+// one instruction.
+func TestMovedByResolution(t *testing.T) {
+	cases := []struct {
+		a, b, thr float64
+		want      bool
+	}{
+		{73.00, 73.39, 0.5, false},
+		{204.66, 206.64, 0.5, true},
+		{204.66, 206.64, 1.5, false},
+		{0, 0.5, 0.5, false},
+		{0, 2, 0.5, true},
+		{477.15, 472.0, 0.5, true},
+	}
+	for _, c := range cases {
+		if got := movedBy(c.a, c.b, c.thr); got != c.want {
+			t.Errorf("movedBy(%v, %v, %v%%) = %v, want %v", c.a, c.b, c.thr, got, c.want)
+		}
+	}
+}

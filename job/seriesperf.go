@@ -119,9 +119,15 @@ func AdjacentSteps(prefixes []int, m map[int]map[string]float64, thr func(key st
 	return steps
 }
 
+// movedBy: by more than thrPct percent and by at least
+// results.ResolutionNs, the least a change to the code a packet runs adds
+// (one instruction under icount; below any KVM noise anyway).
 func movedBy(a, b, thrPct float64) bool {
+	if math.Abs(b-a) < results.ResolutionNs {
+		return false
+	}
 	if a == 0 {
-		return b != 0
+		return true
 	}
 	return math.Abs(b-a)/math.Abs(a)*100 > thrPct
 }

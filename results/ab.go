@@ -37,6 +37,9 @@ const (
 	// NoteWithinSpread: deterministic mode, a difference beyond the
 	// threshold that the observed boot-to-boot range does not clear.
 	NoteWithinSpread = "within observed spread"
+	// NoteBelowResolution: deterministic mode, a difference beyond the
+	// threshold in percent but smaller than one instruction per packet.
+	NoteBelowResolution = "below one instruction/pkt"
 )
 
 // Dist summarises one kernel's samples of one metric (ns/pkt), with the
@@ -154,8 +157,8 @@ func (r *Run) MinEffect() float64 {
 //
 // Deterministic mode (every boot under icount): every row, totals and
 // programs, is a change when the medians differ by at least the smallest
-// effect AND the two sides' observed ranges are apart by more than the
-// wider of them; no p-values.
+// effect and by at least ResolutionNs, AND the two sides' observed ranges
+// are apart by more than the wider of them; no p-values.
 //
 // Noisy mode (KVM, --clock host): the variant totals are the primary
 // family (Mann–Whitney U, Holm over the variants); a program is examined
@@ -413,8 +416,8 @@ func CompareSamples(name string, base, patched []float64) Row {
 }
 
 // compareDeterministic decides a row in deterministic mode: a change is a
-// difference of medians of at least minEffect percent whose two observed
-// ranges are apart by more than the wider of them. One boot per side
+// difference of medians of at least minEffect percent and ResolutionNs
+// whose two observed ranges are apart by more than the wider of them. One boot per side
 // shows no spread and decides nothing.
 func compareDeterministic(name string, base, patched []float64, minEffect float64) Row {
 	row := Row{Name: name, Base: summarize(base), Patched: summarize(patched), P: math.NaN(), PAdj: math.NaN(),
@@ -435,7 +438,8 @@ func compareDeterministic(name string, base, patched []float64, minEffect float6
 		gap = b.Min - p.Max
 	}
 	margin := math.Max(b.Max-b.Min, p.Max-p.Min)
-	big := !math.IsNaN(row.DeltaPct) && math.Abs(row.DeltaPct) >= minEffect
+	pct := !math.IsNaN(row.DeltaPct) && math.Abs(row.DeltaPct) >= minEffect
+	big := pct && math.Abs(p.Median-b.Median) >= ResolutionNs
 	switch {
 	case row.DeltaPct == 0 || math.IsNaN(row.DeltaPct):
 		row.Verdict = NoChange
@@ -445,8 +449,11 @@ func compareDeterministic(name string, base, patched []float64, minEffect float6
 		row.Verdict = Faster
 	default:
 		row.Verdict = NoChange
-		if big {
+		switch {
+		case big:
 			row.Note = NoteWithinSpread
+		case pct:
+			row.Note = NoteBelowResolution
 		}
 	}
 	return row

@@ -272,7 +272,7 @@ func perfHeadline(faster, undecided, progs []string, need int, tr TreeReport) st
 		return "variant totals unchanged; programs: " + strings.Join(progs, ", ")
 	}
 	if tr.Perf.Deterministic() {
-		return fmt.Sprintf("no change beyond ±%.1f%% and the observed spread", tr.Perf.MinEffectPct)
+		return fmt.Sprintf("no change beyond ±%.1f%% (and %g instruction-time ns) and the observed spread", tr.Perf.MinEffectPct, ResolutionNs)
 	}
 	return string(NoChange)
 }

@@ -337,15 +337,16 @@ func TestDeterministicOneProgramPlusOnePercent(t *testing.T) {
 	if err := FailOnRegression(run, 0.5); !errors.As(err, &re) || !strings.Contains(err.Error(), InstructionTimeLabel) {
 		t.Errorf("fail-on-regression: %v, want the hash regression labelled instruction time", err)
 	}
-	// The cnt_egress range (73.38..74.16) is wider than +1 %: not flagged.
+	// +2 % of cnt_egress is 1.5 ns, over one instruction, but its range
+	// (73.38..74.16) is wider than the gap it leaves: not flagged.
 	run = icountRun(t, func(v, p string) float64 {
 		if p == "cnt_egress" {
-			return 1.01
+			return 1.02
 		}
 		return 1
 	})
 	if r := rowsOf(Compare(run, "gtp"))["cnt/cnt_egress"]; r.Verdict != NoChange || r.Note != NoteWithinSpread {
-		t.Errorf("cnt_egress +1%% inside its own 1%% range: %s (%s)", r.Verdict, r.Note)
+		t.Errorf("cnt_egress +2%% inside its own 1%% range: %s (%s)", r.Verdict, r.Note)
 	}
 }
 
@@ -590,5 +591,39 @@ func TestClockModeIgnoresSilentBoots(t *testing.T) {
 	run.Boots[0].Clock = ClockHost
 	if m := run.ClockMode("gtp"); m != ClockHost {
 		t.Errorf("mixed clocks: %q, want host (noisy)", m)
+	}
+}
+
+// Measured rows (stock kernel, icount, seeds 25–27 and 10–12): a
+// comment-only patch left cnt_egress 0.39 ns (+0.5 %) apart with ranges
+// that clear, from interrupts landing in one side's windows, and is not a
+// change; two nops on the hash lookup path moved hash_read by +1.98 ns
+// (+1.0 %) and are one.
+func TestDeterministicResolution(t *testing.T) {
+	perPkt := func(pairs ...[2]float64) []float64 {
+		var out []float64
+		for _, p := range pairs {
+			out = append(out, p[1]/p[0])
+		}
+		return out
+	}
+	null := compareDeterministic("cnt_egress",
+		perPkt([2]float64{10425, 761025}, [2]float64{10425, 761025}, [2]float64{10418, 760514}),
+		perPkt([2]float64{10417, 764453}, [2]float64{10422, 763035}, [2]float64{10423, 764832}), DefaultMinEffectPct)
+	if null.Verdict != NoChange || null.Note != NoteBelowResolution || null.DeltaPct < DefaultMinEffectPct {
+		t.Errorf("null patch cnt_egress: %s (%s) %+.2f%%, want no change below one instruction at >= %.1f%%",
+			null.Verdict, null.Note, null.DeltaPct, DefaultMinEffectPct)
+	}
+	nops := compareDeterministic("hash_read",
+		perPkt([2]float64{10422, 2130144}, [2]float64{10419, 2133979}, [2]float64{10419, 2132374}),
+		perPkt([2]float64{10425, 2152049}, [2]float64{10425, 2154436}, [2]float64{10428, 2154862}), DefaultMinEffectPct)
+	if nops.Verdict != Slower || nops.Patched.Median-nops.Base.Median < 1.9 {
+		t.Errorf("two nops on hash_read: %s %+.2f ns, want slower by ~2 ns", nops.Verdict, nops.Patched.Median-nops.Base.Median)
+	}
+	// The floor is absolute: the same +0.39 ns on a 7 ns program is 5 %
+	// and still less than one instruction.
+	tiny := compareDeterministic("tiny", []float64{7.00, 7.00, 7.01}, []float64{7.39, 7.40, 7.38}, DefaultMinEffectPct)
+	if tiny.Verdict != NoChange || tiny.Note != NoteBelowResolution {
+		t.Errorf("tiny program +0.39 ns: %s (%s), want no change below one instruction", tiny.Verdict, tiny.Note)
 	}
 }
