@@ -74,10 +74,23 @@ type Row struct {
 	Verdict Verdict `json:"verdict"`
 	// InNoise: significant, yet the whole interval of the change lies
 	// within ± the smallest effect of interest.
-	InNoise  bool     `json:"in_noise"`
-	Need     int      `json:"boots_needed,omitempty"` // with TooFew: boots per kernel that could decide
+	InNoise bool `json:"in_noise"`
+	Need    int  `json:"boots_needed,omitempty"` // with TooFew: boots per kernel that could decide
+	// Resolves (deterministic mode): the smallest change, percent of the
+	// base median, whose ranges could clear this row's observed spread:
+	// twice the wider range. Above the smallest effect it says what a
+	// "no change" cannot rule out.
+	Resolves float64  `json:"resolves_pct,omitempty"`
 	Note     string   `json:"note,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Hides reports whether a deterministic "no change" could not have shown
+// a change of minEffect percent that is also a whole instruction per
+// packet: the row's observed spread is wider than that.
+func (r Row) Hides(minEffect float64) bool {
+	return r.Verdict == NoChange && r.Resolves > minEffect &&
+		r.Resolves/100*r.Base.Median >= ResolutionNs
 }
 
 // TotalRow is the Name of a variant's total row.
@@ -438,6 +451,9 @@ func compareDeterministic(name string, base, patched []float64, minEffect float6
 		gap = b.Min - p.Max
 	}
 	margin := math.Max(b.Max-b.Min, p.Max-p.Min)
+	if b.Median > 0 {
+		row.Resolves = 2 * margin / b.Median * 100
+	}
 	pct := !math.IsNaN(row.DeltaPct) && math.Abs(row.DeltaPct) >= minEffect
 	big := pct && math.Abs(p.Median-b.Median) >= ResolutionNs
 	switch {

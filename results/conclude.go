@@ -115,7 +115,7 @@ func conclude(run *Run, tr TreeReport) Conclusion {
 		}
 	}
 	patchedInvalid, baseInvalid := oneSidedInvalid(ab)
-	var slower, faster, noisy, undecided, progs []string
+	var slower, faster, noisy, undecided, progs, hidden []string
 	need := 0
 	for _, v := range ab.Variants {
 		r := v.Total
@@ -141,6 +141,9 @@ func conclude(run *Run, tr TreeReport) Conclusion {
 			if (p.Verdict == Slower || p.Verdict == Faster) && !p.InNoise {
 				progs = append(progs, fmt.Sprintf("%s/%s %s %+.1f%%", v.Variant, p.Name, p.Verdict, p.DeltaPct))
 			}
+			if p.Hides(ab.MinEffectPct) {
+				hidden = append(hidden, fmt.Sprintf("%s/%s (< ±%.1f%%)", v.Variant, p.Name, p.Resolves))
+			}
 		}
 	}
 	var sum []string
@@ -160,6 +163,9 @@ func conclude(run *Run, tr TreeReport) Conclusion {
 	add(fmt.Sprintf("changes below the smallest effect (±%.1f%%)", ab.MinEffectPct), noisy)
 	add("programs", progs)
 	add("undecided", undecided)
+	// Power, said where the verdict is read: which "no change" rows could
+	// not have shown a change of the smallest effect.
+	add(fmt.Sprintf("spread too wide to show ±%.1f%%", ab.MinEffectPct), hidden)
 	sum = append(sum, ab.Warnings...)
 	switch {
 	case ab.Deterministic():

@@ -281,6 +281,12 @@ func TestDeterministicNull(t *testing.T) {
 	if c.State != Success || !strings.Contains(c.Title, InstructionTimeLabel) {
 		t.Errorf("conclusion %+v, want success, labelled instruction time", c)
 	}
+	// cnt_egress's boots (73.38..74.16) could not have shown less than
+	// 2.1 %; hash_write's (476.65..477.15) show 0.2 %: only cnt_egress is
+	// named as a "no change" that says little.
+	if !strings.Contains(c.Summary, "spread too wide to show ±0.5%: cnt/cnt_egress (< ±2.1%)") || strings.Contains(c.Summary, "hash_write") {
+		t.Errorf("summary %q: want cnt_egress, and only it, named as too spread to show 0.5%%", c.Summary)
+	}
 	if err := FailOnRegression(run, 0); err != nil {
 		t.Errorf("fail-on-regression on a null: %v", err)
 	}
@@ -619,6 +625,17 @@ func TestDeterministicResolution(t *testing.T) {
 		perPkt([2]float64{10425, 2152049}, [2]float64{10425, 2154436}, [2]float64{10428, 2154862}), DefaultMinEffectPct)
 	if nops.Verdict != Slower || nops.Patched.Median-nops.Base.Median < 1.9 {
 		t.Errorf("two nops on hash_read: %s %+.2f ns, want slower by ~2 ns", nops.Verdict, nops.Patched.Median-nops.Base.Median)
+	}
+	// Power: hash_write's seed spread (519.2..524.2 vs 514.2..528.6)
+	// could not have shown less than 2 × 14.4 ns = 5.5 %, and says so;
+	// cnt_egress's 0.2 ns range hides less than one instruction, which no
+	// code change is, so it does not.
+	write := compareDeterministic("hash_write", []float64{520.65, 524.18, 519.23}, []float64{514.21, 523.28, 528.59}, DefaultMinEffectPct)
+	if !write.Hides(DefaultMinEffectPct) || math.Abs(write.Resolves-5.5) > 0.1 {
+		t.Errorf("hash_write: hides %v, resolves %.2f%%, want hides, 5.5%%", write.Hides(DefaultMinEffectPct), write.Resolves)
+	}
+	if null.Hides(DefaultMinEffectPct) {
+		t.Errorf("cnt_egress (range %.2f..%.2f) said to hide a change of one instruction", null.Patched.Min, null.Patched.Max)
 	}
 	// The floor is absolute: the same +0.39 ns on a 7 ns program is 5 %
 	// and still less than one instruction.

@@ -256,7 +256,7 @@ func abTable(ab TreeAB) *table {
 				t.add(name, r.Name,
 					fmtNs(r.Base.Median), fmtRange(r.Base), fmtSpread(r.Base.Spread),
 					fmtNs(r.Patched.Median), fmtRange(r.Patched), fmtSpread(r.Patched.Spread),
-					fmtDelta(r), fmt.Sprintf("%d+%d", r.Base.N, r.Patched.N), detVerdictText(r))
+					fmtDelta(r), fmt.Sprintf("%d+%d", r.Base.N, r.Patched.N), detVerdictText(r, ab.MinEffectPct))
 			}
 		}
 		return t
@@ -341,14 +341,18 @@ func fmtP(p float64) string {
 
 // detVerdictText is a deterministic-mode verdict: no significance
 // language, there is no test.
-func detVerdictText(r Row) string {
-	if r.Verdict == NoChange {
-		if r.Note != "" {
-			return "no change (" + r.Note + ")"
-		}
-		return "no change"
+func detVerdictText(r Row, minEffect float64) string {
+	if r.Verdict != NoChange {
+		return verdictText(r, 0)
 	}
-	return verdictText(r, 0)
+	s := "no change"
+	if r.Note != "" {
+		s += " (" + r.Note + ")"
+	}
+	if r.Hides(minEffect) {
+		s += fmt.Sprintf(" [spread hides < ±%.1f%%]", r.Resolves)
+	}
+	return s
 }
 
 func verdictText(r Row, minEffect float64) string {
@@ -362,6 +366,9 @@ func verdictText(r Row, minEffect float64) string {
 		s += fmt.Sprintf(" (needs >= %d boots)", r.Need)
 	case r.Note != "":
 		s += " (" + r.Note + ")"
+	}
+	if r.Hides(minEffect) {
+		s += fmt.Sprintf(" [spread hides < ±%.1f%%]", r.Resolves)
 	}
 	return s
 }
