@@ -64,6 +64,27 @@ func (t *topology) ns(name string) (*netNS, error) {
 	return n, nil
 }
 
+// namespaces makes the named namespaces in order (see ns). On an error,
+// those already made are in t.nss for close.
+func (t *topology) namespaces(names ...string) ([]*netNS, error) {
+	nss := make([]*netNS, len(names))
+	for i, name := range names {
+		n, err := t.ns(name)
+		if err != nil {
+			return nil, err
+		}
+		nss[i] = n
+	}
+	return nss, nil
+}
+
+// sendTo says the test packets go from a socket in from to ip:survPort,
+// received in to.
+func (t *topology) sendTo(from, to *netNS, ip string) {
+	t.sendNS, t.dstNS = from, to
+	t.dst = netip.AddrPortFrom(netip.MustParseAddr(ip), survPort)
+}
+
 func (n *netNS) addVeth(name string, peer *netNS, peerName string) error {
 	v := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: name}, PeerName: peerName}
 	if peer != n {
@@ -207,8 +228,7 @@ func buildLoopback(t *topology) error {
 		return err
 	}
 	t.writer, t.xdp, t.reader = hook{a, "lo", egress}, hook{a, "lo", ingress}, hook{a, "lo", ingress}
-	t.sendNS, t.dstNS = a, a
-	t.dst = netip.MustParseAddrPort("127.0.0.1:" + fmt.Sprint(survPort))
+	t.sendTo(a, a, "127.0.0.1")
 	return nil
 }
 
@@ -231,8 +251,7 @@ func buildVeth(t *topology) error {
 		return err
 	}
 	t.writer, t.xdp, t.reader = hook{a, "va", egress}, hook{a, "vb", ingress}, hook{a, "vb", ingress}
-	t.sendNS, t.dstNS = a, a
-	t.dst = netip.MustParseAddrPort("198.18.2.2:" + fmt.Sprint(survPort))
+	t.sendTo(a, a, "198.18.2.2")
 	// Not an address of the namespace: a local source arriving on vb
 	// would be dropped as a martian.
 	t.rawDev, t.rawSrc, t.rawDstHW = "va", netip.MustParseAddr("198.18.2.99"), hw
@@ -241,14 +260,11 @@ func buildVeth(t *topology) error {
 
 // veth-netns: a veth pair across namespaces (skb_scrub_packet with xnet).
 func buildVethNetns(t *topology) error {
-	a, err := t.ns("kci-a")
+	nss, err := t.namespaces("kci-a", "kci-b")
 	if err != nil {
 		return err
 	}
-	b, err := t.ns("kci-b")
-	if err != nil {
-		return err
-	}
+	a, b := nss[0], nss[1]
 	err = step(
 		func() error { return a.addVeth("va", b, "vb") },
 		func() error { return a.addAddr("va", "198.18.1.1/24") },
@@ -259,8 +275,7 @@ func buildVethNetns(t *topology) error {
 		return err
 	}
 	t.writer, t.xdp, t.reader = hook{a, "va", egress}, hook{b, "vb", ingress}, hook{b, "vb", ingress}
-	t.sendNS, t.dstNS = a, b
-	t.dst = netip.MustParseAddrPort("198.18.1.2:" + fmt.Sprint(survPort))
+	t.sendTo(a, b, "198.18.1.2")
 	return nil
 }
 
@@ -270,18 +285,11 @@ func buildVethNetns(t *topology) error {
 // B's as it leaves R.
 func buildRedirect(peer bool) func(t *topology) error {
 	return func(t *topology) error {
-		a, err := t.ns("kci-a")
+		nss, err := t.namespaces("kci-a", "kci-r", "kci-b")
 		if err != nil {
 			return err
 		}
-		r, err := t.ns("kci-r")
-		if err != nil {
-			return err
-		}
-		b, err := t.ns("kci-b")
-		if err != nil {
-			return err
-		}
+		a, r, b := nss[0], nss[1], nss[2]
 		err = step(
 			func() error { return a.addVeth("va", r, "vra") },
 			func() error { return r.addVeth("vrb", b, "vb") },
@@ -297,8 +305,7 @@ func buildRedirect(peer bool) func(t *topology) error {
 		if peer {
 			t.mode = bpf.SurvRedirectPeer
 		}
-		t.sendNS, t.dstNS = a, b
-		t.dst = netip.MustParseAddrPort("198.18.3.2:" + fmt.Sprint(survPort))
+		t.sendTo(a, b, "198.18.3.2")
 		return nil
 	}
 }
@@ -308,14 +315,11 @@ func buildRedirect(peer bool) func(t *topology) error {
 // device: only decapsulation is between them.
 func buildTunnel(kind string, net3 int) func(t *topology) error {
 	return func(t *topology) error {
-		a, err := t.ns("kci-a")
+		nss, err := t.namespaces("kci-a", "kci-b")
 		if err != nil {
 			return err
 		}
-		b, err := t.ns("kci-b")
-		if err != nil {
-			return err
-		}
+		a, b := nss[0], nss[1]
 		outerA := netip.AddrFrom4([4]byte{198, 18, byte(net3), 1})
 		outerB := netip.AddrFrom4([4]byte{198, 18, byte(net3), 2})
 		innerA := fmt.Sprintf("198.19.%d.1", net3)
@@ -336,26 +340,18 @@ func buildTunnel(kind string, net3 int) func(t *topology) error {
 			return err
 		}
 		t.writer, t.xdp, t.reader = hook{b, "vb", ingress}, hook{b, "vb", ingress}, hook{b, tun, ingress}
-		t.sendNS, t.dstNS = a, b
-		t.dst = netip.MustParseAddrPort(innerB + ":" + fmt.Sprint(survPort))
+		t.sendTo(a, b, innerB)
 		return nil
 	}
 }
 
 // forward: A -va/vra- R(ip_forward) -vrb/vb- B.
 func buildForward(t *topology) error {
-	a, err := t.ns("kci-a")
+	nss, err := t.namespaces("kci-a", "kci-r", "kci-b")
 	if err != nil {
 		return err
 	}
-	r, err := t.ns("kci-r")
-	if err != nil {
-		return err
-	}
-	b, err := t.ns("kci-b")
-	if err != nil {
-		return err
-	}
+	a, r, b := nss[0], nss[1], nss[2]
 	err = step(
 		func() error { return r.sysctl("net/ipv4/ip_forward", "1") },
 		func() error { return a.addVeth("va", r, "vra") },
@@ -373,7 +369,6 @@ func buildForward(t *topology) error {
 		return err
 	}
 	t.writer, t.xdp, t.reader = hook{r, "vra", ingress}, hook{r, "vra", ingress}, hook{b, "vb", ingress}
-	t.sendNS, t.dstNS = a, b
-	t.dst = netip.MustParseAddrPort("198.18.7.2:" + fmt.Sprint(survPort))
+	t.sendTo(a, b, "198.18.7.2")
 	return nil
 }
