@@ -12,6 +12,7 @@ import (
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/project"
 	"github.com/kci-dev/kci/results"
+	"github.com/kci-dev/kci/vm"
 )
 
 // The tests below run Tester.Test end to end through the fake builder and
@@ -267,6 +268,31 @@ func TestTestSeeds(t *testing.T) {
 		}
 		if !reflect.DeepEqual(recorded, tc.want) {
 			t.Errorf("--seed %d: run.json seeds %v, want %v", tc.seed, recorded, tc.want)
+		}
+	}
+}
+
+// More than one vCPU under TCG's instruction clock is warned about before
+// the first boot; one vCPU, the host clock and KVM are not.
+func TestWarnSMPICount(t *testing.T) {
+	cases := []struct {
+		cfg  vm.Config
+		warn bool
+	}{
+		{vm.Config{Accel: vm.AccelTCG, CPUs: 2}, true},
+		{vm.Config{Accel: vm.AccelTCG, CPUs: 2, Clock: vm.ClockICount}, true},
+		{vm.Config{Accel: vm.AccelTCG, CPUs: 1}, false},
+		{vm.Config{Accel: vm.AccelTCG, CPUs: 2, Clock: vm.ClockHost}, false},
+		{vm.Config{Accel: vm.AccelKVM, CPUs: 4}, false},
+	}
+	for _, c := range cases {
+		var log strings.Builder
+		b := &VMBooter{VM: c.cfg, Log: &log}
+		if _, _, err := b.ResolveAccel(context.Background(), nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(log.String(), "vCPUs under TCG with the instruction clock"); got != c.warn {
+			t.Errorf("%+v: warned %v (%q), want %v", c.cfg, got, log.String(), c.warn)
 		}
 	}
 }

@@ -41,6 +41,7 @@ func (b *VMBooter) Image(ctx context.Context) (*vmimage.Image, error) {
 // with kernel k if no verdict is cached, so the plan can be sized for it.
 func (b *VMBooter) ResolveAccel(ctx context.Context, k *kernel.Artifacts) (string, string, error) {
 	if b.VM.Accel == vm.AccelKVM || b.VM.Accel == vm.AccelTCG {
+		b.warnSMPICount()
 		return string(b.VM.Accel), "requested", nil
 	}
 	img, err := b.Image(ctx)
@@ -57,7 +58,22 @@ func (b *VMBooter) ResolveAccel(ctx context.Context, k *kernel.Artifacts) (strin
 	if a == vm.AccelTCG && b.FitTCG != nil {
 		b.FitTCG(&b.VM)
 	}
+	b.warnSMPICount()
 	return string(a), why, nil
+}
+
+// warnSMPICount says, before the first boot, that more than one vCPU
+// under TCG's instruction clock is neither recorded (QEMU refuses replay
+// for SMP, so boots are not exactly repeatable) nor safe: such guests of
+// kci's own tests hung at their first suite step, every time, for some
+// agent builds.
+func (b *VMBooter) warnSMPICount() {
+	c := b.VM
+	if b.Log == nil || c.Accel != vm.AccelTCG || (c.Clock != "" && c.Clock != vm.ClockICount) || c.CPUs <= 1 {
+		return
+	}
+	fmt.Fprintf(b.Log, "kci: warning: %d vCPUs under TCG with the instruction clock: not recorded, so not exactly repeatable, "+
+		"and such guests have hung at their first suite step; use --cpus 1 (the TCG default) or --clock host\n", c.CPUs)
 }
 
 // Boot runs one plan on one kernel.
