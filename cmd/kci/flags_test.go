@@ -32,7 +32,13 @@ func TestTestFlagsValidatedFirst(t *testing.T) {
 		{[]string{"--seed", "2", "--first-seed", "3", patch}, "--seed and --first-seed"},
 		{[]string{"--tree", "nope"}, `--tree: no tree "nope"`},
 		{[]string{filepath.Join(dir, "missing.patch")}, "patch " + filepath.Join(dir, "missing.patch")},
+		{[]string{"--cpus", "-2", patch}, "--cpus -2"},
+		{[]string{"--memory", "10", patch}, "--memory 10"},
+		{[]string{"--accel", "hvf", patch}, "--accel"},
+		{[]string{"--pin", "x-y", patch}, "--pin"},
 	} {
+		cache := filepath.Join(dir, "cache-"+strings.ReplaceAll(tc.want, "/", "_"))
+		t.Setenv("KCI_CACHE", cache)
 		cmd := newTestCmd()
 		cmd.SetArgs(tc.args)
 		cmd.SetOut(&strings.Builder{})
@@ -43,6 +49,12 @@ func TestTestFlagsValidatedFirst(t *testing.T) {
 		}
 		if _, serr := os.Stat(filepath.Join(dir, "kci-results")); serr == nil {
 			t.Fatalf("kci test %v created a run directory before refusing", tc.args)
+		}
+		// VM flags are refused before the cache is opened.
+		if strings.HasPrefix(tc.want, "--cpus") || strings.HasPrefix(tc.want, "--memory") || tc.want == "--accel" || tc.want == "--pin" {
+			if _, serr := os.Stat(cache); serr == nil {
+				t.Errorf("kci test %v created the cache before refusing", tc.args)
+			}
 		}
 	}
 }

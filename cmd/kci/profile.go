@@ -49,6 +49,9 @@ or kci profile) from their .folded files.`,
 				}
 				return err
 			}
+			if err := vmo.validate(); err != nil {
+				return err
+			}
 			b, _, err := newBuilder("stock", 0)
 			if err != nil {
 				return err

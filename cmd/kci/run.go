@@ -50,6 +50,9 @@ func (b *bootFlags) register(cmd *cobra.Command) {
 // test).
 func (b *bootFlags) prepare(ctx context.Context, log io.Writer, files ...vmimage.File) (vm.Config, error) {
 	var none vm.Config
+	if err := b.vmo.validate(); err != nil {
+		return none, err
+	}
 	builder, tree, err := newBuilder(b.tree, 0)
 	if err != nil {
 		return none, err

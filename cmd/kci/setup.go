@@ -11,6 +11,9 @@ import (
 // exist, the trees are in kci.yaml, the VM flags make sense) before any
 // work or any run directory, and returns the builder and booter.
 func jobSetup(patches, trees []string, vmo *vmFlags) (*job.Builder, *job.VMBooter, error) {
+	if err := vmo.validate(); err != nil {
+		return nil, nil, err
+	}
 	for _, a := range patches {
 		if _, err := os.Stat(a); err != nil {
 			return nil, nil, fmt.Errorf("patch %s: %w", a, err)

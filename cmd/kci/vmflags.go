@@ -32,9 +32,36 @@ func (v *vmFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&v.pin, "pin", "", "pin vCPU threads to these host CPUs, e.g. 2-5 (default: kci.yaml vm.pin)")
 }
 
+// validate refuses nonsense VM flags before anything is built or
+// created: a negative --cpus used to fall through to kci.yaml's count
+// (8 vCPUs, unrecorded) without a word.
+func (v *vmFlags) validate() error {
+	if v.cpus < 0 {
+		return fmt.Errorf("--cpus %d: want 1 or more (0: the default)", v.cpus)
+	}
+	if v.memory < 0 || (v.memory > 0 && v.memory < 64) {
+		return fmt.Errorf("--memory %d: want 64 MiB or more (0: the default)", v.memory)
+	}
+	if _, err := vm.ParseAccel(v.accel); err != nil {
+		return fmt.Errorf("--accel: %w", err)
+	}
+	if _, err := vm.ParseClock(v.clock); err != nil {
+		return fmt.Errorf("--clock: %w", err)
+	}
+	if v.pin != "" {
+		if _, err := vm.ParseCPUList(v.pin); err != nil {
+			return fmt.Errorf("--pin: %w", err)
+		}
+	}
+	return nil
+}
+
 // booter returns a booter for the project's guest; the accelerator is
 // settled (and cached per host) before the first boot.
 func (v *vmFlags) booter(cacheDir string, p *project.File) (*job.VMBooter, error) {
+	if err := v.validate(); err != nil {
+		return nil, err
+	}
 	cfg := vm.Config{CPUs: p.VM.CPUs, MemoryMiB: p.VM.MemoryMiB, CacheDir: cacheDir}
 	accel := v.accel
 	if accel == "" {
