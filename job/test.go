@@ -67,7 +67,13 @@ type TestOptions struct {
 	Clock string
 	// RepsFor picks the boots per kernel once the accelerator is known,
 	// when Reps is 0 (deterministic runs need fewer); nil means 1.
-	RepsFor          func(accel string) int
+	RepsFor func(accel string) int
+	// Parallel is how many boots run at once; 0 picks: the host's CPUs
+	// (at most 4) when every boot is deterministic (TCG under icount), else
+	// 1. Only icount boots may share the host: their numbers count guest
+	// instructions, which no neighbour changes; KVM and host-clock boots
+	// would measure each other, so more than 1 there is refused.
+	Parallel         int
 	Survival         bool
 	Profile          bool    // sample each variant's window into profiles/; without patches, base only
 	Out              string  // run directory; default ./kci-results/<time>-<id>

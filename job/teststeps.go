@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/kci-dev/kci/internal/lines"
@@ -15,6 +17,7 @@ import (
 	"github.com/kci-dev/kci/project"
 	"github.com/kci-dev/kci/results"
 	"github.com/kci-dev/kci/suite"
+	"golang.org/x/sync/errgroup"
 )
 
 // KernelBuilder is what kci test needs from the builder. *Builder is the
@@ -58,9 +61,15 @@ type testRun struct {
 	plan    suite.Plan
 	roles   []string
 	reps    int
-	// Boots so far, of total, since began: for the ETA.
+	// parallel is how many boots run at once (resolveAccel settles it).
+	parallel int
+	// mu orders what concurrent boots share: the count, the profiles, the
+	// log. The recorder locks itself.
+	mu sync.Mutex
+	// Boots so far, of total, and the time they took one by one: for
+	// the ETA.
 	done, total int
-	began       time.Time
+	bootTime    time.Duration
 }
 
 func (r *testRun) logf(format string, a ...any) {
@@ -235,7 +244,7 @@ func (r *testRun) buildKernels() error {
 func (r *testRun) resolveAccel() error {
 	res, ok := r.t.Booter.(AccelResolver)
 	if !ok {
-		return nil
+		return r.resolveParallel("")
 	}
 	var accel, why string
 	if err := r.phase("accel", "", "", func() (err error) { accel, why, err = res.ResolveAccel(r.ctx, r.jobs[0].base); return }); err != nil {
@@ -255,6 +264,28 @@ func (r *testRun) resolveAccel() error {
 	if r.o.Reps <= 0 && r.o.RepsFor != nil {
 		r.o.Reps = r.o.RepsFor(accel)
 	}
+	return r.resolveParallel(accel)
+}
+
+// resolveParallel settles how many boots run at once: see
+// TestOptions.Parallel. Without an accelerator verdict (a scripted
+// booter) the number asked for stands.
+func (r *testRun) resolveParallel(accel string) error {
+	deterministic := accel == "tcg" && r.o.Clock == results.ClockICount
+	switch {
+	case r.o.Parallel > 1 && accel != "" && !deterministic:
+		return &ExitError{Code: ExitInternal, Cause: fmt.Sprintf("--parallel %d: only deterministic boots (TCG with the instruction clock) may run together; "+
+			"%s boots would measure each other", r.o.Parallel, accel)}
+	case r.o.Parallel > 0:
+		r.parallel = r.o.Parallel
+	case deterministic:
+		r.parallel = min(runtime.NumCPU(), 4)
+	default:
+		r.parallel = 1
+	}
+	if r.parallel > 1 {
+		r.logf("kci: %d boots at a time: under icount a boot's numbers do not depend on what runs beside it", r.parallel)
+	}
 	return nil
 }
 
@@ -273,28 +304,67 @@ func (r *testRun) bootAll() error {
 		r.roles = r.roles[:1]
 	}
 	r.total = len(r.jobs) * r.reps * len(r.roles)
-	r.began = time.Now()
+	var queue []bootSlot
 	for rep := 1; rep <= r.reps; rep++ {
 		if r.o.Shards > 1 && (rep-1)%r.o.Shards != r.o.Shard-1 {
 			continue
 		}
 		for _, j := range r.jobs {
 			for _, role := range bootOrder(rep, r.roles) { // ABBA: order.go
-				if r.ctx.Err() != nil {
-					return r.ctx.Err()
-				}
-				if err := r.boot(j, role, rep); err != nil {
-					return err
-				}
+				queue = append(queue, bootSlot{j, role, rep})
 			}
+		}
+	}
+	if r.parallel > 1 {
+		return r.bootParallel(queue)
+	}
+	for _, s := range queue {
+		if r.ctx.Err() != nil {
+			return r.ctx.Err()
+		}
+		if err := r.boot(r.ctx, s); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
+// bootSlot is one boot of the plan: a tree's kernel in a role, one
+// repetition.
+type bootSlot struct {
+	j    *treeJob
+	role string
+	rep  int
+}
+
+// bootParallel runs the queue r.parallel boots at a time, in queue order.
+// The first failure cancels the boots in flight (their QEMUs are killed
+// and reaped by the booter before Wait returns) and is the job's error.
+func (r *testRun) bootParallel(queue []bootSlot) error {
+	g, ctx := errgroup.WithContext(r.ctx)
+	g.SetLimit(r.parallel)
+	for _, s := range queue {
+		if ctx.Err() != nil {
+			break
+		}
+		g.Go(func() error {
+			if ctx.Err() != nil {
+				return nil // a boot beside failed while this one waited for its turn
+			}
+			return r.boot(ctx, s)
+		})
+	}
+	err := g.Wait()
+	if err == nil && r.ctx.Err() != nil {
+		err = r.ctx.Err()
+	}
+	return err
+}
+
 // boot is one fresh boot of one kernel, recorded whatever happens; a
 // failed boot ends the job, blamed by its kind.
-func (r *testRun) boot(j *treeJob, role string, rep int) error {
+func (r *testRun) boot(ctx context.Context, s bootSlot) error {
+	j, role, rep := s.j, s.role, s.rep
 	k := j.base
 	if role == results.RolePatched {
 		k = j.patched
@@ -302,24 +372,17 @@ func (r *testRun) boot(j *treeJob, role string, rep int) error {
 	p := r.plan
 	p.Survival = r.o.Survival && (rep == 1 || (r.o.Shards > 1 && rep == r.o.Shard))
 	label := fmt.Sprintf("%s %s rep %d/%d", j.tree.Name, role, rep, r.reps)
-	eta := ""
-	if r.done > 0 {
-		per := time.Since(r.began) / time.Duration(r.done)
-		eta = fmt.Sprintf(", ETA %s", (per * time.Duration(r.total-r.done)).Round(time.Second))
-	}
-	r.meter.Begin("boot %d/%d [%s]%s", r.done+1, r.total, label, eta)
+	end := r.beginBoot(label)
 	console := filepath.Join("console", fmt.Sprintf("%s-%s-%d.log", j.tree.Name, role, rep))
 	var res *BootResult
 	err := r.phase("boot+suite", j.tree.Name, role, func() (err error) {
-		res, err = r.t.Booter.Boot(r.ctx, BootRequest{Kernel: k, Plan: p, Console: filepath.Join(r.dir, console), Label: label, Seed: r.seed(rep)})
+		res, err = r.t.Booter.Boot(ctx, BootRequest{Kernel: k, Plan: p, Console: filepath.Join(r.dir, console), Label: label, Seed: r.seed(rep)})
 		return err
 	})
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.done++
-	if err != nil {
-		r.meter.End("failed: %s", lines.First(err.Error()))
-	} else {
-		r.meter.End("done")
-	}
+	end(err)
 	b := results.Boot{Tree: j.tree.Name, Role: role, Rep: rep, ConsoleLog: console}
 	if res != nil && res.Clock == results.ClockICount {
 		b.Seed = r.seed(rep) // only icount boots repeat from their seed
@@ -356,13 +419,52 @@ func (r *testRun) boot(j *treeJob, role string, rep int) error {
 	if err == nil {
 		return nil
 	}
-	if r.ctx.Err() != nil {
-		return r.ctx.Err()
+	if ctx.Err() != nil {
+		return ctx.Err()
 	}
 	if BootExitCode(b.ErrorKind) == ExitInternal {
 		return &ExitError{Code: ExitInternal, Cause: fmt.Sprintf("%s: %s (machine fault, not the patch's)", label, b.Error), Err: err}
 	}
 	return &ExitError{Code: ExitBoot, Cause: fmt.Sprintf("%s kernel of tree %s: %s", role, j.tree.Name, b.Error), Err: err}
+}
+
+// beginBoot announces a boot with its place and the ETA, and returns
+// what closes it (called with r.mu held). One boot at a time is the
+// progress meter's live line; boots side by side get a line each, start
+// and end, as the meter's one line cannot show two.
+func (r *testRun) beginBoot(label string) func(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	eta := ""
+	if r.done > 0 {
+		// Boots side by side finish r.parallel at a time.
+		per := r.bootTime / time.Duration(r.done)
+		left := (r.total - r.done + r.parallel - 1) / max(r.parallel, 1)
+		eta = fmt.Sprintf(", ETA %s", (per * time.Duration(left)).Round(time.Second))
+	}
+	what := fmt.Sprintf("boot [%s]%s", label, eta)
+	began := time.Now()
+	if r.parallel <= 1 {
+		r.meter.Begin("boot %d/%d [%s]%s", r.done+1, r.total, label, eta)
+		return func(err error) {
+			r.bootTime += time.Since(began)
+			if err != nil {
+				r.meter.End("failed: %s", lines.First(err.Error()))
+			} else {
+				r.meter.End("done")
+			}
+		}
+	}
+	r.logf("kci: %s ...", what)
+	return func(err error) {
+		r.bootTime += time.Since(began)
+		took := time.Since(began).Round(time.Second)
+		if err != nil {
+			r.logf("kci: %s: failed (%s): %s", what, took, lines.First(err.Error()))
+		} else {
+			r.logf("kci: %s: done (%s), %d/%d", what, took, r.done, r.total)
+		}
+	}
 }
 
 // seed is repetition rep's guest seed: --seed, or the rep-th from

@@ -33,6 +33,8 @@ func TestTestFlagsValidatedFirst(t *testing.T) {
 		{[]string{"--tree", "nope"}, `--tree: no tree "nope"`},
 		{[]string{filepath.Join(dir, "missing.patch")}, "patch " + filepath.Join(dir, "missing.patch")},
 		{[]string{"--cpus", "-2", patch}, "--cpus -2"},
+		{[]string{"--parallel", "-1", patch}, "--parallel -1"},
+		{[]string{"--parallel", "2", "--clock", "host", patch}, "--parallel 2 with --clock host"},
 		{[]string{"--memory", "10", patch}, "--memory 10"},
 		{[]string{"--accel", "hvf", patch}, "--accel"},
 		{[]string{"--pin", "x-y", patch}, "--pin"},

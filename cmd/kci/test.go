@@ -32,6 +32,7 @@ func newTestCmd() *cobra.Command {
 		shard          string
 		seed           uint64
 		firstSeed      uint64
+		parallel       int
 		post           bool
 		postDry        bool
 		vmo            vmFlags
@@ -64,6 +65,12 @@ must agree exactly (kci's determinism check).`,
 			if window < 0 {
 				return fmt.Errorf("--window %s: must not be negative", window)
 			}
+			if parallel < 0 {
+				return fmt.Errorf("--parallel %d: want 1 or more (0: by the clock)", parallel)
+			}
+			if parallel > 1 && vmo.clock == "host" {
+				return fmt.Errorf("--parallel %d with --clock host: wall-clock boots side by side would measure each other", parallel)
+			}
 			if firstSeed == 0 {
 				return errors.New("--first-seed 0: seeds start at 1")
 			}
@@ -84,7 +91,7 @@ must agree exactly (kci's determinism check).`,
 			o := job.TestOptions{
 				Patches: args, Trees: trees, Reps: reps, Variants: variants,
 				Survival: !noSurvival, Profile: profile, Out: out, FailOnRegression: failOnReg, MinEffectPct: minEffect,
-				Seed: seed, FirstSeed: firstSeed, Args: os.Args, Log: os.Stderr, Progress: progress.New(os.Stderr), Host: job.DefaultHost(),
+				Seed: seed, FirstSeed: firstSeed, Parallel: parallel, Args: os.Args, Log: os.Stderr, Progress: progress.New(os.Stderr), Host: job.DefaultHost(),
 			}
 			o.Host.Checks = doctorChecks(cmd.Context(), b.Cache.Root)
 			if o.Reps == 0 {
@@ -140,6 +147,7 @@ must agree exactly (kci's determinism check).`,
 	f.Float64Var(&failOnReg, "fail-on-regression", -1, "exit 6 when a variant is significantly slower by more than this many percent")
 	f.Float64Var(&minEffect, "min-effect", 0, "smallest effect of interest in percent (default 0.5): under icount the threshold a change must clear besides the observed spread; otherwise a significant change whose interval stays within it is reported as below it")
 	f.Uint64Var(&firstSeed, "first-seed", 1, "under icount, repetition k boots base and patched with guest seed first-seed+k-1: another sample of the guest's randomness than the default 1, 2, 3...")
+	f.IntVar(&parallel, "parallel", 0, "boots at a time (default: the host's CPUs, at most 4, under TCG's instruction clock, whose numbers no neighbour changes; 1 otherwise, and more is refused there)")
 	f.Uint64Var(&seed, "seed", 0, "under icount, boot every repetition with this guest seed instead of seed k for repetition k: repeated boots of one kernel must then agree exactly (a determinism check)")
 	f.StringVar(&shard, "shard", "", "run only repetitions i, i+N, ... of the job (i/N), for fan-out; merge with kci report --merge")
 	f.BoolVar(&post, "post", false, "post the report to the pull request (GitHub Actions environment, GITHUB_TOKEN)")

@@ -1,0 +1,126 @@
+package job
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kci-dev/kci/results"
+)
+
+// gate counts boots in flight and remembers the most seen at once.
+type gate struct {
+	mu       sync.Mutex
+	now, max int
+}
+
+func (g *gate) wrap(b boot, hold time.Duration) boot {
+	return func(ctx context.Context, req BootRequest) (*BootResult, error) {
+		g.mu.Lock()
+		g.now++
+		g.max = max(g.max, g.now)
+		g.mu.Unlock()
+		defer func() { g.mu.Lock(); g.now--; g.mu.Unlock() }()
+		select {
+		case <-time.After(hold):
+		case <-ctx.Done():
+			return &BootResult{ErrorKind: KindInfra}, ctx.Err()
+		}
+		return b(ctx, req)
+	}
+}
+
+// Deterministic boots side by side: two at a time, never more, and every
+// boot recorded with its repetition, role and seed as a sequential run
+// records them; survival still only on each kernel's first boot.
+func TestParallelBootsRecordedLikeSequential(t *testing.T) {
+	g := &gate{}
+	ok := g.wrap(bootOK(100), 30*time.Millisecond)
+	boots := &fakeBooter{base: []boot{ok}, patched: []boot{ok}}
+	r := runTest(t, context.Background(), &fakeBuilder{}, boots, TestOptions{Survival: true, Reps: 3, Parallel: 2})
+	r.want(t, ExitOK, "")
+	if g.max != 2 {
+		t.Errorf("at most %d boots at once, want 2", g.max)
+	}
+	if len(r.run.Boots) != 6 {
+		t.Fatalf("%d boots recorded, want 6", len(r.run.Boots))
+	}
+	seen := map[string]bool{}
+	for _, b := range r.run.Boots {
+		key := b.Role + string(rune('0'+b.Rep))
+		if seen[key] || b.Error != "" || b.Seed != uint64(b.Rep) {
+			t.Errorf("boot %s rep %d: duplicate %v, error %q, seed %d (want %d)", b.Role, b.Rep, seen[key], b.Error, b.Seed, b.Rep)
+		}
+		seen[key] = true
+	}
+	for _, req := range boots.reqs {
+		if first := strings.Contains(req.Label, "rep 1/"); req.Plan.Survival != first {
+			t.Errorf("%s: survival %v, want %v", req.Label, req.Plan.Survival, first)
+		}
+	}
+	ab := results.Compare(r.run, "stock")
+	if len(ab.Variants) != 1 || ab.Variants[0].Total.Base.N != 3 || ab.Variants[0].Total.Patched.N != 3 {
+		t.Errorf("comparison %+v, want 3+3 samples", ab.Variants)
+	}
+}
+
+// A failed boot ends the job at once: the boot beside it is cancelled
+// (its context ends, as VMBooter then kills its QEMU), no further boot
+// starts, and the failure is blamed on the kernel that failed.
+func TestParallelFailureCancelsTheOther(t *testing.T) {
+	cancelled := make(chan struct{}, 8)
+	hang := func(ctx context.Context, req BootRequest) (*BootResult, error) {
+		select {
+		case <-ctx.Done():
+			cancelled <- struct{}{}
+			return &BootResult{ErrorKind: KindInfra}, ctx.Err()
+		case <-time.After(10 * time.Second):
+			return nil, nil
+		}
+	}
+	boots := &fakeBooter{base: []boot{hang}, patched: []boot{bootFails("crash", "Kernel panic - not syncing: boom")}}
+	start := time.Now()
+	r := runTest(t, context.Background(), &fakeBuilder{}, boots, TestOptions{Reps: 3, Parallel: 2})
+	r.want(t, ExitBoot, "patched kernel of tree stock")
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("job took %s: the hanging base boot was not cancelled", took)
+	}
+	if len(cancelled) != 1 {
+		t.Errorf("%d boots saw their context end, want the one base boot beside the failure", len(cancelled))
+	}
+	if n := len(boots.reqs); n != 2 {
+		t.Errorf("%d boots started, want 2 (none after the failure)", n)
+	}
+}
+
+// More than one boot at a time is refused where boots would measure each
+// other, and the default follows the clock.
+func TestResolveParallel(t *testing.T) {
+	cases := []struct {
+		accel, clock string
+		asked        int
+		want         int
+		refused      bool
+	}{
+		{"kvm", "", 2, 0, true},
+		{"tcg", results.ClockHost, 2, 0, true},
+		{"kvm", "", 0, 1, false},
+		{"tcg", results.ClockHost, 0, 1, false},
+		{"tcg", results.ClockICount, 3, 3, false},
+		{"tcg", results.ClockICount, 1, 1, false},
+		{"", "", 2, 2, false}, // scripted booter: as asked
+	}
+	for _, c := range cases {
+		r := &testRun{o: TestOptions{Parallel: c.asked, Clock: c.clock}}
+		err := r.resolveParallel(c.accel)
+		if (err != nil) != c.refused || (!c.refused && r.parallel != c.want) {
+			t.Errorf("%s/%s --parallel %d: %d, %v; want %d, refused %v", c.accel, c.clock, c.asked, r.parallel, err, c.want, c.refused)
+		}
+	}
+	r := &testRun{o: TestOptions{Clock: results.ClockICount}}
+	if err := r.resolveParallel("tcg"); err != nil || r.parallel < 1 || r.parallel > 4 {
+		t.Errorf("icount default: %d, %v; want the host's CPUs, 1..4", r.parallel, err)
+	}
+}
