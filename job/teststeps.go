@@ -315,18 +315,7 @@ func (r *testRun) bootAll() error {
 			}
 		}
 	}
-	if r.parallel > 1 {
-		return r.bootParallel(queue)
-	}
-	for _, s := range queue {
-		if r.ctx.Err() != nil {
-			return r.ctx.Err()
-		}
-		if err := r.boot(r.ctx, s); err != nil {
-			return err
-		}
-	}
-	return nil
+	return r.bootQueue(queue)
 }
 
 // bootSlot is one boot of the plan: a tree's kernel in a role, one
@@ -337,12 +326,13 @@ type bootSlot struct {
 	rep  int
 }
 
-// bootParallel runs the queue r.parallel boots at a time, in queue order.
-// The first failure cancels the boots in flight (their QEMUs are killed
-// and reaped by the booter before Wait returns) and is the job's error.
-func (r *testRun) bootParallel(queue []bootSlot) error {
+// bootQueue runs the queue r.parallel boots at a time (one by default),
+// in queue order. The first failure cancels the boots in flight (their
+// QEMUs are killed and reaped by the booter before Wait returns), starts
+// no other, and is the job's error.
+func (r *testRun) bootQueue(queue []bootSlot) error {
 	g, ctx := errgroup.WithContext(r.ctx)
-	g.SetLimit(r.parallel)
+	g.SetLimit(max(r.parallel, 1))
 	for _, s := range queue {
 		if ctx.Err() != nil {
 			break

@@ -430,8 +430,8 @@ func CompareSamples(name string, base, patched []float64) Row {
 
 // compareDeterministic decides a row in deterministic mode: a change is a
 // difference of medians of at least minEffect percent and ResolutionNs
-// whose two observed ranges are apart by more than the wider of them. One boot per side
-// shows no spread and decides nothing.
+// whose two observed ranges are apart by more than the wider of them. One
+// boot per side shows no spread and decides nothing.
 func compareDeterministic(name string, base, patched []float64, minEffect float64) Row {
 	row := Row{Name: name, Base: summarize(base), Patched: summarize(patched), P: math.NaN(), PAdj: math.NaN(),
 		Shift: Shift{math.NaN(), math.NaN(), math.NaN()}}

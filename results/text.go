@@ -367,9 +367,6 @@ func verdictText(r Row, minEffect float64) string {
 	case r.Note != "":
 		s += " (" + r.Note + ")"
 	}
-	if r.Hides(minEffect) {
-		s += fmt.Sprintf(" [spread hides < ±%.1f%%]", r.Resolves)
-	}
 	return s
 }
 
