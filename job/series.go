@@ -282,6 +282,7 @@ func (st *SeriesTester) tree(ctx context.Context, tr *project.Tree, patches []ke
 			if res.Clock != "" && rep.Clock == "" {
 				rep.Clock = res.Clock
 			}
+			pb.Cache = res.Cache
 			for _, c := range res.Cells {
 				pb.Cells++
 				if c.Pass {

@@ -50,6 +50,9 @@ type BootResult struct {
 	Clock       string
 	TSCkHz      int64
 	Clocksource string
+	// Cache is what the result cache did with the boot (results.CacheHit,
+	// ...); empty without one. Set by WithResultCache.
+	Cache string `json:"-"`
 }
 
 // TestOptions is what `kci test` was asked.

@@ -383,6 +383,7 @@ func (r *testRun) boot(ctx context.Context, s bootSlot) error {
 		b.Cells, b.Variants = results.CellsOf(res.Cells), results.VariantsOf(res.Variants)
 		b.ErrorKind = res.ErrorKind
 		b.Clock, b.TSCkHz, b.Clocksource = res.Clock, res.TSCkHz, res.Clocksource
+		b.Cache = res.Cache
 	}
 	if err != nil {
 		b.Error = lines.First(err.Error())

@@ -29,6 +29,11 @@ type VMBooter struct {
 	once  sync.Once
 	image *vmimage.Image
 	err   error
+
+	// The result cache's key parts, computed once (bootcache.go).
+	keyMu  sync.Mutex
+	qemu   string
+	hashes map[string]string // bzImage path -> sha256
 }
 
 // Image builds (or finds) the initramfs once per booter.

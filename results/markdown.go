@@ -24,6 +24,7 @@ func MarkdownRun(run *Run) string {
 		fmt.Fprintf(&b, "> **Incomplete:** %s\n\n", mdInline(run.IncompleteReason))
 	}
 	fmt.Fprintf(&b, "Host: %s\n\n", mdInline(hostLine(run)))
+	fmt.Fprintf(&b, "Boots: %s\n\n", mdInline(run.BootsLine("")))
 	var checks []string
 	for _, c := range run.Host.Checks {
 		if c.Status != CheckOK {

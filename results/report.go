@@ -19,6 +19,10 @@ type Report struct {
 	Emulated         bool         `json:"emulated"`
 	Trees            []TreeReport `json:"trees"`
 	Phases           []Phase      `json:"phases,omitempty"`
+	// Boots are the run's boots; BootsFromCache of them came from kci's
+	// result cache (an earlier boot of the same exact key), not booted.
+	Boots          int `json:"boots"`
+	BootsFromCache int `json:"boots_from_cache"`
 }
 
 // BuildReport computes the report of the given trees (all if empty).
@@ -28,6 +32,7 @@ func BuildReport(run *Run, trees ...string) Report {
 		Incomplete: run.Incomplete, IncompleteReason: run.IncompleteReason,
 		Host: run.Host, Emulated: run.Emulated(""), Phases: run.Phases,
 	}
+	r.Boots, r.BootsFromCache = run.BootCount("")
 	for _, t := range selectTrees(run, trees) {
 		r.Trees = append(r.Trees, Analyze(run, t))
 	}

@@ -151,6 +151,45 @@ type Boot struct {
 	// Seed is the guest's random seed under icount: with the kernel and
 	// plan it reproduces the boot exactly (kci test --seed).
 	Seed uint64 `json:"seed,omitempty"`
+	// Cache is what kci's result cache did with the boot: CacheHit (its
+	// numbers come from an earlier boot of the same key, nothing booted),
+	// CacheStored, CacheChecked or CacheMismatch; empty when the boot was
+	// not exact (KVM, host clock) or the cache was off.
+	Cache string `json:"cache,omitempty"`
+}
+
+// What the result cache did with a boot (Boot.Cache).
+const (
+	CacheHit      = "hit"      // served from the cache, not booted
+	CacheStored   = "stored"   // booted and stored
+	CacheChecked  = "checked"  // booted to re-check a cached entry: identical
+	CacheMismatch = "mismatch" // booted to re-check: differed, the entry dropped
+)
+
+// BootCount is how many boots a run (or one tree of it, tree != "")
+// records and how many of them came from the result cache.
+func (r *Run) BootCount(tree string) (n, cached int) {
+	for _, b := range r.Boots {
+		if tree != "" && b.Tree != tree {
+			continue
+		}
+		n++
+		if b.Cache == CacheHit {
+			cached++
+		}
+	}
+	return n, cached
+}
+
+// BootsLine reads "12 boots (6 from cache)", or "12 boots" when none
+// came from the cache.
+func (r *Run) BootsLine(tree string) string {
+	n, k := r.BootCount(tree)
+	s := plural(n, "boot")
+	if k > 0 {
+		s += fmt.Sprintf(" (%d from cache)", k)
+	}
+	return s
 }
 
 // ClockMode is the clock mode of a tree's measured boots ("" = all

@@ -120,6 +120,8 @@ type PatchBoot struct {
 	Passed     int      `json:"passed,omitempty"`
 	Lost       []string `json:"lost,omitempty"`
 	ConsoleLog string   `json:"console_log,omitempty"`
+	// Cache is what the result cache did with the boot (Boot.Cache).
+	Cache string `json:"cache,omitempty"`
 }
 
 // Bisectability is a build break inside the series: Broken does not build,

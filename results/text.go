@@ -51,6 +51,7 @@ func Text(w io.Writer, run *Run, opt TextOptions) error {
 		b.WriteString("merged from shards: " + strings.Join(run.MergedFrom, ", ") + "\n")
 	}
 	b.WriteString("host: " + hostLine(run) + "\n")
+	b.WriteString("boots: " + run.BootsLine("") + "\n")
 	for _, c := range run.Host.Checks {
 		if c.Status == CheckOK {
 			continue

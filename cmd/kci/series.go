@@ -25,6 +25,7 @@ func newSeriesCmd() *cobra.Command {
 		each           bool
 		noBoot         bool
 		noSurvival     bool
+		noResultCache  bool
 		failOnWarnings bool
 		minEffect      float64
 		window, warmup time.Duration
@@ -93,7 +94,11 @@ build (or, with --fail-on-warnings, adds a warning or a checkpatch error);
 			o.BenchFor = func(accel string) suite.BenchParams { return benchParams(p, accel, window, warmup) }
 			o.Bench = o.BenchFor("kvm")
 			b.Opts.Progress = o.Progress
-			st := &job.SeriesTester{Project: p, Builder: b, Booter: booter}
+			cached, err := withResultCache(booter, b.Cache.Root, noResultCache)
+			if err != nil {
+				return err
+			}
+			st := &job.SeriesTester{Project: p, Builder: b, Booter: cached}
 			if own {
 				extra, err := kernel.LoadSeries(args...)
 				if len(args) == 0 {
@@ -127,6 +132,7 @@ build (or, with --fail-on-warnings, adds a warning or a checkpatch error);
 	f.BoolVar(&own, "own", false, "check the --tree's own series patch by patch (stock kernel + the tree's fragments + each prefix), then the SERIES given, if any")
 	f.BoolVar(&noBoot, "no-boot", false, "build and check only: no boots")
 	f.BoolVar(&noSurvival, "no-survival", false, "boot with sanity checks only")
+	f.BoolVar(&noResultCache, "no-result-cache", false, "boot every prefix even when an exact boot of it is cached (also $KCI_RESULT_CACHE=off)")
 	f.BoolVar(&failOnWarnings, "fail-on-warnings", false, "exit 3 when a patch adds a compiler/linker warning or a checkpatch error")
 	f.Float64Var(&minEffect, "min-effect", 0, "smallest change of a program's cost, in percent, that is located (default 0.5)")
 	f.DurationVar(&window, "window", 0, "measurement window per variant (default: kci.yaml; emulated_window under TCG)")

@@ -25,6 +25,7 @@ func newTestCmd() *cobra.Command {
 		variants       []string
 		window, warmup time.Duration
 		noSurvival     bool
+		noResultCache  bool
 		profile        bool
 		out            string
 		failOnReg      float64
@@ -114,7 +115,13 @@ must agree exactly (kci's determinism check).`,
 					return fmt.Errorf("--shard %q: want i/N with 1 <= i <= N", shard)
 				}
 			}
-			t := &job.Tester{Builder: b, Booter: booter}
+			// --seed N boots one seed again and again to show the boots agree:
+			// that check must boot, not read the cache.
+			cached, err := withResultCache(booter, b.Cache.Root, noResultCache || seed != 0)
+			if err != nil {
+				return err
+			}
+			t := &job.Tester{Builder: b, Booter: cached}
 			dir, err := t.Test(cmd.Context(), o)
 			if dir != "" {
 				run, lerr := results.Load(dir)
@@ -142,6 +149,7 @@ must agree exactly (kci's determinism check).`,
 	f.DurationVar(&window, "window", 0, "measurement window per variant (default: kci.yaml; emulated_window under TCG)")
 	f.DurationVar(&warmup, "warmup", -1, "warm-up before the window (default: kci.yaml)")
 	f.BoolVar(&noSurvival, "no-survival", false, "skip the survival matrix")
+	f.BoolVar(&noResultCache, "no-result-cache", false, "boot every seed even when an exact boot of it is cached (also $KCI_RESULT_CACHE=off); the cache is only used under TCG icount")
 	f.BoolVar(&profile, "profile", false, "sample CPU stacks in each variant's window: flame graphs, pprof and top symbols under profiles/ in the run directory")
 	f.StringVar(&out, "out", "", "run directory (default ./kci-results/<time>-<id>)")
 	f.Float64Var(&failOnReg, "fail-on-regression", -1, "exit 6 when a variant is significantly slower by more than this many percent")

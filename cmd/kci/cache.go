@@ -1,0 +1,169 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/dustin/go-humanize"
+	"github.com/spf13/cobra"
+
+	"github.com/kci-dev/kci/job"
+	"github.com/kci-dev/kci/kernel"
+	"github.com/kci-dev/kci/rcache"
+)
+
+func init() { commands = append(commands, newCacheCmd) }
+
+// resultCacheEnv turns the result cache off for every kci command when
+// set to "off" (the integration tests that exist to boot set it).
+const resultCacheEnv = "KCI_RESULT_CACHE"
+
+// withResultCache puts the result cache in front of booter unless off
+// (--no-result-cache) or $KCI_RESULT_CACHE=off; the cache lives under the
+// kci cache root.
+func withResultCache(booter job.Booter, root string, off bool) (job.Booter, error) {
+	switch v := os.Getenv(resultCacheEnv); v {
+	case "", "on":
+	case "off":
+		off = true
+	default:
+		return nil, fmt.Errorf("$%s=%q: want on or off", resultCacheEnv, v)
+	}
+	if off {
+		return booter, nil
+	}
+	s, err := rcache.Open(root, os.Stderr)
+	if err != nil {
+		return nil, err
+	}
+	return job.WithResultCache(booter, s, os.Stderr), nil
+}
+
+func openResultCache() (*rcache.Store, error) {
+	c, err := kernel.DefaultCache()
+	if err != nil {
+		return nil, err
+	}
+	return rcache.Open(c.Root, os.Stderr)
+}
+
+func newCacheCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "cache list | prune [--older-than D] | clear",
+		Short: "Show or prune the result cache: the measurements of exact (TCG icount) boots, reused instead of booting again",
+		Args:  cobra.NoArgs,
+	}
+	cmd.AddCommand(&cobra.Command{
+		Use:   "list",
+		Short: "List the cached boots: kernel release, seed, plan, age",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := openResultCache()
+			if err != nil {
+				return err
+			}
+			list, err := s.List()
+			if err != nil {
+				return err
+			}
+			return writeCacheList(cmd.OutOrStdout(), s.Dir, list)
+		},
+	})
+	var olderThan string
+	prune := &cobra.Command{
+		Use:   "prune [--older-than D]",
+		Short: "Remove entries not used for D (default 30d), corrupt entries and writers' leftovers",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			d, err := parseAge(olderThan)
+			if err != nil {
+				return fmt.Errorf("--older-than: %w", err)
+			}
+			s, err := openResultCache()
+			if err != nil {
+				return err
+			}
+			n, size, err := s.Prune(time.Now().Add(-d))
+			fmt.Fprintf(cmd.OutOrStdout(), "removed %d entries (%s) unused for %s from %s\n", n, humanize.IBytes(uint64(size)), olderThan, s.Dir)
+			return err
+		},
+	}
+	prune.Flags().StringVar(&olderThan, "older-than", "30d", "age of last use, e.g. 12h, 7d")
+	cmd.AddCommand(prune)
+	cmd.AddCommand(&cobra.Command{
+		Use:   "clear",
+		Short: "Remove every entry: the next runs boot everything again",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := openResultCache()
+			if err != nil {
+				return err
+			}
+			n, size, err := s.Clear()
+			fmt.Fprintf(cmd.OutOrStdout(), "removed %d entries (%s) from %s\n", n, humanize.IBytes(uint64(size)), s.Dir)
+			return err
+		},
+	})
+	return cmd
+}
+
+// parseAge reads a duration, with d for days ("7d", "1.5d").
+func parseAge(s string) (time.Duration, error) {
+	if n, ok := strings.CutSuffix(s, "d"); ok {
+		f, err := strconv.ParseFloat(n, 64)
+		if err != nil || f < 0 {
+			return 0, fmt.Errorf("%q: want e.g. 7d or 12h", s)
+		}
+		return time.Duration(f * 24 * float64(time.Hour)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%q: want e.g. 7d or 12h", s)
+	}
+	return d, nil
+}
+
+func writeCacheList(w io.Writer, dir string, list []rcache.Info) error {
+	var total int64
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ENTRY\tKERNEL\tSEED\tVARIANTS\tSTORED\tLAST USED\tSIZE")
+	for _, in := range list {
+		total += in.Size
+		if in.Bad != "" {
+			fmt.Fprintf(tw, "%s\tCORRUPT: %s (kci cache prune removes it)\t\t\t\t%s\t%s\n", in.ID, in.Bad, humanize.Time(in.Used), humanize.IBytes(uint64(in.Size)))
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", in.ID, in.Key.Release, in.Key.Seed, planVariants(in.Key.Plan),
+			in.Stored.Local().Format("2006-01-02 15:04"), humanize.Time(in.Used), humanize.IBytes(uint64(in.Size)))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "%d entries, %s in %s\n", len(list), humanize.IBytes(uint64(total)), dir)
+	return err
+}
+
+// planVariants is the variant list of a key's plan, for the listing.
+func planVariants(plan string) string {
+	var p struct {
+		Variants []string `json:"variants"`
+		Survival bool     `json:"survival"`
+	}
+	if err := json.Unmarshal([]byte(plan), &p); err != nil {
+		return "?"
+	}
+	s := strings.Join(p.Variants, ",")
+	if p.Survival {
+		s = strings.TrimPrefix(s+",survival", ",")
+	}
+	if s == "" {
+		return "-"
+	}
+	return s
+}

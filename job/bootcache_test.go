@@ -1,0 +1,367 @@
+package job
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kci-dev/kci/kernel"
+	"github.com/kci-dev/kci/project"
+	"github.com/kci-dev/kci/rcache"
+	"github.com/kci-dev/kci/results"
+	"github.com/kci-dev/kci/suite"
+	"github.com/kci-dev/kci/vm"
+	"github.com/kci-dev/kci/vmimage"
+)
+
+// keyedBooter is the scripted booter with a result-cache key: the kernel,
+// the plan and the seed (what VMBooter adds, QEMU and the image, is one
+// value here), exact unless inexact is set.
+type keyedBooter struct {
+	*fakeBooter
+	inexact bool
+}
+
+func (k *keyedBooter) CacheKey(_ context.Context, req BootRequest) (rcache.Key, bool, error) {
+	plan, _ := json.Marshal(req.Plan)
+	return rcache.Key{Kernel: req.Kernel.Key, Release: req.Kernel.Release, Plan: string(plan), Clock: "tcg/icount", Seed: req.Seed}, !k.inexact, nil
+}
+
+// newPatch is the fake builder with another patch: the patched kernel is
+// a new build, the base the same.
+type newPatch struct{ *fakeBuilder }
+
+func (n newPatch) Patched(_ context.Context, t *project.Tree, _ *kernel.Artifacts, _ []kernel.Patch) (*kernel.Artifacts, error) {
+	return fakeKernel("patched-v2-" + t.Name), nil
+}
+
+// cachedRun runs one kci test (stock, 3 seeds, survival) through the
+// result cache in store.
+func cachedRun(t *testing.T, kb KernelBuilder, boots *keyedBooter, store *rcache.Store, log *syncBuffer) *results.Run {
+	t.Helper()
+	proj := &project.File{Path: "kci.yaml", Trees: []project.Tree{{Name: "stock"}}}
+	o := TestOptions{Patches: []string{testPatch}, Reps: 3, Survival: true, Parallel: 2, Log: log, FailOnRegression: -1,
+		Out: filepath.Join(t.TempDir(), "run")}
+	dir, err := (&Tester{Kernels: kb, Booter: WithResultCache(boots, store, log), Project: proj}).Test(context.Background(), o)
+	if err != nil {
+		t.Fatalf("Test: %v\n%s", err, log)
+	}
+	run, err := results.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+// cacheStates maps "role seed" to each boot's Boot.Cache.
+func cacheStates(run *results.Run) map[string]string {
+	out := map[string]string{}
+	for _, b := range run.Boots {
+		out[b.Role+" "+string(rune('0'+b.Seed))] = b.Cache
+	}
+	return out
+}
+
+// The second run on the same base boots only the patched kernel plus one
+// base seed that re-checks the cache; the other base seeds come from it,
+// are recorded as such, and compare exactly as booted ones did.
+func TestSecondRunBootsOnlyThePatchedSideAndOneRecheck(t *testing.T) {
+	store, err := rcache.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log syncBuffer
+	first := &keyedBooter{fakeBooter: &fakeBooter{base: []boot{bootOK(100)}, patched: []boot{bootOK(110)}}}
+	run1 := cachedRun(t, &fakeBuilder{}, first, store, &log)
+	if n := len(first.reqs); n != 6 {
+		t.Fatalf("first run booted %d times, want 6", n)
+	}
+	for k, c := range cacheStates(run1) {
+		if c != results.CacheStored {
+			t.Errorf("first run: %s cache %q, want stored", k, c)
+		}
+	}
+
+	log.Reset()
+	second := &keyedBooter{fakeBooter: &fakeBooter{base: []boot{bootOK(100)}, patched: []boot{bootOK(120)}}}
+	run2 := cachedRun(t, newPatch{&fakeBuilder{}}, second, store, &log)
+	roles := second.roles()
+	if len(roles) != 4 || strings.Count(strings.Join(roles, " "), "base") != 1 {
+		t.Fatalf("second run booted %v, want the 3 patched seeds and 1 base re-check", roles)
+	}
+	want := map[string]string{"base 1": results.CacheChecked, "base 2": results.CacheHit, "base 3": results.CacheHit,
+		"patched 1": results.CacheStored, "patched 2": results.CacheStored, "patched 3": results.CacheStored}
+	if got := cacheStates(run2); !equalMaps(got, want) {
+		t.Errorf("second run cache states %v, want %v", got, want)
+	}
+	if got := run2.BootsLine(""); got != "6 boots (2 from cache)" {
+		t.Errorf("BootsLine %q", got)
+	}
+	var txt bytes.Buffer
+	if err := results.Text(&txt, run2, results.TextOptions{}); err != nil || !strings.Contains(txt.String(), "boots: 6 boots (2 from cache)") {
+		t.Errorf("text report lacks the boot count (%v):\n%s", err, txt.String())
+	}
+	if !strings.Contains(log.String(), "from the result cache") || !strings.Contains(log.String(), "identical to entry") {
+		t.Errorf("log does not say what the cache did:\n%s", log.String())
+	}
+	// The cached boots carry the numbers and the survival cells of the
+	// boots they stand for.
+	for _, b := range run2.Boots {
+		if b.Role != results.RoleBase {
+			continue
+		}
+		if len(b.Variants) != 1 || len(b.Variants[0].Programs) != 1 || b.Variants[0].Programs[0].RunTimeNs != 100*1_000_000 {
+			t.Errorf("base seed %d (%s): variants %+v", b.Seed, b.Cache, b.Variants)
+		}
+		if (b.Rep == 1) != (len(b.Cells) > 0) {
+			t.Errorf("base seed %d: %d survival cells", b.Seed, len(b.Cells))
+		}
+	}
+}
+
+// A re-check that differs drops the entry loudly, naming the key and the
+// first differing program, and no cached boot is used in that run.
+func TestRecheckMismatchDropsTheEntryAndServesNothing(t *testing.T) {
+	var warn syncBuffer
+	store, _ := rcache.Open(t.TempDir(), &warn)
+	var log syncBuffer
+	cachedRun(t, &fakeBuilder{}, &keyedBooter{fakeBooter: &fakeBooter{base: []boot{bootOK(100)}, patched: []boot{bootOK(110)}}}, store, &log)
+
+	// Something outside the key changed: the same base now costs 101.
+	log.Reset()
+	second := &keyedBooter{fakeBooter: &fakeBooter{base: []boot{bootOK(101)}, patched: []boot{bootOK(120)}}}
+	run := cachedRun(t, newPatch{&fakeBuilder{}}, second, store, &log)
+	if n := len(second.reqs); n != 6 {
+		t.Errorf("after a failed re-check %d boots ran, want all 6", n)
+	}
+	states := cacheStates(run)
+	if states["base 1"] != results.CacheMismatch || states["base 2"] != results.CacheStored || states["base 3"] != results.CacheStored {
+		t.Errorf("cache states %v", states)
+	}
+	w := warn.String()
+	plan, _ := json.Marshal(second.reqs[0].Plan)
+	key := rcache.Key{Kernel: "base-stock", Release: "6.12.0-kci", Plan: string(plan), Clock: "tcg/icount", Seed: 1}
+	for _, s := range []string{"dropping entry " + key.ID(), "program x/x_prog", "cached 100.000", "now 101.000", "something outside the key"} {
+		if !strings.Contains(w, s) {
+			t.Errorf("warning lacks %q:\n%s", s, w)
+		}
+	}
+	// The entry now holds what the machine measures today.
+	c := &cachedBooter{store: store}
+	if hit, ok := c.load(key); !ok || hit.res.Variants[0].Programs[0].RunTimeNs != 101*1_000_000 {
+		t.Errorf("entry after the mismatch: %v %+v", ok, hit)
+	}
+}
+
+// Boots that are not exact (KVM, host clock) never touch the cache; nor
+// does a failed boot get stored.
+func TestInexactAndFailedBootsAreNotCached(t *testing.T) {
+	store, _ := rcache.Open(t.TempDir(), nil)
+	var log syncBuffer
+	inexact := &keyedBooter{fakeBooter: &fakeBooter{base: []boot{bootOK(100)}, patched: []boot{bootOK(110)}}, inexact: true}
+	run := cachedRun(t, &fakeBuilder{}, inexact, store, &log)
+	if list, _ := store.List(); len(list) != 0 {
+		t.Errorf("%d entries stored from inexact boots", len(list))
+	}
+	for _, b := range run.Boots {
+		if b.Cache != "" {
+			t.Errorf("inexact boot recorded cache %q", b.Cache)
+		}
+	}
+	cb := WithResultCache(&keyedBooter{fakeBooter: &fakeBooter{base: []boot{bootFails(KindCrash, "oops")}}}, store, &log)
+	k := fakeKernel("base-stock")
+	if _, err := cb.Boot(context.Background(), BootRequest{Kernel: k, Seed: 1}); err == nil {
+		t.Fatal("failed boot returned no error")
+	}
+	if list, _ := store.List(); len(list) != 0 {
+		t.Errorf("a failed boot was stored")
+	}
+}
+
+// An entry whose payload is no boot of this format is dropped, not served.
+func TestCorruptPayloadIsDropped(t *testing.T) {
+	var warn syncBuffer
+	store, _ := rcache.Open(t.TempDir(), &warn)
+	k := rcache.Key{Kernel: "base-stock", Seed: 1}
+	for _, p := range []any{map[string]any{"format": 99, "result": map[string]any{}}, map[string]any{"format": 1, "bogus": 1},
+		map[string]any{"format": 1, "result": map[string]any{"ErrorKind": "crash"}}} {
+		warn.Reset()
+		if err := store.Save(k, p, ""); err != nil {
+			t.Fatal(err)
+		}
+		c := &cachedBooter{store: store}
+		if _, ok := c.load(k); ok {
+			t.Errorf("payload %v served", p)
+		}
+		if !strings.Contains(warn.String(), "corrupt payload") {
+			t.Errorf("payload %v: warning %q", p, warn.String())
+		}
+	}
+}
+
+// VMBooter's key: exact only under TCG icount with one vCPU and no
+// profile or command, and every part (kernel file, QEMU, image, plan,
+// guest size, seed) changes it.
+func TestVMBooterCacheKey(t *testing.T) {
+	dir := t.TempDir()
+	bz := filepath.Join(dir, "bzImage")
+	if err := os.WriteFile(bz, []byte("kernel one"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	newBooter := func(c vm.Config) *VMBooter {
+		b := &VMBooter{VM: c, qemu: "QEMU emulator version 7.2.15"}
+		b.once.Do(func() { b.image = &vmimage.Image{Key: "img1"} })
+		return b
+	}
+	icount := vm.Config{Accel: vm.AccelTCG, Clock: vm.ClockICount, CPUs: 1, MemoryMiB: 1024}
+	req := BootRequest{Kernel: &kernel.Artifacts{Key: "k", BuildID: "b", BzImage: bz, Release: "6.12"}, Seed: 2,
+		Plan: suite.Plan{Variants: []string{"hash"}, Bench: suite.DefaultBench()}}
+	ctx := context.Background()
+	key, exact, err := newBooter(icount).CacheKey(ctx, req)
+	if err != nil || !exact {
+		t.Fatalf("icount boot: exact %v, %v", exact, err)
+	}
+	inexact := map[string]func() (*VMBooter, BootRequest){
+		"kvm":     func() (*VMBooter, BootRequest) { c := icount; c.Accel = vm.AccelKVM; return newBooter(c), req },
+		"host":    func() (*VMBooter, BootRequest) { c := icount; c.Clock = vm.ClockHost; return newBooter(c), req },
+		"smp":     func() (*VMBooter, BootRequest) { c := icount; c.CPUs = 2; return newBooter(c), req },
+		"profile": func() (*VMBooter, BootRequest) { r := req; r.Plan.Profile = true; return newBooter(icount), r },
+		"command": func() (*VMBooter, BootRequest) { r := req; r.Plan.Command = []string{"true"}; return newBooter(icount), r },
+	}
+	for name, f := range inexact {
+		b, r := f()
+		if _, exact, err := b.CacheKey(ctx, r); exact || err != nil {
+			t.Errorf("%s: exact %v (%v), want a boot that bypasses the cache", name, exact, err)
+		}
+	}
+	changed := map[string]func() (*VMBooter, BootRequest){
+		"seed":    func() (*VMBooter, BootRequest) { r := req; r.Seed = 3; return newBooter(icount), r },
+		"memory":  func() (*VMBooter, BootRequest) { c := icount; c.MemoryMiB = 2048; return newBooter(c), req },
+		"qemu":    func() (*VMBooter, BootRequest) { b := newBooter(icount); b.qemu = "QEMU emulator version 8.0"; return b, req },
+		"image":   func() (*VMBooter, BootRequest) { b := &VMBooter{VM: icount, qemu: "QEMU emulator version 7.2.15"}; b.once.Do(func() { b.image = &vmimage.Image{Key: "img2"} }); return b, req },
+		"plan":    func() (*VMBooter, BootRequest) { r := req; r.Plan.Bench.Pairs = 1; return newBooter(icount), r },
+		"build":   func() (*VMBooter, BootRequest) { r := req; k := *r.Kernel; k.BuildID = "b2"; r.Kernel = &k; return newBooter(icount), r },
+		"cmdline": func() (*VMBooter, BootRequest) { c := icount; c.Append = []string{"quiet"}; return newBooter(c), req },
+		"bzImage": func() (*VMBooter, BootRequest) {
+			bz2 := filepath.Join(dir, "bzImage2")
+			_ = os.WriteFile(bz2, []byte("kernel two"), 0o644)
+			r := req
+			k := *r.Kernel
+			k.BzImage = bz2
+			r.Kernel = &k
+			return newBooter(icount), r
+		},
+	}
+	for name, f := range changed {
+		b, r := f()
+		k2, exact, err := b.CacheKey(ctx, r)
+		if err != nil || !exact {
+			t.Errorf("%s: exact %v, %v", name, exact, err)
+		} else if k2.ID() == key.ID() {
+			t.Errorf("changing the %s leaves the key %s", name, key.ID())
+		}
+	}
+}
+
+// Concurrent hits wait for the one re-check; none is served before it.
+func TestHitsWaitForTheRecheck(t *testing.T) {
+	store, _ := rcache.Open(t.TempDir(), nil)
+	fb := &keyedBooter{fakeBooter: &fakeBooter{base: []boot{bootOK(100)}}}
+	k := fakeKernel("base-stock")
+	ctx := context.Background()
+	warm := WithResultCache(fb, store, nil)
+	for seed := uint64(1); seed <= 4; seed++ {
+		if _, err := warm.Boot(ctx, BootRequest{Kernel: k, Seed: seed}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	release := make(chan struct{})
+	slow := &keyedBooter{fakeBooter: &fakeBooter{base: []boot{func(ctx context.Context, req BootRequest) (*BootResult, error) {
+		<-release
+		return bootOK(100)(ctx, req)
+	}}}}
+	cb := WithResultCache(slow, store, nil)
+	var wg sync.WaitGroup
+	got := make([]string, 5)
+	finished := make(chan int, 4)
+	for seed := 1; seed <= 4; seed++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := cb.Boot(ctx, BootRequest{Kernel: k, Seed: uint64(seed)})
+			if err == nil {
+				got[seed] = res.Cache
+			}
+			finished <- seed
+		}()
+	}
+	// While the re-check boots, no hit is served.
+	for n := 0; n == 0; {
+		time.Sleep(10 * time.Millisecond)
+		slow.mu.Lock()
+		n = len(slow.reqs)
+		slow.mu.Unlock()
+	}
+	time.Sleep(50 * time.Millisecond)
+	select {
+	case s := <-finished:
+		t.Fatalf("seed %d returned before the re-check finished", s)
+	default:
+	}
+	close(release)
+	wg.Wait()
+	checked, hits := 0, 0
+	for _, c := range got[1:] {
+		switch c {
+		case results.CacheChecked:
+			checked++
+		case results.CacheHit:
+			hits++
+		}
+	}
+	if checked != 1 || hits != 3 || len(slow.reqs) != 1 {
+		t.Errorf("states %v, %d boots: want 1 re-check boot and 3 hits", got[1:], len(slow.reqs))
+	}
+}
+
+func equalMaps(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// syncBuffer is a log the boots side by side and the job share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func (s *syncBuffer) Reset() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.b.Reset()
+}
