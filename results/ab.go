@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strings"
 
 	"golang.org/x/perf/benchmath"
 )
@@ -65,7 +64,10 @@ type Row struct {
 	Name     string  `json:"name"` // program name, or "total"
 	Base     Dist    `json:"base"`
 	Patched  Dist    `json:"patched"`
-	DeltaPct float64 `json:"delta_pct"` // median patched vs median base
+	// DeltaPct: median patched vs median base (noisy mode); the
+	// difference of per-seed means, which the test is about
+	// (deterministic mode).
+	DeltaPct float64 `json:"delta_pct"`
 	// Shift is the Hodges–Lehmann estimate of patched vs base in percent
 	// with its 95 % distribution-free interval (noisy mode).
 	Shift   Shift   `json:"shift"`
@@ -76,21 +78,30 @@ type Row struct {
 	// within ± the smallest effect of interest.
 	InNoise bool `json:"in_noise"`
 	Need    int  `json:"boots_needed,omitempty"` // with TooFew: boots per kernel that could decide
-	// Resolves (deterministic mode): the smallest change, percent of the
-	// base median, whose ranges could clear this row's observed spread:
-	// twice the wider range. Above the smallest effect it says what a
-	// "no change" cannot rule out.
-	Resolves float64  `json:"resolves_pct,omitempty"`
-	Note     string   `json:"note,omitempty"`
-	Warnings []string `json:"warnings,omitempty"`
+	// Deterministic mode: Seeds is the smaller side's number of distinct
+	// guest seeds the row was tested over; Detectable, for a "no change",
+	// is the change in percent of the base mean it would have shown with
+	// 90 % power at the family's level given the observed seed spread and
+	// seeds (never below the smallest effect or one instruction).
+	Seeds      int      `json:"seeds,omitempty"`
+	Detectable float64  `json:"detectable_pct_90,omitempty"`
+	Note       string   `json:"note,omitempty"`
+	Warnings   []string `json:"warnings,omitempty"`
+
+	w              welch // deterministic mode's test
+	exact          bool  // deterministic: seeds agree within half an instruction
+	seedsB, seedsP int
 }
 
-// Hides reports whether a deterministic "no change" could not have shown
-// a change of minEffect percent that is also a whole instruction per
-// packet: the row's observed spread is wider than that.
-func (r Row) Hides(minEffect float64) bool {
-	return r.Verdict == NoChange && r.Resolves > minEffect &&
-		r.Resolves/100*r.Base.Median >= ResolutionNs
+// Effect is the row's change in percent that its interval (Shift) is
+// about: the Hodges–Lehmann estimate in noisy mode, the difference of
+// per-seed means in deterministic mode; DeltaPct when there is none. The
+// conclusion and --fail-on-regression read this one.
+func (r Row) Effect() float64 {
+	if !math.IsNaN(r.Shift.Est) && !math.IsInf(r.Shift.Est, 0) {
+		return r.Shift.Est
+	}
+	return r.DeltaPct
 }
 
 // TotalRow is the Name of a variant's total row.
@@ -124,11 +135,18 @@ type TreeAB struct {
 	// for other emulated numbers.
 	Label        string  `json:"label,omitempty"`
 	MinEffectPct float64 `json:"min_effect_pct"`
-	// Family is the number of variant totals Holm corrects over (noisy
-	// mode).
-	Family   int         `json:"family,omitempty"`
-	Variants []VariantAB `json:"variants"`
-	Excluded []Excluded  `json:"excluded,omitempty"`
+	// Family is the number of rows Holm corrects over: the tree's variant
+	// totals in noisy mode; every testable row of every deterministic
+	// tree of the run in deterministic mode, at Alpha split over Looks.
+	Family int     `json:"family,omitempty"`
+	Alpha  float64 `json:"family_alpha,omitempty"`
+	Looks  int     `json:"looks,omitempty"`
+	// DeterminismCheck: deterministic mode with one seed per kernel
+	// (--seed): boots can only be checked to agree, nothing is compared.
+	DeterminismCheck bool        `json:"determinism_check,omitempty"`
+	Sequential       *Sequential `json:"sequential,omitempty"`
+	Variants         []VariantAB `json:"variants"`
+	Excluded []Excluded `json:"excluded,omitempty"`
 	// Warnings flag boots whose guest time scale differs from their
 	// siblings' (tsc_khz, clocksource).
 	Warnings []string `json:"warnings,omitempty"`
@@ -149,6 +167,7 @@ func (ab TreeAB) Unit() string {
 // sample is one valid measurement of a variant in one boot.
 type sample struct {
 	rep   int
+	seed  uint64 // the guest seed; a unique key when unrecorded
 	costs []ProgCost
 	total float64
 }
@@ -180,6 +199,19 @@ func (r *Run) MinEffect() float64 {
 // whose Hodges–Lehmann interval lies within ± the smallest effect is
 // marked InNoise.
 func Compare(run *Run, tree string) TreeAB {
+	ab := compareTree(run, tree)
+	if ab.Deterministic() {
+		decideDeterministic(run, &ab)
+	} else {
+		decideNoisy(&ab)
+	}
+	ab.Warnings = scaleWarnings(run, tree)
+	return ab
+}
+
+// compareTree gathers a tree's samples and computes each row's statistics
+// without deciding them.
+func compareTree(run *Run, tree string) TreeAB {
 	ab := TreeAB{Tree: tree, Emulated: run.Emulated(tree), Clock: run.ClockMode(tree), MinEffectPct: run.MinEffect()}
 	switch {
 	case ab.Deterministic():
@@ -219,7 +251,11 @@ func Compare(run *Run, tree string) TreeAB {
 				order = append(order, v.Variant)
 			}
 			costs, _ := PerPacket(v.Programs)
-			samples[v.Variant][b.Role] = append(samples[v.Variant][b.Role], sample{rep: b.Rep, costs: costs, total: Total(costs)})
+			seed := b.Seed
+			if seed == 0 {
+				seed = 1<<63 | uint64(b.Seq) // unrecorded: every boot its own draw
+			}
+			samples[v.Variant][b.Role] = append(samples[v.Variant][b.Role], sample{rep: b.Rep, seed: seed, costs: costs, total: Total(costs)})
 		}
 	}
 	for _, name := range order {
@@ -227,7 +263,7 @@ func Compare(run *Run, tree string) TreeAB {
 		va := VariantAB{Variant: name}
 		row := func(n string, b, p []float64) Row {
 			if ab.Deterministic() {
-				return compareDeterministic(n, b, p, ab.MinEffectPct)
+				return compareDet(n, b, p, seedsOf(base), seedsOf(patched))
 			}
 			return pairStats(n, b, p)
 		}
@@ -237,11 +273,15 @@ func Compare(run *Run, tree string) TreeAB {
 		}
 		ab.Variants = append(ab.Variants, va)
 	}
-	if !ab.Deterministic() {
-		decideNoisy(&ab)
-	}
-	ab.Warnings = scaleWarnings(run, tree)
 	return ab
+}
+
+func seedsOf(ss []sample) []uint64 {
+	out := make([]uint64, len(ss))
+	for i, s := range ss {
+		out[i] = s.seed
+	}
+	return out
 }
 
 func sortedBoots(run *Run) []Boot {
@@ -428,51 +468,22 @@ func CompareSamples(name string, base, patched []float64) Row {
 	return r
 }
 
-// compareDeterministic decides a row in deterministic mode: a change is a
-// difference of medians of at least minEffect percent and ResolutionNs
-// whose two observed ranges are apart by more than the wider of them. One
-// boot per side shows no spread and decides nothing.
+// compareDeterministic decides one deterministic row on its own (a
+// family of one, one look), each value from its own seed.
 func compareDeterministic(name string, base, patched []float64, minEffect float64) Row {
-	row := Row{Name: name, Base: summarize(base), Patched: summarize(patched), P: math.NaN(), PAdj: math.NaN(),
-		Shift: Shift{math.NaN(), math.NaN(), math.NaN()}}
-	if len(base) == 0 || len(patched) == 0 {
-		row.Verdict, row.DeltaPct = NotComparable, math.NaN()
-		return row
-	}
-	row.DeltaPct = deltaPct(row.Base.Median, row.Patched.Median)
-	if len(base) < 2 || len(patched) < 2 {
-		row.Verdict, row.Need = TooFew, 2
-		row.Warnings = append(row.Warnings, "one boot shows no spread: deterministic mode needs >= 2 boots per kernel")
-		return row
-	}
-	b, p := row.Base, row.Patched
-	gap := p.Min - b.Max // patched above base
-	if p.Median < b.Median {
-		gap = b.Min - p.Max
-	}
-	margin := math.Max(b.Max-b.Min, p.Max-p.Min)
-	if b.Median > 0 {
-		row.Resolves = 2 * margin / b.Median * 100
-	}
-	pct := !math.IsNaN(row.DeltaPct) && math.Abs(row.DeltaPct) >= minEffect
-	big := pct && math.Abs(p.Median-b.Median) >= ResolutionNs
-	switch {
-	case row.DeltaPct == 0 || math.IsNaN(row.DeltaPct):
-		row.Verdict = NoChange
-	case big && gap > margin && row.DeltaPct > 0:
-		row.Verdict = Slower
-	case big && gap > margin:
-		row.Verdict = Faster
-	default:
-		row.Verdict = NoChange
-		switch {
-		case big:
-			row.Note = NoteWithinSpread
-		case pct:
-			row.Note = NoteBelowResolution
+	seeds := func(xs []float64, off uint64) []uint64 {
+		out := make([]uint64, len(xs))
+		for i := range out {
+			out[i] = off + uint64(i) + 1
 		}
+		return out
 	}
-	return row
+	r := compareDet(name, base, patched, seeds(base, 0), seeds(patched, 1<<20))
+	if detTestable(&r) {
+		r.PAdj = r.P
+	}
+	decideDet(&r, minEffect, DetAlpha, DetAlpha)
+	return r
 }
 
 func deltaPct(base, patched float64) float64 {
@@ -533,135 +544,3 @@ func cv(xs []float64) float64 {
 	return math.Sqrt(ss/float64(len(xs)-1)) / math.Abs(mean) * 100
 }
 
-// scaleTolerance is how far a boot's tsc_khz may be from its siblings'
-// before it is flagged (a fraction).
-const scaleTolerance = 0.001
-
-// scaleWarnings flags boots of a tree whose guest time scale differs from
-// the others': tsc_khz more than 0.1 % off the tree's median, or another
-// clocksource than most boots chose. Failed boots are out of the numbers
-// and not looked at.
-func scaleWarnings(run *Run, tree string) []string {
-	var boots []Boot
-	for _, b := range sortedBoots(run) {
-		if b.Tree == tree && b.Error == "" {
-			boots = append(boots, b)
-		}
-	}
-	name := func(b Boot) string { return fmt.Sprintf("boot %d (%s rep %d)", b.Seq, b.Role, b.Rep) }
-	var out []string
-	var khz []float64
-	for _, b := range boots {
-		if b.TSCkHz > 0 {
-			khz = append(khz, float64(b.TSCkHz))
-		}
-	}
-	if len(khz) >= 2 {
-		ref := median(khz)
-		var odd []string
-		for _, b := range boots {
-			if b.TSCkHz > 0 && math.Abs(float64(b.TSCkHz)/ref-1) > scaleTolerance {
-				odd = append(odd, fmt.Sprintf("%s %d kHz (%+.2f%%)", name(b), b.TSCkHz, (float64(b.TSCkHz)/ref-1)*100))
-			}
-		}
-		if len(odd) > 0 {
-			out = append(out, fmt.Sprintf("guest tsc_khz differs by more than %.1f%% from the tree's median %.0f kHz: %s: its ns are on another scale",
-				scaleTolerance*100, ref, strings.Join(odd, ", ")))
-		}
-	}
-	count := map[string]int{}
-	var sources []string
-	for _, b := range boots {
-		if b.Clocksource != "" {
-			if count[b.Clocksource] == 0 {
-				sources = append(sources, b.Clocksource)
-			}
-			count[b.Clocksource]++
-		}
-	}
-	if len(sources) > 1 {
-		common := sources[0]
-		for _, s := range sources {
-			if count[s] > count[common] {
-				common = s
-			}
-		}
-		var odd []string
-		for _, b := range boots {
-			if b.Clocksource != "" && b.Clocksource != common {
-				odd = append(odd, fmt.Sprintf("%s %q", name(b), b.Clocksource))
-			}
-		}
-		out = append(out, fmt.Sprintf("guest clocksource differs from the other boots' %q: %s", common, strings.Join(odd, ", ")))
-	}
-	return out
-}
-
-// RegressionError is a decided slowdown of a variant total beyond the
-// user's limit. The CLI maps it to kci test's exit code for a performance
-// regression (job.ExitPerformance): results keeps no exit codes of its
-// own.
-type RegressionError struct {
-	Tree     string
-	Variant  string
-	DeltaPct float64
-	P        float64 // Holm-adjusted; NaN in deterministic mode
-	Limit    float64
-	Label    string // the unit's label when not real ns (emulated, instruction-time)
-}
-
-func (e *RegressionError) Error() string {
-	how := "beyond the observed spread"
-	if !math.IsNaN(e.P) {
-		how = fmt.Sprintf("p=%.3f after Holm", e.P)
-	}
-	s := fmt.Sprintf("performance regression: %s %s is %+.1f%% slower (%s), limit %.1f%%", e.Tree, e.Variant, e.DeltaPct, how, e.Limit)
-	if e.Label != "" {
-		s += " (" + e.Label + ")"
-	}
-	return s
-}
-
-// FailOnRegression returns a *RegressionError for the worst variant total,
-// over all trees, that the conclusion calls slower (decided, not below the
-// smallest effect, not in numbers that are relative only) by more than pct
-// percent; nil if there is none. It never disagrees with the conclusion.
-func FailOnRegression(run *Run, pct float64) error {
-	var worst *RegressionError
-	for _, tree := range run.TreeNames() {
-		tr := Analyze(run, tree)
-		for _, v := range perfRegressions(tr.Perf) {
-			r := v.Total
-			if r.DeltaPct <= pct {
-				continue
-			}
-			if worst == nil || r.DeltaPct > worst.DeltaPct {
-				worst = &RegressionError{Tree: tree, Variant: v.Variant, DeltaPct: r.DeltaPct, P: r.PAdj, Limit: pct, Label: tr.Perf.Label}
-			}
-		}
-	}
-	if worst == nil {
-		return nil
-	}
-	return worst
-}
-
-// decisive reports whether a tree's numbers can fail a patch: real time
-// (KVM) or instruction time (deterministic); emulated wall-clock numbers
-// are relative only.
-func (ab TreeAB) decisive() bool { return !ab.Emulated || ab.Deterministic() }
-
-// perfRegressions are the variants whose total is a decided slowdown:
-// slower, not below the smallest effect, in decisive numbers.
-func perfRegressions(ab TreeAB) []VariantAB {
-	if !ab.decisive() {
-		return nil
-	}
-	var out []VariantAB
-	for _, v := range ab.Variants {
-		if v.Total.Verdict == Slower && !v.Total.InNoise {
-			out = append(out, v)
-		}
-	}
-	return out
-}

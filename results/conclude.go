@@ -119,7 +119,7 @@ func conclude(run *Run, tr TreeReport) Conclusion {
 	need := 0
 	for _, v := range ab.Variants {
 		r := v.Total
-		s := fmt.Sprintf("%s %+.1f%%", v.Variant, r.DeltaPct)
+		s := fmt.Sprintf("%s %+.1f%%", v.Variant, r.Effect())
 		switch {
 		case (r.Verdict == Slower || r.Verdict == Faster) && r.InNoise:
 			noisy = append(noisy, s)
@@ -139,10 +139,12 @@ func conclude(run *Run, tr TreeReport) Conclusion {
 		}
 		for _, p := range v.Programs {
 			if (p.Verdict == Slower || p.Verdict == Faster) && !p.InNoise {
-				progs = append(progs, fmt.Sprintf("%s/%s %s %+.1f%%", v.Variant, p.Name, p.Verdict, p.DeltaPct))
+				progs = append(progs, fmt.Sprintf("%s/%s %s %+.1f%%", v.Variant, p.Name, p.Verdict, p.Effect()))
 			}
-			if p.Hides(ab.MinEffectPct) {
-				hidden = append(hidden, fmt.Sprintf("%s/%s (< ±%.1f%%)", v.Variant, p.Name, p.Resolves))
+		}
+		for _, p := range append([]Row{v.Total}, v.Programs...) {
+			if ab.Deterministic() && p.Verdict == NoChange && p.Undecided(ab.MinEffectPct) {
+				hidden = append(hidden, fmt.Sprintf("%s/%s (would show ±%.1f%%, %d seeds)", v.Variant, p.Name, p.Detectable, p.Seeds))
 			}
 		}
 	}
@@ -165,7 +167,13 @@ func conclude(run *Run, tr TreeReport) Conclusion {
 	add("undecided", undecided)
 	// Power, said where the verdict is read: which "no change" rows could
 	// not have shown a change of the smallest effect.
-	add(fmt.Sprintf("spread too wide to show ±%.1f%%", ab.MinEffectPct), hidden)
+	add(fmt.Sprintf("no change, but not ruled out at ±%.1f%% with %.0f%% power", ab.MinEffectPct, PowerLevel*100), hidden)
+	if sq := ab.Sequential; sq != nil && sq.Stop != "" {
+		sum = append(sum, fmt.Sprintf("adaptive seeds: %d of %d planned looks, %d boots (--max-boots %d): %s", sq.Done, sq.Looks, sq.Boots, sq.MaxBoots, sq.Stop))
+	}
+	if ab.Deterministic() && ab.Family > 0 {
+		sum = append(sum, fmt.Sprintf("test: Welch t over per-seed values, Holm over %d rows of the run at %.0f%% family-wise (split over %d looks)", ab.Family, ab.Alpha*100, ab.Looks))
+	}
 	sum = append(sum, ab.Warnings...)
 	switch {
 	case ab.Deterministic():
@@ -183,7 +191,7 @@ func conclude(run *Run, tr TreeReport) Conclusion {
 	}
 	var decided []string
 	for _, v := range perfRegressions(ab) {
-		decided = append(decided, fmt.Sprintf("%s %+.1f%%", v.Variant, v.Total.DeltaPct))
+		decided = append(decided, fmt.Sprintf("%s %+.1f%%", v.Variant, v.Total.Effect()))
 	}
 	switch {
 	case len(regs) > 0:
@@ -194,6 +202,8 @@ func conclude(run *Run, tr TreeReport) Conclusion {
 		c.State, c.Title = Failure, fmt.Sprintf("%s: invalid on the patched kernel only: %s", name, patchedInvalid[0])
 	case len(baseFail) > 0:
 		c.State, c.Title = Neutral, fmt.Sprintf("%s: base kernel failed too: %s", name, baseFail[0])
+	case ab.DeterminismCheck:
+		c.State, c.Title = Neutral, fmt.Sprintf("%s: determinism check (one seed per kernel), not a comparison: %s", name, determinism(ab))
 	case len(decided) > 0:
 		c.State, c.Title = Failure, fmt.Sprintf("%s: slower: %s%s", name, strings.Join(decided, ", "), label)
 	case len(slower) > 0:
@@ -278,7 +288,7 @@ func perfHeadline(faster, undecided, progs []string, need int, tr TreeReport) st
 		return "variant totals unchanged; programs: " + strings.Join(progs, ", ")
 	}
 	if tr.Perf.Deterministic() {
-		return fmt.Sprintf("no change beyond ±%.1f%% (and %g instruction-time ns) and the observed spread", tr.Perf.MinEffectPct, ResolutionNs)
+		return fmt.Sprintf("no change beyond ±%.1f%% (and %g instruction-time ns) at %.0f%% family-wise", tr.Perf.MinEffectPct, ResolutionNs, tr.Perf.Alpha*100)
 	}
 	return string(NoChange)
 }
@@ -288,4 +298,16 @@ func plural(n int, s string) string {
 		return "1 " + s
 	}
 	return fmt.Sprintf("%d %ss", n, s)
+}
+
+// determinism says whether a determinism check's repeated boots agreed.
+func determinism(ab TreeAB) string {
+	for _, v := range ab.Variants {
+		for _, r := range append([]Row{v.Total}, v.Programs...) {
+			if len(r.Warnings) > 0 {
+				return "boots of one seed differ (" + v.Variant + "/" + r.Name + ")"
+			}
+		}
+	}
+	return "repeated boots of each kernel agree exactly"
 }

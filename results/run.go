@@ -78,6 +78,9 @@ type Run struct {
 	// (percent; 0 = DefaultMinEffectPct): the deterministic threshold and
 	// the noisy-mode bound a change's interval is compared with.
 	MinEffectPct float64 `json:"min_effect_pct,omitempty"`
+	// Sequential is the adaptive-seed rule's record (deterministic runs
+	// that added seeds); nil for a fixed number of boots.
+	Sequential *Sequential `json:"sequential,omitempty"`
 }
 
 // Host describes the machine the run was measured on.

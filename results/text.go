@@ -340,21 +340,9 @@ func fmtP(p float64) string {
 	return fmt.Sprintf("%.3f", p)
 }
 
-// detVerdictText is a deterministic-mode verdict: no significance
-// language, there is no test.
-func detVerdictText(r Row, minEffect float64) string {
-	if r.Verdict != NoChange {
-		return verdictText(r, 0)
-	}
-	s := "no change"
-	if r.Note != "" {
-		s += " (" + r.Note + ")"
-	}
-	if r.Hides(minEffect) {
-		s += fmt.Sprintf(" [spread hides < ±%.1f%%]", r.Resolves)
-	}
-	return s
-}
+// detVerdictText is a deterministic-mode verdict, in the row's words
+// (Row.DetText).
+func detVerdictText(r Row, _ float64) string { return r.DetText() }
 
 func verdictText(r Row, minEffect float64) string {
 	s := string(r.Verdict)
