@@ -16,6 +16,6 @@ var Default embed.FS
 // TestAgentSourceComplete keeps the list in step with the imports.
 //
 //go:embed go.mod go.sum cmd/kci-guest/*.go suite/*.go vm/event/*.go
-//go:embed bpf/*.go bpf/*.o kernel/*.go kernel/config internal/childenv/*.go internal/fsutil/*.go
-//go:embed internal/keyhash/*.go internal/lines/*.go internal/proc/*.go
+//go:embed bpf/*.go bpf/*.o internal/childenv/*.go internal/kconfig/*.go
+//go:embed internal/lines/*.go internal/proc/*.go
 var AgentSource embed.FS

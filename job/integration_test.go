@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kci-dev/kci/internal/testkernel"
 	"github.com/kci-dev/kci/job"
+	"github.com/kci-dev/kci/job/jobtest"
 	"github.com/kci-dev/kci/results"
 	"github.com/kci-dev/kci/suite"
 	"github.com/kci-dev/kci/vm"
@@ -30,7 +30,7 @@ func testBench() suite.BenchParams {
 
 func newTester(t *testing.T) *job.Tester {
 	t.Helper()
-	b := testkernel.Builder(t)
+	b := jobtest.Builder(t)
 	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
 		t.Skip("needs qemu-system-x86_64 (package qemu-system-x86)")
 	}

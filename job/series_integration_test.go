@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kci-dev/kci/internal/testkernel"
 	"github.com/kci-dev/kci/job"
+	"github.com/kci-dev/kci/job/jobtest"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/results"
 	"github.com/kci-dev/kci/vm"
@@ -19,7 +19,7 @@ import (
 
 func runSeries(t *testing.T, o job.SeriesOptions) (*results.Series, int, *job.Builder) {
 	t.Helper()
-	b := testkernel.Builder(t) // skips under -short
+	b := jobtest.Builder(t) // skips under -short
 	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
 		t.Skip("needs qemu-system-x86_64 (package qemu-system-x86)")
 	}

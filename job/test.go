@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kci-dev/kci/internal/kconfig"
 	"github.com/kci-dev/kci/internal/progress"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/project"
@@ -163,7 +164,7 @@ func hitOrBuilt(a *kernel.Artifacts) string {
 
 func treeRecord(name string, base, patched *kernel.Artifacts) results.Tree {
 	t := results.Tree{Name: name, Base: results.KernelOf(base), Patched: results.KernelOf(patched),
-		ConfigVerdict: "lockdep-free: every requested option verified, forbidden debug options off (" + strings.Join(kernel.Forbidden[:6], ", ") + ", …)"}
+		ConfigVerdict: "lockdep-free: every requested option verified, forbidden debug options off (" + strings.Join(kconfig.Forbidden[:6], ", ") + ", …)"}
 	a := base
 	if patched != nil {
 		a = patched

@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/kci-dev/kci/internal/kconfig"
 )
 
 // Option is one CONFIG_ assignment and where it was asked for.
@@ -53,15 +55,6 @@ func ParseFragment(path string, data []byte) (Fragment, error) {
 		return f, fmt.Errorf("config fragment %s: not a CONFIG_ assignment: %q", src, l)
 	}
 	return f, nil
-}
-
-// ReadFragment parses a fragment file.
-func ReadFragment(path string) (Fragment, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return Fragment{}, fmt.Errorf("config fragment: %w", err)
-	}
-	return ParseFragment(path, data)
 }
 
 // Values maps option name to value; "n" for unset.
@@ -125,17 +118,6 @@ func mergeInto(config []byte, frags []Fragment) []byte {
 	return b.Bytes()
 }
 
-// Forbidden debug options: each one changes what a per-packet number means.
-// Lockdep silently on is what voided the user's first results.
-var Forbidden = []string{
-	"LOCKDEP", "PROVE_LOCKING", "DEBUG_LOCK_ALLOC", "DEBUG_SPINLOCK", "DEBUG_MUTEXES",
-	"DEBUG_RWSEMS", "DEBUG_WW_MUTEX_SLOWPATH", "DEBUG_ATOMIC_SLEEP", "PROVE_RCU", "LOCK_STAT",
-	"DEBUG_LOCKDEP", "KASAN", "KCSAN", "KMSAN", "UBSAN", "KCOV", "DEBUG_OBJECTS",
-	"DEBUG_PAGEALLOC", "DEBUG_KMEMLEAK", "SLUB_DEBUG_ON", "DEBUG_VM", "DEBUG_NET",
-	"DEBUG_PREEMPT", "PAGE_POISONING", "DEBUG_LIST", "DEBUG_SG", "FAULT_INJECTION",
-	"KFENCE", "RCU_TORTURE_TEST", "TRACE_IRQFLAGS", "PREEMPTIRQ_TRACEPOINTS", "DEBUG_KOBJECT",
-}
-
 // Violation is one way the final config breaks the policy.
 type Violation struct {
 	Option string `json:"option"`
@@ -181,7 +163,7 @@ func Verify(final Values, frags []Fragment, deps func(name string) string) []Vio
 			vs = append(vs, v)
 		}
 	}
-	for _, n := range Forbidden {
+	for _, n := range kconfig.Forbidden {
 		if got := final.Get(n); got != "n" {
 			v := Violation{Option: n, Want: "n", Got: got, Source: "forbidden: debug option voids performance numbers"}
 			if o, ok := want[n]; ok {

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kci-dev/kci/internal/kconfig"
 )
 
 func TestParseFragmentRejectsGarbage(t *testing.T) {
@@ -121,7 +123,7 @@ func TestBuiltinFragmentsParse(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, o := range f.Options {
-			for _, bad := range Forbidden {
+			for _, bad := range kconfig.Forbidden {
 				if o.Name == bad && o.Value != "n" {
 					t.Errorf("%s asks for forbidden %s", o.Source, bad)
 				}

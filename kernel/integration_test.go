@@ -10,12 +10,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kci-dev/kci/internal/testkernel"
+	"github.com/kci-dev/kci/internal/kconfig"
+	"github.com/kci-dev/kci/job/jobtest"
 	"github.com/kci-dev/kci/kernel"
 )
 
 func TestBuildStockVerifiedAndCached(t *testing.T) {
-	a := testkernel.Base(t)
+	a := jobtest.Base(t)
 	for _, f := range []string{a.BzImage, a.Vmlinux, a.Config, a.Log} {
 		if st, err := os.Stat(f); err != nil || st.Size() == 0 {
 			t.Errorf("artifact %s missing or empty: %v", f, err)
@@ -28,7 +29,7 @@ func TestBuildStockVerifiedAndCached(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range kernel.Forbidden {
+	for _, n := range kconfig.Forbidden {
 		if vals.Get(n) != "n" {
 			t.Errorf("forbidden CONFIG_%s=%s in the published config", n, vals.Get(n))
 		}
@@ -57,7 +58,7 @@ func TestBuildStockVerifiedAndCached(t *testing.T) {
 	}
 	t.Logf("phases of the build that published it: %s", strings.Join(phases, " "))
 
-	again := testkernel.Base(t)
+	again := jobtest.Base(t)
 	if !again.CacheHit || again.Key != a.Key {
 		t.Errorf("second build: cache hit %v key %s, want a hit on %s", again.CacheHit, again.Key, a.Key)
 	}
@@ -66,7 +67,7 @@ func TestBuildStockVerifiedAndCached(t *testing.T) {
 // The patched build starts from a copy of the base build: a one-file
 // change must recompile a handful of objects, not the kernel.
 func TestIncrementalOneFilePatch(t *testing.T) {
-	a := testkernel.Patched(t, "testdata/one-file.patch")
+	a := jobtest.Patched(t, "testdata/one-file.patch")
 	if len(a.Patches) != 1 || a.Parent == "" {
 		t.Fatalf("patched build: patches %q parent %q", a.Patches, a.Parent)
 	}
@@ -125,8 +126,8 @@ func assertClean(t *testing.T, root, key string) {
 
 func faultBuild(t *testing.T, patches []string, fragment string) error {
 	t.Helper()
-	b := testkernel.Builder(t)
-	base := testkernel.Base(t)
+	b := jobtest.Builder(t)
+	base := jobtest.Base(t)
 	tr, _ := b.Project.Tree("stock")
 	if fragment != "" {
 		abs, _ := filepath.Abs(fragment)
@@ -212,7 +213,7 @@ func TestFaultFragmentMissingDependency(t *testing.T) {
 // identity (git tree hash) as every other import: the base id is a
 // property of the source, not of when or where it was imported.
 func TestImportDebianTarballIdentity(t *testing.T) {
-	b := testkernel.Builder(t) // skips without the tarball or in -short mode
+	b := jobtest.Builder(t) // skips without the tarball or in -short mode
 	ctx := context.Background()
 	main, err := b.Cache.Import(ctx, kernel.Base{Tarball: kernel.DebianTarball})
 	if err != nil {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/kci-dev/kci/internal/testkernel"
+	"github.com/kci-dev/kci/job/jobtest"
 	kprofile "github.com/kci-dev/kci/profile"
 	"github.com/kci-dev/kci/suite"
 	"github.com/kci-dev/kci/vm"
@@ -28,7 +28,7 @@ func TestProfileHashStockKernel(t *testing.T) {
 	if testing.Short() {
 		t.Skip("boots a kernel in QEMU: skipped in -short mode")
 	}
-	k := testkernel.Base(t)
+	k := jobtest.Base(t)
 	ctx := context.Background()
 	if dl, ok := t.Deadline(); ok {
 		var cancel context.CancelFunc

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kci-dev/kci/internal/testkernel"
+	"github.com/kci-dev/kci/job/jobtest"
 	"github.com/kci-dev/kci/suite"
 	"github.com/kci-dev/kci/vm"
 	"github.com/kci-dev/kci/vm/event"
@@ -41,7 +41,7 @@ func runGuest(t *testing.T, tree string, want suite.RunWant) {
 	if testing.Short() {
 		t.Skip("boots a kernel in QEMU: skipped in -short mode")
 	}
-	k := testkernel.Tree(t, tree)
+	k := jobtest.Tree(t, tree)
 	ctx := context.Background()
 	if dl, ok := t.Deadline(); ok {
 		var cancel context.CancelFunc

@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/kci-dev/kci/kernel"
+	"github.com/kci-dev/kci/internal/kconfig"
 	"golang.org/x/sys/unix"
 )
 
@@ -44,7 +44,7 @@ func checkSanity(in sanityInput) Sanity {
 		s.Problems = append(s.Problems, fmt.Sprintf("cannot check the kernel config: /proc/config.gz: %v (CONFIG_IKCONFIG_PROC off?)", in.ConfigErr))
 	} else {
 		cfg := parseConfig(in.Config)
-		for _, o := range kernel.Forbidden {
+		for _, o := range kconfig.Forbidden {
 			if v := cfg[o]; v == "y" || v == "m" {
 				s.Problems = append(s.Problems, fmt.Sprintf("CONFIG_%s=%s: debug option voids performance numbers", o, v))
 				for _, l := range lockdepOptions {

@@ -106,12 +106,3 @@ func Kind(err error) string {
 		return KindInfra
 	}
 }
-
-// KernelsFault reports whether err blames the kernel under test.
-func KernelsFault(err error) bool {
-	switch Kind(err) {
-	case KindCrash, KindBoot, KindTimeout:
-		return true
-	}
-	return false
-}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -16,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kci-dev/kci/internal/testkernel"
+	"github.com/kci-dev/kci/job/jobtest"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/suite"
 	"github.com/kci-dev/kci/vm"
@@ -24,7 +25,7 @@ import (
 	"github.com/kci-dev/kci/vmimage"
 )
 
-// These tests boot kernels built by kci (internal/testkernel) under TCG
+// These tests boot kernels built by kci (job/jobtest) under TCG
 // with the real initramfs and agent. They are skipped with -short.
 
 func needQEMU(t *testing.T) {
@@ -105,7 +106,7 @@ func assertNoQEMU(t *testing.T, res *vm.Result) {
 
 func TestBootReadyDone(t *testing.T) {
 	needQEMU(t)
-	k := testkernel.Base(t)
+	k := jobtest.Base(t)
 	cfg := config(t, k, initrd(t, &suite.Plan{Command: []string{"uname", "-r"}}))
 	var types []string
 	res, err := vm.Run(context.Background(), cfg, func(e event.Event) { types = append(types, e.Type) })
@@ -131,7 +132,7 @@ func TestBootReadyDone(t *testing.T) {
 // QEMU behind.
 func TestBootCancelLeavesNoQEMU(t *testing.T) {
 	needQEMU(t)
-	k := testkernel.Base(t)
+	k := jobtest.Base(t)
 	cfg := config(t, k, initrd(t, &suite.Plan{Command: []string{"sleep", "60"}}))
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(1500*time.Millisecond, cancel)
@@ -152,7 +153,7 @@ func TestKVMProbe(t *testing.T) {
 	if err := vm.KVMDevice(); err != nil {
 		t.Skipf("no KVM device to probe: %v", err)
 	}
-	k := testkernel.Base(t)
+	k := jobtest.Base(t)
 	cfg := config(t, k, initrd(t, nil))
 	start := time.Now()
 	v, conclusive, err := vm.ProbeKVM(context.Background(), cfg)
@@ -188,7 +189,7 @@ func (c *consoleClock) Write(p []byte) (int, error) {
 
 func TestFaultPanicAtBoot(t *testing.T) {
 	needQEMU(t)
-	k := testkernel.Patched(t, "testdata/patches/panic-at-boot.patch")
+	k := jobtest.Patched(t, "testdata/patches/panic-at-boot.patch")
 	cfg := config(t, k, initrd(t, &suite.Plan{Command: []string{"true"}}))
 	clock := &consoleClock{want: "Kernel panic"}
 	cfg.Console = clock
@@ -210,7 +211,7 @@ func TestFaultPanicAtBoot(t *testing.T) {
 
 func TestFaultHangAtBoot(t *testing.T) {
 	needQEMU(t)
-	k := testkernel.Patched(t, "testdata/patches/hang-at-boot.patch")
+	k := jobtest.Patched(t, "testdata/patches/hang-at-boot.patch")
 	cfg := config(t, k, initrd(t, &suite.Plan{Command: []string{"true"}}))
 	cfg.BootTimeout = 15 * time.Second
 	res, err := vm.Run(context.Background(), cfg, nil)
@@ -224,7 +225,7 @@ func TestFaultHangAtBoot(t *testing.T) {
 
 func TestFaultWarnWhenAgentRuns(t *testing.T) {
 	needQEMU(t)
-	k := testkernel.Patched(t, "testdata/patches/warn-on-read.patch")
+	k := jobtest.Patched(t, "testdata/patches/warn-on-read.patch")
 	cfg := config(t, k, initrd(t, &suite.Plan{Command: []string{"cat", "/proc/kci_fault_warn"}}))
 	res, err := vm.Run(context.Background(), cfg, nil)
 	assertNoQEMU(t, res)
@@ -242,7 +243,7 @@ func TestFaultWarnWhenAgentRuns(t *testing.T) {
 // instruction on.
 func TestBootPinned(t *testing.T) {
 	needQEMU(t)
-	k := testkernel.Base(t)
+	k := jobtest.Base(t)
 	cfg := config(t, k, initrd(t, &suite.Plan{Command: []string{"sleep", "1"}}))
 	cfg.Pin = []int{1, 0}
 	affinity := map[string]string{} // thread id -> Cpus_allowed_list, seen at ready
@@ -270,7 +271,7 @@ func TestBootPinned(t *testing.T) {
 		t.Fatalf("pins %+v", res.Pins)
 	}
 	// Single-threaded TCG runs both vCPUs on one thread: it gets both CPUs.
-	for thread, cpus := range vm.ThreadCPUs(res.Pins) {
+	for thread, cpus := range threadCPUs(res.Pins) {
 		var want []string
 		for _, c := range cpus {
 			want = append(want, strconv.Itoa(c))
@@ -279,4 +280,18 @@ func TestBootPinned(t *testing.T) {
 			t.Errorf("thread %d: affinity %q, want CPUs %v", thread, got, cpus)
 		}
 	}
+}
+
+// threadCPUs is the CPU set each thread of plan ends up pinned to.
+func threadCPUs(plan []vm.Pinning) map[int][]int {
+	out := map[int][]int{}
+	for _, p := range plan {
+		if !slices.Contains(out[p.Thread], p.CPU) {
+			out[p.Thread] = append(out[p.Thread], p.CPU)
+		}
+	}
+	for _, cpus := range out {
+		slices.Sort(cpus)
+	}
+	return out
 }

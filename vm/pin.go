@@ -2,7 +2,6 @@ package vm
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -81,18 +80,4 @@ func applyPins(plan []Pinning) error {
 		}
 	}
 	return nil
-}
-
-// ThreadCPUs is the CPU set each thread of plan ends up pinned to.
-func ThreadCPUs(plan []Pinning) map[int][]int {
-	out := map[int][]int{}
-	for _, p := range plan {
-		if !slices.Contains(out[p.Thread], p.CPU) {
-			out[p.Thread] = append(out[p.Thread], p.CPU)
-		}
-	}
-	for _, cpus := range out {
-		slices.Sort(cpus)
-	}
-	return out
 }

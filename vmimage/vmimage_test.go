@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -224,6 +225,30 @@ func TestAgentSourceComplete(t *testing.T) {
 	}
 	if len(need) < 10 {
 		t.Fatalf("only %d files listed: %v", len(need), need)
+	}
+	assertOnlyAgentPackages(t, need)
+}
+
+// assertOnlyAgentPackages: the embedded tree holds no package the agent
+// does not import, so the guest never ships (or depends on) host stages
+// such as the kernel builder.
+func assertOnlyAgentPackages(t *testing.T, need []string) {
+	t.Helper()
+	dirs := map[string]bool{}
+	for _, f := range need {
+		dirs[path.Dir(f)] = true
+	}
+	err := fs.WalkDir(kci.AgentSource, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") {
+			return err
+		}
+		if !dirs[path.Dir(p)] {
+			t.Errorf("%s is embedded in kci.AgentSource but the agent does not import its package: drop it from embed.go", p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

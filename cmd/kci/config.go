@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kci-dev/kci/internal/kconfig"
 	"github.com/kci-dev/kci/job"
-	"github.com/kci-dev/kci/kernel"
 )
 
 func init() { commands = append(commands, newConfigCmd) }
@@ -31,7 +31,7 @@ func newConfigCmd() *cobra.Command {
 				fmt.Fprintf(w, "  %s\n", f)
 			}
 			fmt.Fprintf(w, "policy: PASS — every requested option has its value; forbidden debug options all off:\n  ")
-			for i, f := range kernel.Forbidden {
+			for i, f := range kconfig.Forbidden {
 				if i > 0 {
 					fmt.Fprint(w, ", ")
 				}

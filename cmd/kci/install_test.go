@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kci-dev/kci/internal/testkernel"
+	"github.com/kci-dev/kci/job/jobtest"
 )
 
 // TestInstalledBinary uses kci the way someone who installed it would: a
@@ -18,7 +18,7 @@ import (
 // Go's own module and build caches are passed through (they are the
 // toolchain's, not kci's), which keeps this test to a busybox compile.
 func TestInstalledBinary(t *testing.T) {
-	k := testkernel.Base(t) // skips under -short or without a kernel toolchain
+	k := jobtest.Base(t) // skips under -short or without a kernel toolchain
 	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
 		t.Skip("needs qemu-system-x86_64 (make deps installs it)")
 	}

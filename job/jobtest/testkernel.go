@@ -1,8 +1,8 @@
-// Package testkernel gives integration tests real kernels built by kci
+// Package jobtest gives integration tests real kernels built by kci
 // itself from the embedded default project, cached under $KCI_CACHE (or
 // ~/.cache/kci) across test runs. Tests that use it are skipped under
 // -short and when the host lacks what a kernel build needs.
-package testkernel
+package jobtest
 
 import (
 	"context"
