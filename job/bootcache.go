@@ -289,9 +289,9 @@ func (b *VMBooter) CacheKey(ctx context.Context, req BootRequest) (rcache.Key, b
 	if err != nil {
 		return rcache.Key{}, false, err
 	}
-	cpu := c.CPUModel
-	if cpu == "" {
-		cpu = "max"
+	machine, err := vm.ICountMachine(c)
+	if err != nil {
+		return rcache.Key{}, false, err
 	}
 	return rcache.Key{
 		Kernel:  strings.Join([]string{req.Kernel.Key, req.Kernel.BuildID, kh}, " "),
@@ -299,7 +299,7 @@ func (b *VMBooter) CacheKey(ctx context.Context, req BootRequest) (rcache.Key, b
 		QEMU:    qemu,
 		Image:   img.Key,
 		Plan:    string(plan),
-		Guest:   fmt.Sprintf("cpus=%d memory=%dMiB cpu=%s cmdline=%q", max(c.CPUs, 1), c.MemoryMiB, cpu, vm.Cmdline(c)),
+		Guest:   strings.Join(machine, " "), // vCPUs, memory, CPU model, command line, icount and device options
 		Clock:   string(vm.AccelTCG) + "/" + string(vm.ClockICount),
 		Seed:    max(req.Seed, 1), // QEMU's -seed 0 is seed 1 (vm.icountArgs)
 	}, true, nil

@@ -227,6 +227,11 @@ func TestVMBooterCacheKey(t *testing.T) {
 	if err != nil || !exact {
 		t.Fatalf("icount boot: exact %v, %v", exact, err)
 	}
+	for _, want := range []string{"nokaslr", "rr=record", "-m 1024", "-smp 1", "-cpu max"} {
+		if !strings.Contains(key.Guest, want) {
+			t.Errorf("key's machine %q lacks %q", key.Guest, want)
+		}
+	}
 	inexact := map[string]func() (*VMBooter, BootRequest){
 		"kvm":     func() (*VMBooter, BootRequest) { c := icount; c.Accel = vm.AccelKVM; return newBooter(c), req },
 		"host":    func() (*VMBooter, BootRequest) { c := icount; c.Clock = vm.ClockHost; return newBooter(c), req },
@@ -248,6 +253,7 @@ func TestVMBooterCacheKey(t *testing.T) {
 		"plan":    func() (*VMBooter, BootRequest) { r := req; r.Plan.Bench.Pairs = 1; return newBooter(icount), r },
 		"build":   func() (*VMBooter, BootRequest) { r := req; k := *r.Kernel; k.BuildID = "b2"; r.Kernel = &k; return newBooter(icount), r },
 		"cmdline": func() (*VMBooter, BootRequest) { c := icount; c.Append = []string{"quiet"}; return newBooter(c), req },
+		"cpu":     func() (*VMBooter, BootRequest) { c := icount; c.CPUModel = "Haswell"; return newBooter(c), req },
 		"bzImage": func() (*VMBooter, BootRequest) {
 			bz2 := filepath.Join(dir, "bzImage2")
 			_ = os.WriteFile(bz2, []byte("kernel two"), 0o644)

@@ -271,6 +271,16 @@ func QemuArgs(c Config, p Paths) ([]string, error) {
 	return args, nil
 }
 
+// ICountMachine is QEMU's argument list for an icount boot of c with
+// placeholder files and seed 0: everything about the guest machine but the
+// kernel, initramfs and seed, for the result cache's key.
+func ICountMachine(c Config) ([]string, error) {
+	c = c.withDefaults()
+	c.Append = append(append([]string(nil), c.Append...), icountCmdline...)
+	c.Kernel, c.Initrd, c.Seed = "KERNEL", "INITRD", 0
+	return QemuArgs(c, Paths{QMP: "QMP", Events: "EVENTS", Replay: "REPLAY"})
+}
+
 // GuestClock is the clock a boot of c runs on (accelerator resolved).
 func GuestClock(c Config) Clock {
 	if c.Accel == AccelKVM {
