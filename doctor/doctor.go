@@ -125,46 +125,6 @@ func Failed(checks []Check) bool {
 
 func (o Options) path(p string) string { return filepath.Join(o.Root, p) }
 
-// checkKVM also reports whether runs may use KVM (it works, or has not
-// been probed yet).
-func checkKVM(ctx context.Context, o Options) (Check, bool) {
-	c := Check{Name: "kvm"}
-	const tcgCost = "runs use TCG (emulation: slower, numbers labelled TCG)"
-	if err := vm.KVMDevice(); err != nil {
-		c.Status, c.Detail = Warn, fmt.Sprintf("%v; %s", err, tcgCost)
-		c.Fix = "load kvm_intel or kvm_amd and give this user read-write access to /dev/kvm (group kvm)"
-		return c, false
-	}
-	v, ok, err := vm.CachedVerdict(ctx, o.CacheDir, o.QEMU)
-	if err != nil {
-		c.Status, c.Detail = Warn, err.Error()
-		return c, true
-	}
-	if !ok && o.Kernel != "" && o.Initrd != "" {
-		cfg := vm.Config{QEMU: o.QEMU, Kernel: o.Kernel, Initrd: o.Initrd, CacheDir: o.CacheDir, Accel: vm.AccelAuto}
-		a, why, err := vm.ResolveAccel(ctx, cfg)
-		if err != nil {
-			c.Status, c.Detail = Warn, "KVM probe failed: "+err.Error()
-			return c, true
-		}
-		v, ok = vm.Verdict{Accel: a, Reason: why}, true
-	}
-	mayUse := !ok || v.Accel == vm.AccelKVM
-	switch {
-	case !ok:
-		c.Status = Warn
-		c.Detail = "/dev/kvm opens, but no guest has been probed on this host yet (the first run probes with a bounded boot)"
-		c.Fix = "kci doctor --kernel BZIMAGE probes now"
-	case v.Accel == vm.AccelKVM:
-		c.Status, c.Detail = OK, "usable: "+v.Reason
-	default:
-		c.Status = Warn
-		c.Detail = fmt.Sprintf("/dev/kvm opens but guests do not run under it (%s); %s", v.Reason, tcgCost)
-		c.Fix = "run on bare metal, or enable nested virtualisation on the hypervisor (kvm_intel/kvm_amd nested=1)"
-	}
-	return c, mayUse
-}
-
 func readTrim(p string) (string, error) {
 	b, err := os.ReadFile(p)
 	return strings.TrimSpace(string(b)), err

@@ -2,10 +2,15 @@ package doctor
 
 import (
 	"context"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/kci-dev/kci/vm"
 )
 
 func writeFiles(t *testing.T, root string, files map[string]string) {
@@ -185,5 +190,65 @@ func TestFailed(t *testing.T) {
 	}
 	if !Failed([]Check{{Status: OK}, {Status: Fail}}) {
 		t.Error("a failure is a failure")
+	}
+}
+
+// Each way KVM can be missing or broken gets its own diagnosis and fix;
+// the nested-virtualisation advice only where it applies (a VM whose CPU
+// shows no VMX/SVM).
+func TestKVMDiagnosis(t *testing.T) {
+	notExist := fmt.Errorf("no usable /dev/kvm: %w", &fs.PathError{Op: "open", Path: "/dev/kvm", Err: syscall.ENOENT})
+	denied := fmt.Errorf("no usable /dev/kvm: %w", &fs.PathError{Op: "open", Path: "/dev/kvm", Err: syscall.EACCES})
+	vmx := map[string]bool{"vmx": true}
+	guest := map[string]bool{"hypervisor": true}
+	for _, tc := range []struct {
+		name       string
+		c          Check
+		status     Status
+		detail     string
+		fix        string
+		noNestedOK bool // the fix must not tell to enable nested virtualisation
+	}{
+		{"no access", noKVM(denied, vmx), Warn, "cannot open it", `KERNEL=="kvm", GROUP="kvm", MODE="0666"`, true},
+		{"no module", noKVM(notExist, vmx), Warn, "no KVM module is loaded", "modprobe kvm_intel", true},
+		{"vm without vmx", noKVM(notExist, guest), Warn, "virtual machine", "nested virtualisation", false},
+		{"bare metal, virt off", noKVM(notExist, nil), Warn, "no VMX/SVM", "firmware", true},
+		{"msr", verdictCheck(vm.Verdict{Accel: vm.AccelKVM, Case: vm.CaseMSR, CPU: "host,-arch-capabilities",
+			CPUReason: "-cpu host: QEMU died at start under KVM, failed to set MSR 0x10a (IA32_ARCH_CAPABILITIES)", Reason: "reached the agent"}, true, "/c/v.json"),
+			OK, "usable with -cpu host,-arch-capabilities", "", true},
+		{"pvm", verdictCheck(vm.Verdict{Accel: vm.AccelTCG, Case: vm.CasePVM, Reason: vm.PVMReason}, true, "/c/v.json"),
+			Warn, "PVM: runs only PVM guest kernels", "kvm_intel or kvm_amd", true},
+		{"no agent", verdictCheck(vm.Verdict{Accel: vm.AccelTCG, Case: vm.CaseNoAgent, Reason: "a KVM guest (-cpu host) did not reach the agent within 20s; its console printed nothing"}, true, "/c/v.json"),
+			Warn, "printed nothing", "kci shell --accel kvm", true},
+		{"qemu fails", verdictCheck(vm.Verdict{Accel: vm.AccelTCG, Case: vm.CaseQEMUFails, Reason: "QEMU fails under KVM (-cpu host): error: failed to set MSR 0x48"}, true, "/c/v.json"),
+			Warn, "MSR 0x48", "rm /c/v.json", true},
+		{"kvm", verdictCheck(vm.Verdict{Accel: vm.AccelKVM, Case: vm.CaseKVM, CPU: "host", Reason: "KVM guest reached the agent in 1.2s with -cpu host"}, true, ""),
+			OK, "usable: KVM guest reached the agent", "", true},
+		{"not probed", verdictCheck(vm.Verdict{}, false, ""), Warn, "no guest has been probed", "kci doctor --kernel", true},
+	} {
+		c := tc.c
+		if c.Status != tc.status || !strings.Contains(c.Detail, tc.detail) || !strings.Contains(c.Fix, tc.fix) {
+			t.Errorf("%s: %+v\nwant %s, detail with %q, fix with %q", tc.name, c, tc.status, tc.detail, tc.fix)
+		}
+		if tc.noNestedOK && strings.Contains(c.Fix, "enable nested") {
+			t.Errorf("%s: fix %q tells to enable nested virtualisation, which is not what is wrong", tc.name, c.Fix)
+		}
+		if tc.status == Warn && c.Fix == "" {
+			t.Errorf("%s: a warning without a fix", tc.name)
+		}
+	}
+}
+
+// A kvm_pvm host is named by the check itself, before any verdict: no
+// probe, no nested-virtualisation advice, KVM not in use.
+func TestKVMCheckPVMHost(t *testing.T) {
+	if vm.KVMDevice() != nil {
+		t.Skip("needs an openable /dev/kvm: the PVM check comes after it")
+	}
+	root := t.TempDir()
+	writeFiles(t, root, map[string]string{"sys/module/kvm_pvm/parameters/force": "N\n"})
+	c, mayUse := checkKVM(context.Background(), Options{Root: root, QEMU: "qemu-system-x86_64"})
+	if mayUse || c.Status != Warn || !strings.Contains(c.Detail, "PVM: runs only PVM guest kernels") || strings.Contains(c.Fix, "nested=1") {
+		t.Errorf("PVM host: %+v (may use KVM %v)", c, mayUse)
 	}
 }

@@ -17,14 +17,16 @@ import (
 	"github.com/kci-dev/kci/vmimage"
 )
 
-func runSeries(t *testing.T, o job.SeriesOptions) (*results.Series, int, *job.Builder) {
+// runSeries runs kci series on accel (vm.AccelTCG pins deterministic
+// mode for the tests of its claims).
+func runSeries(t *testing.T, accel vm.Accel, o job.SeriesOptions) (*results.Series, int, *job.Builder) {
 	t.Helper()
 	b := jobtest.Builder(t) // skips under -short
 	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
 		t.Skip("needs qemu-system-x86_64 (package qemu-system-x86)")
 	}
 	st := &job.SeriesTester{Project: b.Project, Builder: b, Booter: &job.VMBooter{
-		VM:        vm.Config{CPUs: 1, MemoryMiB: 1024, CacheDir: b.Cache.Root, BootTimeout: 45 * time.Second},
+		VM:        vm.Config{Accel: accel, CPUs: 1, MemoryMiB: 1024, CacheDir: b.Cache.Root, BootTimeout: 45 * time.Second},
 		ImageOpts: vmimage.Options{CacheDir: b.Cache.Root},
 	}}
 	if o.Out == "" {
@@ -56,7 +58,7 @@ func runSeries(t *testing.T, o job.SeriesOptions) (*results.Series, int, *job.Bu
 // booted for real: 1 has a checkpatch error, 2 breaks the build, 3 repairs
 // it, 4 adds an unused variable. One boot per prefix, no bench.
 func TestSeriesPerPatch(t *testing.T) {
-	rep, code, b := runSeries(t, job.SeriesOptions{
+	rep, code, b := runSeries(t, vm.AccelAuto, job.SeriesOptions{
 		Patches: []string{"testdata/series-bisect"}, Trees: []string{"stock"}, Boot: true, Survival: true, Bench: testBench()})
 	tr := rep.Trees[0]
 	p := tr.Patches
@@ -133,14 +135,14 @@ func TestSeriesPerPatch(t *testing.T) {
 // for hash_write, and nothing on patch 1 or 3, because a program moves
 // only beyond its own spread over seeds on the tree kernel.
 func TestSeriesFindsPerfPatch(t *testing.T) {
-	rep, code, _ := runSeries(t, job.SeriesOptions{
+	rep, code, _ := runSeries(t, vm.AccelTCG, job.SeriesOptions{
 		Patches: []string{"testdata/series-perf"}, Trees: []string{"stock"}, Variants: []string{"hash"}, Bench: testBench()})
 	tr := rep.Trees[0]
 	if code != 0 {
 		t.Errorf("exit %d", code)
 	}
 	if rep.Clock != results.ClockICount {
-		t.Skipf("clock %q: bisection needs deterministic mode (TCG + icount)", rep.Clock)
+		t.Fatalf("clock %q with TCG pinned: bisection needs deterministic mode (TCG + icount)", rep.Clock)
 	}
 	if len(tr.Culprits) == 0 {
 		t.Fatalf("no culprit found (%s)", tr.PerfNote)

@@ -54,6 +54,22 @@ type BootResult struct {
 	// Cache is what the result cache did with the boot (results.CacheHit,
 	// ...); empty without one. Set by WithResultCache.
 	Cache string `json:"-"`
+	// CPU is QEMU's -cpu model the boot ran with, CPUReason why it is not
+	// the accelerator's default ("" when it is).
+	CPU, CPUReason string
+}
+
+// RepsByAccel is kci test's TestOptions.RepsFor: under TCG with the
+// instruction clock (tcgClock) boots only show that they agree
+// (results.DeterministicReps); KVM and --clock host boots are noisy and
+// need results.NoisyReps per kernel to reach significance.
+func RepsByAccel(tcgClock string) func(accel string) int {
+	return func(accel string) int {
+		if accel == results.AccelTCG && tcgClock == results.ClockICount {
+			return results.DeterministicReps
+		}
+		return results.NoisyReps
+	}
 }
 
 // TestOptions is what `kci test` was asked.

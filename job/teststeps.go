@@ -251,7 +251,7 @@ func (r *testRun) resolveAccel() error {
 		return err
 	}
 	r.logf("kci: accelerator %s: %s", accel, why)
-	_ = r.rec.Update(func(run *results.Run) { run.Host.Accel = accel })
+	_ = r.rec.Update(func(run *results.Run) { run.Host.Accel, run.Host.AccelReason = accel, why })
 	switch {
 	case accel == "tcg" && r.o.Clock == results.ClockICount:
 		r.logf("kci: emulated (TCG, icount): numbers are %s", results.InstructionTimeLabel)
@@ -384,6 +384,7 @@ func (r *testRun) boot(ctx context.Context, s bootSlot) error {
 		b.ErrorKind = res.ErrorKind
 		b.Clock, b.TSCkHz, b.Clocksource = res.Clock, res.TSCkHz, res.Clocksource
 		b.Cache = res.Cache
+		b.CPU = res.CPU
 	}
 	if err != nil {
 		b.Error = lines.First(err.Error())
@@ -394,11 +395,7 @@ func (r *testRun) boot(ctx context.Context, s bootSlot) error {
 	_, _ = r.rec.AddBoot(b)
 	if res != nil {
 		r.profs.add(j.tree.Name, role, rep, k.Release, res.Accel, res.Profiles)
-		_ = r.rec.Update(func(run *results.Run) {
-			if run.Host.Accel == "" {
-				run.Host.Accel = res.Accel
-			}
-		})
+		r.noteHost(res)
 	}
 	for _, v := range b.Variants {
 		if v.Skipped != "" {
@@ -417,6 +414,24 @@ func (r *testRun) boot(ctx context.Context, s bootSlot) error {
 		return &ExitError{Code: ExitInternal, Cause: fmt.Sprintf("%s: %s (machine fault, not the patch's)", label, b.Error), Err: err}
 	}
 	return &ExitError{Code: ExitBoot, Cause: fmt.Sprintf("%s kernel of tree %s: %s", role, j.tree.Name, b.Error), Err: err}
+}
+
+// noteHost records what the first boot to report says of the host: the
+// accelerator (scripted booters settle none beforehand) and QEMU's -cpu
+// model, saying why when it is not the default.
+func (r *testRun) noteHost(res *BootResult) {
+	firstCPU := false
+	_ = r.rec.Update(func(run *results.Run) {
+		if run.Host.Accel == "" {
+			run.Host.Accel = res.Accel
+		}
+		if run.Host.GuestCPU == "" && res.CPU != "" {
+			run.Host.GuestCPU, run.Host.GuestCPUReason, firstCPU = res.CPU, res.CPUReason, true
+		}
+	})
+	if firstCPU && res.CPUReason != "" {
+		r.logf("kci: guests boot with -cpu %s: %s", res.CPU, res.CPUReason)
+	}
 }
 
 // beginBoot announces a boot with its place and the ETA, and returns

@@ -44,6 +44,8 @@ func (b *VMBooter) Image(ctx context.Context) (*vmimage.Image, error) {
 
 // ResolveAccel settles the accelerator before the first boot, probing KVM
 // with kernel k if no verdict is cached, so the plan can be sized for it.
+// Under KVM the -cpu model it settled on is kept for every boot (each
+// boot's result says which and why).
 func (b *VMBooter) ResolveAccel(ctx context.Context, k *kernel.Artifacts) (string, string, error) {
 	if b.VM.Accel == vm.AccelKVM || b.VM.Accel == vm.AccelTCG {
 		b.warnSMPICount()
@@ -55,16 +57,19 @@ func (b *VMBooter) ResolveAccel(ctx context.Context, k *kernel.Artifacts) (strin
 	}
 	cfg := b.VM
 	cfg.Kernel, cfg.Initrd = k.BzImage, img.Path
-	a, why, err := vm.ResolveAccel(ctx, cfg)
+	v, err := vm.Resolve(ctx, cfg)
 	if err != nil {
 		return "", "", err
 	}
-	b.VM.Accel = a
-	if a == vm.AccelTCG && b.FitTCG != nil {
+	b.VM.Accel = v.Accel
+	if v.Accel == vm.AccelKVM && b.VM.CPUModel == "" {
+		b.VM.CPUModel = v.CPU
+	}
+	if v.Accel == vm.AccelTCG && b.FitTCG != nil {
 		b.FitTCG(&b.VM)
 	}
 	b.warnSMPICount()
-	return string(a), why, nil
+	return string(v.Accel), v.Reason, nil
 }
 
 // warnSMPICount says, before the first boot, that more than one vCPU
@@ -113,6 +118,7 @@ func (b *VMBooter) Boot(ctx context.Context, req BootRequest) (*BootResult, erro
 	})
 	if res != nil {
 		out.Accel, out.BootToReady, out.Clock = string(res.Accel), res.BootToReady, string(res.Clock)
+		out.CPU, out.CPUReason = res.CPU, res.CPUReason
 		if h := res.Hello; h != nil {
 			out.TSCkHz, out.Clocksource = h.TSCkHz, h.Clocksource
 		}

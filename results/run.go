@@ -92,6 +92,15 @@ type Host struct {
 	MemBytes uint64  `json:"mem_bytes"`
 	Accel    string  `json:"accel"` // kvm | tcg
 	Checks   []Check `json:"checks,omitempty"`
+
+	// AccelReason is why the run got that accelerator (the KVM probe's
+	// verdict, or "requested").
+	AccelReason string `json:"accel_reason,omitempty"`
+	// GuestCPU is QEMU's -cpu model the guests ran with (host, max, or
+	// host,-arch-capabilities where -cpu host died on an MSR write), and
+	// GuestCPUReason why it is not the accelerator's default.
+	GuestCPU       string `json:"guest_cpu,omitempty"`
+	GuestCPUReason string `json:"guest_cpu_reason,omitempty"`
 }
 
 // Check is one `kci doctor` finding.
@@ -159,6 +168,8 @@ type Boot struct {
 	// CacheStored, CacheChecked or CacheMismatch; empty when the boot was
 	// not exact (KVM, host clock) or the cache was off.
 	Cache string `json:"cache,omitempty"`
+	// CPU is QEMU's -cpu model of this boot.
+	CPU string `json:"cpu,omitempty"`
 }
 
 // What the result cache did with a boot (Boot.Cache).

@@ -209,6 +209,7 @@ func hostLine(run *Run) string {
 		accel += " (" + EmulatedLabel + ")"
 	}
 	parts = append(parts, accel)
+	parts = append(parts, guestCPU(h)...)
 	return strings.Join(parts, " · ")
 }
 

@@ -19,57 +19,97 @@ import (
 	"github.com/kci-dev/kci/internal/proc"
 )
 
-// ProbeTimeout bounds the KVM probe: a guest that works under KVM reaches
-// the agent in a second or two; one that hangs (nested virtualisation)
-// never does.
-const ProbeTimeout = 20 * time.Second
+// probeVersion is bumped when the probe learns something its earlier
+// verdicts lack: version 2 retries -cpu host's MSR failures and names PVM,
+// so a version-1 "QEMU fails under KVM" (MSR 0x10a) is probed again.
+const probeVersion = 2
 
-// Verdict is the outcome of the KVM probe on one host.
+// Verdict is the outcome of the KVM probe on one host, or of a request.
 type Verdict struct {
-	Accel  Accel     `json:"accel"`
-	Reason string    `json:"reason"`
-	Host   string    `json:"host"` // hostname, host kernel, qemu version
-	Time   time.Time `json:"time"`
+	Probe  int    `json:"probe"`
+	Accel  Accel  `json:"accel"`
+	Reason string `json:"reason"`
+	// Case is what the probe found (CaseKVM, CaseMSR, CasePVM, ...).
+	Case string `json:"case,omitempty"`
+	// CPU is QEMU's -cpu model for this accelerator, CPUReason why it is
+	// not the default one ("" when it is).
+	CPU       string    `json:"cpu,omitempty"`
+	CPUReason string    `json:"cpu_reason,omitempty"`
+	Host      string    `json:"host"` // hostname, host kernel, qemu version
+	Time      time.Time `json:"time"`
 }
 
-// resolveAccel turns auto into kvm or tcg, and says why.
-func resolveAccel(ctx context.Context, cfg Config) (Accel, string, error) {
+// resolveAccel turns auto into kvm or tcg with the -cpu model to boot, and
+// says why.
+func resolveAccel(ctx context.Context, cfg Config) (Verdict, error) {
+	var v Verdict
 	switch cfg.Accel {
 	case AccelKVM, AccelTCG:
-		return cfg.Accel, "requested", nil
+		v = Verdict{Accel: cfg.Accel, Reason: "requested"}
+		if cfg.Accel == AccelKVM && IsPVM(hostRoot) {
+			return v, infra("accel", errors.New("--accel kvm on a PVM host: "+PVMReason+"; use --accel auto or tcg"))
+		}
 	case AccelAuto:
+		var err error
+		if v, err = probeOrRecall(ctx, cfg); err != nil {
+			return v, err
+		}
 	default:
-		return "", "", infra("accel", fmt.Errorf("unknown accelerator %q", cfg.Accel))
+		return v, infra("accel", fmt.Errorf("unknown accelerator %q", cfg.Accel))
 	}
-	if err := KVMDevice(); err != nil {
-		return AccelTCG, err.Error(), nil
+	switch {
+	case cfg.CPUModel != "":
+		v.CPU, v.CPUReason = cfg.CPUModel, "configured"
+	case v.CPU == "" && v.Accel == AccelKVM:
+		v.CPU = "host"
+	case v.Accel == AccelTCG:
+		v.CPU, v.CPUReason = "max", ""
+	}
+	return v, nil
+}
+
+// probeOrRecall settles auto: no usable /dev/kvm or a PVM host is TCG at
+// once, else the host's remembered verdict, else a probe boot.
+func probeOrRecall(ctx context.Context, cfg Config) (Verdict, error) {
+	if err := kvmDevice(); err != nil {
+		return Verdict{Accel: AccelTCG, Reason: err.Error()}, nil
+	}
+	if IsPVM(hostRoot) {
+		return Verdict{Probe: probeVersion, Accel: AccelTCG, Case: CasePVM, Reason: PVMReason}, nil
 	}
 	host, err := HostID(ctx, cfg.QEMU)
 	if err != nil {
-		return "", "", err
+		return Verdict{}, err
 	}
 	dir, err := verdictDir(cfg.CacheDir)
 	if err != nil {
-		return "", "", err
+		return Verdict{}, err
 	}
 	if v, ok := LoadVerdict(dir, host); ok {
-		return v.Accel, v.Reason + " (probed " + v.Time.Format(time.DateOnly) + ")", nil
+		v.Reason += " (probed " + v.Time.Format(time.DateOnly) + ")"
+		return v, nil
 	}
 	v, conclusive, err := ProbeKVM(ctx, cfg)
 	if err != nil {
-		return "", "", err
+		return Verdict{}, err
 	}
 	v.Host = host
 	if conclusive {
 		if err := saveVerdict(dir, v); err != nil {
-			return "", "", err
+			return Verdict{}, err
 		}
 	}
-	return v.Accel, v.Reason, nil
+	return v, nil
 }
 
+// kvmDevice is KVMDevice, but for the fake-QEMU tests, which play hosts
+// with a working /dev/kvm on machines without one.
+var kvmDevice = KVMDevice
+
 // KVMDevice checks that /dev/kvm can be opened and speaks the stable API.
-// That KVM also runs a guest is what ProbeKVM finds out.
+// That KVM also runs a guest is what ProbeKVM finds out. The error wraps
+// the open's (fs.ErrNotExist: no KVM module; fs.ErrPermission: no
+// access).
 func KVMDevice() error {
 	f, err := os.OpenFile("/dev/kvm", os.O_RDWR|syscall.O_CLOEXEC, 0)
 	if err != nil {
@@ -85,51 +125,6 @@ func KVMDevice() error {
 		return fmt.Errorf("/dev/kvm: API version %d, want 12", v)
 	}
 	return nil
-}
-
-// ProbeKVM boots cfg's kernel and initramfs under KVM, bounded by
-// ProbeTimeout, and reports whether the agent got ready. conclusive is
-// false when the boot failed for a reason that says nothing about KVM
-// (the kernel crashed, QEMU could not start); the verdict is TCG then,
-// but not worth remembering.
-func ProbeKVM(ctx context.Context, cfg Config) (v Verdict, conclusive bool, err error) {
-	cfg = cfg.withDefaults()
-	cfg.Accel, cfg.Interactive, cfg.Console, cfg.Pin = AccelKVM, false, nil, nil
-	cfg.BootTimeout, cfg.Dir = ProbeTimeout, ""
-	dir, err := os.MkdirTemp("", "kci-kvm-probe-")
-	if err != nil {
-		return v, false, infra("kvm probe", err)
-	}
-	defer func() { _ = os.RemoveAll(dir) }()
-	cfg.Dir = dir
-	res := &Result{}
-	berr := boot(ctx, cfg, res, nil, true)
-	v.Time = time.Now().UTC()
-	switch {
-	case berr == nil:
-		return Verdict{Accel: AccelKVM, Reason: fmt.Sprintf("KVM guest reached the agent in %v", res.BootToReady.Round(time.Millisecond)), Time: v.Time}, true, nil
-	case ctx.Err() != nil:
-		return v, false, ctxError(ctx, "kvm probe")
-	case Kind(berr) == KindBoot:
-		return Verdict{Accel: AccelTCG, Reason: fmt.Sprintf("a KVM guest did not reach the agent within %v (nested virtualisation?)", ProbeTimeout), Time: v.Time}, true, nil
-	case errors.Is(berr, errQEMUExited):
-		// The same QEMU runs this machine under TCG; under KVM it died.
-		return Verdict{Accel: AccelTCG, Reason: "QEMU fails under KVM: " + errorLine(berr.Error()), Time: v.Time}, true, nil
-	default:
-		return Verdict{Accel: AccelTCG, Reason: "KVM probe inconclusive: " + lines.First(berr.Error()), Time: v.Time}, false, nil
-	}
-}
-
-// errorLine picks QEMU's first "error" line from a message carrying its
-// stderr, else the last line.
-func errorLine(s string) string {
-	ls := strings.Split(strings.TrimSpace(s), "\n")
-	for _, l := range ls[1:] {
-		if strings.Contains(strings.ToLower(l), "error") {
-			return strings.TrimSpace(l)
-		}
-	}
-	return strings.TrimSpace(ls[len(ls)-1])
 }
 
 // HostID names what a KVM verdict depends on: the machine, its kernel
@@ -175,7 +170,17 @@ func LoadVerdict(dir, host string) (Verdict, bool) {
 	if err != nil || json.Unmarshal(b, &v) != nil || v.Host != host {
 		return v, false
 	}
-	return v, v.Accel == AccelKVM || v.Accel == AccelTCG
+	return v, v.Probe == probeVersion && (v.Accel == AccelKVM || v.Accel == AccelTCG)
+}
+
+// VerdictFile is where host's verdict is kept under cacheDir ("" =
+// $KCI_CACHE or ~/.cache/kci): deleting it makes the next run probe again.
+func VerdictFile(cacheDir, host string) (string, error) {
+	dir, err := verdictDir(cacheDir)
+	if err != nil {
+		return "", err
+	}
+	return verdictPath(dir, host), nil
 }
 
 // CachedVerdict is LoadVerdict for the default cache layout.

@@ -50,6 +50,14 @@ func socketArg(args []string, flag, prefix string) string {
 }
 
 func fakeQEMU(scenario string, args []string) int {
+	if len(args) == 1 && args[0] == "--version" {
+		fmt.Println("QEMU emulator version 7.2.0 (kci fake)")
+		return 0
+	}
+	scenario, code, exited := fakeHost(scenario, args)
+	if exited {
+		return code
+	}
 	qmpPath := socketArg(args, "-qmp", "unix:")
 	evPath := socketArg(args, "-chardev", "socket,id=kci")
 	if qmpPath == "" || evPath == "" {
@@ -88,6 +96,9 @@ func fakeQEMU(scenario string, args []string) int {
 	forever := func() int {
 		time.Sleep(time.Hour)
 		return 0
+	}
+	if scenario == "silent" {
+		return forever() // a guest that prints nothing at all
 	}
 	con("[    0.000000] Linux version 6.12.0-fake", "[    0.300000] Run /init as init process")
 	switch scenario {

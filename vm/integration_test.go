@@ -164,6 +164,10 @@ func TestKVMProbe(t *testing.T) {
 	if v.Accel != vm.AccelKVM && v.Accel != vm.AccelTCG || v.Reason == "" {
 		t.Errorf("verdict %+v", v)
 	}
+	// This project's machines are kvm_pvm hosts: named, without a boot.
+	if vm.IsPVM("") && (v.Case != vm.CasePVM || v.Accel != vm.AccelTCG || time.Since(start) > time.Second) {
+		t.Errorf("PVM host: verdict %+v after %v, want tcg naming PVM at once", v, time.Since(start))
+	}
 	assertNoQEMU(t, nil)
 }
 

@@ -18,6 +18,8 @@ type Result struct {
 	Accel       Accel         `json:"accel"`
 	Clock       Clock         `json:"clock"`
 	AccelReason string        `json:"accel_reason"`
+	CPU         string        `json:"cpu"`                  // QEMU's -cpu model
+	CPUReason   string        `json:"cpu_reason,omitempty"` // why not the accelerator's default
 	Args        []string      `json:"qemu_args"`
 	PID         int           `json:"pid"`
 	Console     string        `json:"console"`       // console log path
@@ -50,11 +52,12 @@ const (
 func Run(ctx context.Context, cfg Config, onEvent func(event.Event)) (*Result, error) {
 	cfg = cfg.withDefaults()
 	res := &Result{}
-	accel, reason, err := resolveAccel(ctx, cfg)
+	v, err := resolveAccel(ctx, cfg)
 	if err != nil {
 		return res, err
 	}
-	cfg.Accel, res.Accel, res.AccelReason = accel, accel, reason
+	cfg.Accel, res.Accel, res.AccelReason = v.Accel, v.Accel, v.Reason
+	cfg.CPUModel, res.CPU, res.CPUReason = v.CPU, v.CPU, v.CPUReason
 	res.Clock = GuestClock(cfg)
 	switch res.Clock {
 	case ClockHost:
@@ -64,7 +67,16 @@ func Run(ctx context.Context, cfg Config, onEvent func(event.Event)) (*Result, e
 		// against the (equally virtual) PIT, no host rate applies.
 		cfg.Append = append(append([]string(nil), cfg.Append...), icountCmdline...)
 	}
-	return res, boot(ctx, cfg, res, onEvent, false)
+	if cfg.Accel != AccelKVM || v.CPUReason == "configured" {
+		return res, boot(ctx, cfg, res, onEvent, false)
+	}
+	// kci picked the model: one KVM refuses at start is retried without
+	// the feature (--accel kvm on a host the probe never saw).
+	model, why, err := bootKVM(ctx, cfg, res, onEvent, false)
+	if why != "" {
+		res.CPU, res.CPUReason = model, why
+	}
+	return res, err
 }
 
 // boot runs one QEMU. With untilReady it stops at the agent's ready

@@ -13,7 +13,6 @@ import (
 	"github.com/kci-dev/kci/job"
 	"github.com/kci-dev/kci/results"
 	"github.com/kci-dev/kci/suite"
-	"github.com/kci-dev/kci/vm"
 )
 
 func init() { commands = append(commands, newTestCmd) }
@@ -103,12 +102,7 @@ must agree exactly (kci's determinism check).`,
 			}
 			o.BenchFor = func(accel string) suite.BenchParams { return benchParams(p, accel, window, warmup) }
 			o.Clock = string(booter.VM.Clock)
-			o.RepsFor = func(accel string) int {
-				if accel == string(vm.AccelTCG) && booter.VM.Clock == vm.ClockICount {
-					return results.DeterministicReps // deterministic: boots only show that they agree
-				}
-				return results.NoisyReps
-			}
+			o.RepsFor = job.RepsByAccel(string(booter.VM.Clock))
 			o.Bench = o.BenchFor("kvm")
 			if shard != "" {
 				if _, err := fmt.Sscanf(shard, "%d/%d", &o.Shard, &o.Shards); err != nil || o.Shard < 1 || o.Shard > o.Shards {
