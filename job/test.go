@@ -114,6 +114,11 @@ type TestOptions struct {
 	// MinEffectPct is the smallest effect of interest, recorded in the
 	// run (percent; 0: results.DefaultMinEffectPct).
 	MinEffectPct float64
+	// MaxBoots caps the adaptive seeds of a deterministic run with a
+	// patch and no Reps or Seed (every boot of the run, cache hits not
+	// counted): 0 is results.DefaultMaxBoots, negative turns the adaptive
+	// rule off (a fixed 3 seeds per kernel).
+	MaxBoots int
 }
 
 // Tester runs kci test.

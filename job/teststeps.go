@@ -61,6 +61,9 @@ type testRun struct {
 	plan    suite.Plan
 	roles   []string
 	reps    int
+	// autoReps: the user gave no --reps (nor kci.yaml), so the number of
+	// seeds is the adaptive rule's to choose under icount.
+	autoReps bool
 	// parallel is how many boots run at once (resolveAccel settles it).
 	parallel int
 	// mu orders what concurrent boots share: the count, the profiles, the
@@ -111,6 +114,7 @@ func (r *testRun) start() error {
 
 // steps are the job, top to bottom; the first failure ends it.
 func (r *testRun) steps() error {
+	r.autoReps = r.o.Reps <= 0
 	if err := r.chooseTrees(); err != nil {
 		return err
 	}
@@ -311,19 +315,24 @@ func (r *testRun) bootAll() error {
 		}
 		for _, j := range r.jobs {
 			for _, role := range bootOrder(rep, r.roles) { // ABBA: order.go
-				queue = append(queue, bootSlot{j, role, rep})
+				queue = append(queue, bootSlot{j: j, role: role, rep: rep})
 			}
 		}
 	}
-	return r.bootQueue(queue)
+	if err := r.bootQueue(queue); err != nil {
+		return err
+	}
+	return r.adaptiveSeeds()
 }
 
 // bootSlot is one boot of the plan: a tree's kernel in a role, one
-// repetition.
+// repetition; variants, when set, narrows the plan's variants (the
+// adaptive rule's later looks boot only the undecided ones).
 type bootSlot struct {
-	j    *treeJob
-	role string
-	rep  int
+	j        *treeJob
+	role     string
+	rep      int
+	variants []string
 }
 
 // bootQueue runs the queue r.parallel boots at a time (one by default),
@@ -361,6 +370,9 @@ func (r *testRun) boot(ctx context.Context, s bootSlot) error {
 	}
 	p := r.plan
 	p.Survival = r.o.Survival && (rep == 1 || (r.o.Shards > 1 && rep == r.o.Shard))
+	if s.variants != nil {
+		p.Variants = s.variants
+	}
 	label := fmt.Sprintf("%s %s rep %d/%d", j.tree.Name, role, rep, r.reps)
 	end := r.beginBoot(label)
 	console := filepath.Join("console", fmt.Sprintf("%s-%s-%d.log", j.tree.Name, role, rep))

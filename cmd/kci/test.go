@@ -33,6 +33,7 @@ func newTestCmd() *cobra.Command {
 		seed           uint64
 		firstSeed      uint64
 		parallel       int
+		maxBoots       int
 		post           bool
 		postDry        bool
 		vmo            vmFlags
@@ -77,6 +78,9 @@ must agree exactly (kci's determinism check).`,
 			if seed != 0 && cmd.Flags().Changed("first-seed") {
 				return errors.New("--seed and --first-seed: pick one (--seed pins every boot, --first-seed starts the per-repetition seeds)")
 			}
+			if maxBoots < -1 {
+				return fmt.Errorf("--max-boots %d: want a number of boots, 0 for the default (%d) or -1 for no adaptive seeds", maxBoots, results.DefaultMaxBoots)
+			}
 			if minEffect < 0 {
 				return fmt.Errorf("--min-effect %g: want a percentage >= 0", minEffect)
 			}
@@ -91,7 +95,7 @@ must agree exactly (kci's determinism check).`,
 			o := job.TestOptions{
 				Patches: args, Trees: trees, Reps: reps, Variants: variants,
 				Survival: !noSurvival, Profile: profile, Out: out, FailOnRegression: failOnReg, MinEffectPct: minEffect,
-				Seed: seed, FirstSeed: firstSeed, Parallel: parallel, Args: os.Args, Log: os.Stderr, Progress: progress.New(os.Stderr), Host: job.DefaultHost(),
+				Seed: seed, FirstSeed: firstSeed, Parallel: parallel, MaxBoots: maxBoots, Args: os.Args, Log: os.Stderr, Progress: progress.New(os.Stderr), Host: job.DefaultHost(),
 			}
 			o.Host.Checks = doctorChecks(cmd.Context(), b.Cache.Root)
 			if o.Reps == 0 {
@@ -150,6 +154,7 @@ must agree exactly (kci's determinism check).`,
 	f.Float64Var(&minEffect, "min-effect", 0, "smallest effect of interest in percent (default 0.5): under icount the threshold a change must clear besides the observed spread; otherwise a significant change whose interval stays within it is reported as below it")
 	f.Uint64Var(&firstSeed, "first-seed", 1, "under icount, repetition k boots base and patched with guest seed first-seed+k-1: another sample of the guest's randomness than the default 1, 2, 3...")
 	f.IntVar(&parallel, "parallel", 0, "boots at a time (default: the host's CPUs, at most 4, under TCG's instruction clock, whose numbers no neighbour changes; 1 otherwise, and more is refused there)")
+	f.IntVar(&maxBoots, "max-boots", 0, fmt.Sprintf("under icount without --reps or --seed, add seeds (base and patched) for variants whose rows are undecided until each is decided or the run has booted this many (cache hits not counted; 0: %d, about 5 min warm on 2 cores; -1: off, 3 seeds per kernel)", results.DefaultMaxBoots))
 	f.Uint64Var(&seed, "seed", 0, "under icount, boot every repetition with this guest seed instead of seed k for repetition k: repeated boots of one kernel must then agree exactly (a determinism check)")
 	f.StringVar(&shard, "shard", "", "run only repetitions i, i+N, ... of the job (i/N), for fan-out; merge with kci report --merge")
 	f.BoolVar(&post, "post", false, "post the report to the pull request (GitHub Actions environment, GITHUB_TOKEN)")

@@ -1,0 +1,94 @@
+package job
+
+import (
+	"strings"
+
+	"github.com/kci-dev/kci/results"
+)
+
+// adaptiveSeeds is the adaptive rule of a deterministic run (docs/
+// decision.md): after the first look, while some rows are undecided (a
+// "no change" whose 90 %-power bound is above the smallest effect), boot
+// more seeds of both kernels for the variants holding them, look by
+// look (results.LookSeeds), within --max-boots. The new seeds go through
+// the normal boot path, so the result cache serves base seeds it knows.
+// The run records the looks planned before any decision reads them: the
+// false-alarm rate is split over all of them.
+func (r *testRun) adaptiveSeeds() error {
+	if !r.autoReps || r.o.Seed != 0 || len(r.patches) == 0 || r.o.Shards > 1 || r.o.MaxBoots < 0 {
+		return nil
+	}
+	run, err := r.rec.Snapshot()
+	if err != nil {
+		return err
+	}
+	for _, n := range r.chosen {
+		if run.ClockMode(n) != results.ClockICount {
+			return nil // noisy boots: a fixed number, noisy mode's test
+		}
+	}
+	sq := results.Sequential{Looks: len(results.LookSeeds), Done: 1, MaxBoots: r.o.MaxBoots}
+	if sq.MaxBoots == 0 {
+		sq.MaxBoots = results.DefaultMaxBoots
+	}
+	save := func(run *results.Run) {
+		n, cached := run.BootCount("")
+		sq.Boots = n - cached
+		c := sq
+		_ = r.rec.Update(func(run *results.Run) { run.Sequential = &c })
+	}
+	save(run)
+	for look := 2; ; look++ {
+		if run, err = r.rec.Snapshot(); err != nil {
+			return err
+		}
+		n, cached := run.BootCount("")
+		plan, stop := results.PlanLook(run, look, sq.MaxBoots-(n-cached))
+		if len(plan) == 0 {
+			sq.Stop = stop
+			r.logf("kci: adaptive seeds: %s after %d look(s)", stop, sq.Done)
+			break
+		}
+		sq.Done = look
+		queue := r.lookQueue(plan)
+		r.mu.Lock()
+		r.total += len(queue)
+		r.mu.Unlock()
+		err := r.bootQueue(queue)
+		if run, _ = r.rec.Snapshot(); run != nil {
+			save(run)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	save(run)
+	return nil
+}
+
+// lookQueue turns a look's plan into boots, ABBA within each repetition
+// like the first look.
+func (r *testRun) lookQueue(plan []results.LookPlan) []bootSlot {
+	var queue []bootSlot
+	for _, lp := range plan {
+		r.logf("kci: adaptive seeds: [%s] seeds %d-%d for %s (rows undecided)", lp.Tree, r.seed(lp.From), r.seed(lp.To), strings.Join(lp.Variants, ", "))
+		r.reps = max(r.reps, lp.To)
+	}
+	for rep := 1; rep <= r.reps; rep++ {
+		for _, lp := range plan {
+			if rep < lp.From || rep > lp.To {
+				continue
+			}
+			for _, j := range r.jobs {
+				if j.tree.Name != lp.Tree {
+					continue
+				}
+				for _, role := range bootOrder(rep, r.roles) {
+					queue = append(queue, bootSlot{j: j, role: role, rep: rep, variants: lp.Variants})
+				}
+			}
+		}
+	}
+	return queue
+}
+

@@ -1,0 +1,105 @@
+package job
+
+import (
+	"context"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/kci-dev/kci/kernel"
+	"github.com/kci-dev/kci/project"
+	"github.com/kci-dev/kci/results"
+	"github.com/kci-dev/kci/suite"
+)
+
+// seedBoot is a deterministic boot of two variants: "read" costs the
+// same on every seed, "write" a different, exactly repeatable cost per
+// seed and kernel build (σ ~0.8 %), as under icount. It runs only the
+// variants the plan asks for.
+func seedBoot(ctx context.Context, req BootRequest) (*BootResult, error) {
+	res := &BootResult{Accel: results.AccelTCG, Clock: results.ClockICount}
+	const pkts = 1_000_000
+	draw := func(salt uint64) float64 { // a fixed pseudo-random draw per seed and build
+		x := (req.Seed*0x9e3779b97f4a7c15 ^ salt) * 0xbf58476d1ce4e5b9
+		return float64(x>>11)/float64(1<<53)*2 - 1
+	}
+	salt := uint64(1)
+	if strings.HasPrefix(req.Kernel.Key, "patched-") {
+		salt = 2
+	}
+	costs := map[string]float64{"read": 204, "write": 500 * (1 + 0.014*draw(salt))}
+	for _, v := range req.Plan.Variants {
+		res.Variants = append(res.Variants, suite.VariantResult{Variant: v, Valid: true,
+			Programs: []suite.ProgStat{{Name: v + "_prog", Type: "sched_cls", RunCnt: pkts, RunTimeNs: uint64(math.Round(costs[v] * pkts))}}})
+	}
+	return res, nil
+}
+
+// icountBooter is a fakeBooter that settles the accelerator as VMBooter
+// does under TCG, so the job picks its reps as kci test does.
+type icountBooter struct{ *fakeBooter }
+
+func (icountBooter) ResolveAccel(context.Context, *kernel.Artifacts) (string, string, error) {
+	return "tcg", "scripted", nil
+}
+
+func runAdaptive(t *testing.T, boots *fakeBooter, o TestOptions) *results.Run {
+	t.Helper()
+	proj := &project.File{Path: "kci.yaml", Trees: []project.Tree{{Name: "stock"}}}
+	o.Patches, o.Out, o.Clock, o.FailOnRegression = []string{testPatch}, filepath.Join(t.TempDir(), "run"), results.ClockICount, -1
+	o.RepsFor = func(string) int { return results.DeterministicReps }
+	dir, err := (&Tester{Kernels: &fakeBuilder{}, Booter: icountBooter{boots}, Project: proj}).Test(context.Background(), o)
+	if err != nil {
+		t.Fatalf("kci test: %v", err)
+	}
+	run, err := results.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+// Adaptive seeds: after 3+3 seeds the exact variant is decided and the
+// write variant is not; later looks boot seeds 4, 5, ... of both kernels
+// for the write variant only, until --max-boots, and the run records why
+// it stopped. With --reps the count is the user's: no adaptive looks.
+func TestAdaptiveSeedsBootOnlyUndecidedVariants(t *testing.T) {
+	boots := &fakeBooter{base: []boot{seedBoot}, patched: []boot{seedBoot}}
+	o := TestOptions{Survival: false, Variants: []string{"read", "write"}, MaxBoots: 14, Parallel: 2}
+	run := runAdaptive(t, boots, o)
+	if n := len(run.Boots); n != 14 {
+		t.Fatalf("%d boots, want 14 (6 + 6 at the second look, 2 left: one more seed)", n)
+	}
+	for _, req := range boots.reqs {
+		want := []string{"read", "write"}
+		if req.Seed > 3 {
+			want = []string{"write"}
+		}
+		if !slices.Equal(req.Plan.Variants, want) {
+			t.Errorf("seed %d (%s): variants %v, want %v", req.Seed, req.Kernel.Key, req.Plan.Variants, want)
+		}
+	}
+	sq := run.Sequential
+	if sq == nil || sq.Looks != len(results.LookSeeds) || sq.Done != 3 || sq.Boots != 14 || sq.Stop != results.StopBudget {
+		t.Fatalf("sequential record %+v, want 3 of %d looks, 14 boots, stopped by the budget", sq, len(results.LookSeeds))
+	}
+	ab := results.Compare(run, "stock")
+	for _, v := range ab.Variants {
+		seeds := map[string]int{"read": 3, "write": 7}[v.Variant]
+		if v.Total.Seeds != seeds || v.Total.Verdict != results.NoChange {
+			t.Errorf("%s: %s over %d seeds, want no change over %d", v.Variant, v.Total.Verdict, v.Total.Seeds, seeds)
+		}
+	}
+	if c := results.Conclude(run, "stock"); !strings.Contains(c.Summary, "adaptive seeds: 3 of 4 planned looks, 14 boots (--max-boots 14): "+results.StopBudget) {
+		t.Errorf("summary does not state the budget: %q", c.Summary)
+	}
+
+	boots = &fakeBooter{base: []boot{seedBoot}, patched: []boot{seedBoot}}
+	o.Reps = 3
+	run = runAdaptive(t, boots, o)
+	if len(run.Boots) != 6 || run.Sequential != nil {
+		t.Errorf("--reps 3: %d boots, sequential %+v, want 6 and none", len(run.Boots), run.Sequential)
+	}
+}
