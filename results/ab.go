@@ -255,10 +255,14 @@ func compareTree(run *Run, tree string) TreeAB {
 			if seed == 0 {
 				seed = 1<<63 | uint64(b.Seq) // unrecorded: every boot its own draw
 			}
-			samples[v.Variant][b.Role] = append(samples[v.Variant][b.Role], sample{rep: b.Rep, seed: seed, costs: costs, total: Total(costs)})
+			// The cost rows (cost.go) go beside the programs, not into the total.
+			s := sample{rep: b.Rep, seed: seed, costs: costs, total: Total(costs)}
+			s.costs = append(s.costs, pathRows(b, v)...)
+			samples[v.Variant][b.Role] = append(samples[v.Variant][b.Role], s)
 		}
 	}
 	for _, name := range order {
+		alignPathRows(samples[name])
 		base, patched := samples[name][RoleBase], samples[name][RolePatched]
 		va := VariantAB{Variant: name}
 		row := func(n string, b, p []float64) Row {

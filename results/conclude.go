@@ -31,11 +31,13 @@ type TreeReport struct {
 	Survival      []SurvivalRow `json:"survival,omitempty"`
 	Changes       []CellChange  `json:"survival_changes,omitempty"`
 	Conclusion    Conclusion    `json:"conclusion"`
+	// Loads are the verifier and JIT facts per program (loads.go).
+	Loads []LoadRow `json:"verifier,omitempty"`
 }
 
 // Analyze computes the report of one tree.
 func Analyze(run *Run, tree string) TreeReport {
-	tr := TreeReport{Tree: tree, Perf: Compare(run, tree), Survival: Survival(run, tree)}
+	tr := TreeReport{Tree: tree, Perf: Compare(run, tree), Survival: Survival(run, tree), Loads: Loads(run, tree)}
 	tr.Changes = changesOf(tr.Survival)
 	if t := run.Tree(tree); t != nil {
 		tr.Base, tr.Patched = KernelID(t.Base), KernelID(t.Patched)

@@ -136,6 +136,7 @@ func VariantsOf(vs []suite.VariantResult) []VariantResult {
 			Variant: v.Variant, Skipped: v.Skipped, Attach: v.Attach, Programs: ProgStatsOf(v.Programs),
 			Counters: maps.Clone(v.Counters), Lo: loOf(v.Lo), PerSecond: slices.Clone(v.PerSecond),
 			PPS: v.PPS, Window: v.Window, Valid: v.Valid, Invalid: v.Invalid,
+			Cost: costOf(v.Cost), Loads: loadsOf(v.Loads), LoadError: v.LoadError,
 		}
 		for _, c := range v.CPUs {
 			r.CPUs = append(r.CPUs, CPUStat{CPU: c.CPU, Busy: c.Busy, Sys: c.Sys, Soft: c.Soft})
@@ -157,4 +158,21 @@ func ProgStatsOf(ps []suite.ProgStat) []ProgStat {
 func loOf(l suite.LoStat) LoStat {
 	return LoStat{RxPackets: l.RxPackets, TxPackets: l.TxPackets, RxErrors: l.RxErrors, TxErrors: l.TxErrors,
 		RxDropped: l.RxDropped, TxDropped: l.TxDropped}
+}
+
+func costOf(c *suite.Cost) *Cost {
+	if c == nil {
+		return nil
+	}
+	return &Cost{IdleSource: c.IdleSource, ResolutionNs: c.ResolutionNs, CPUWindowNs: c.CPUWindowNs, BusyNs: c.BusyNs,
+		SoftirqNs: c.SoftirqNs, BPFNs: c.BPFNs, Packets: c.Packets, PacketSource: c.PacketSource}
+}
+
+func loadsOf(ls []suite.ProgLoad) []ProgLoad {
+	var out []ProgLoad
+	for _, l := range ls {
+		out = append(out, ProgLoad{Name: l.Name, VerifiedInsns: l.VerifiedInsns, XlatedBytes: l.XlatedBytes,
+			JitedBytes: l.JitedBytes, VerifyUs: l.VerifyUs, LoadNs: l.LoadNs})
+	}
+	return out
 }

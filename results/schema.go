@@ -130,6 +130,35 @@ type VariantResult struct {
 	Window    time.Duration     `json:"window_ns"`
 	Valid     bool              `json:"valid"`
 	Invalid   string            `json:"invalid,omitempty"` // why not valid
+	// Cost is the whole-path measurement of the window (cost.go).
+	Cost *Cost `json:"cost,omitempty"`
+	// Loads are the verifier and JIT facts per program; LoadError is why
+	// the variant's programs would not load.
+	Loads     []ProgLoad `json:"loads,omitempty"`
+	LoadError string     `json:"load_error,omitempty"`
+}
+
+// Cost is the guest's whole-path measurement of one window, summed over
+// its CPUs: every non-idle ns, and the packets it is divided by.
+type Cost struct {
+	IdleSource   string `json:"idle_source"`   // timer_list (ns) | proc_stat (ticks)
+	ResolutionNs uint64 `json:"resolution_ns"` // granularity of BusyNs per CPU
+	CPUWindowNs  uint64 `json:"cpu_window_ns"`
+	BusyNs       uint64 `json:"busy_ns"`
+	SoftirqNs    uint64 `json:"softirq_ns"` // /proc/stat softirq column, tick resolution
+	BPFNs        uint64 `json:"bpf_ns"`
+	Packets      uint64 `json:"packets"`
+	PacketSource string `json:"packet_source"` // ref_cnt | lo_tx
+}
+
+// ProgLoad is one program's verifier and JIT facts, as veristat shows.
+type ProgLoad struct {
+	Name          string `json:"name"`
+	VerifiedInsns uint32 `json:"verified_insns"`
+	XlatedBytes   int    `json:"xlated_bytes"`
+	JitedBytes    uint32 `json:"jited_bytes"`
+	VerifyUs      uint64 `json:"verify_us"` // the verifier's own time, guest µs
+	LoadNs        int64  `json:"load_ns"`   // the whole collection's load, measured around it
 }
 
 // ProgStat is one BPF program's BPF_ENABLE_STATS counters over the window.

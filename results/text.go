@@ -135,6 +135,14 @@ func writeTreeText(b *strings.Builder, tr TreeReport, color bool) {
 		}
 		b.WriteString(t.text("  "))
 	}
+	if len(tr.Loads) > 0 {
+		t, notes := loadsTable(tr.Loads)
+		b.WriteString("\nverifier and JIT (base → patched; insns and sizes are the kernel's counts, times guest medians):\n")
+		b.WriteString(t.text("  "))
+		for _, n := range notes {
+			b.WriteString("  " + n + "\n")
+		}
+	}
 	for _, w := range tr.Perf.Warnings {
 		b.WriteString(colorize(color, ansiYellow, "warning: ") + w + "\n")
 	}

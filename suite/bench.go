@@ -42,32 +42,19 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 
 // runVariant measures one variant. The error is for the machinery (no
 // namespace, no sockets); a variant that cannot run, or ran but does not
-// validate, says so in the result.
+// validate, says so in the result. A variant without an object (none)
+// runs the same traffic with nothing attached: the whole-path baseline.
 func runVariant(ctx context.Context, env *benchEnv, v variant, p BenchParams, name string) (VariantResult, error) {
 	res := VariantResult{Variant: name}
-	if miss := env.caps.missing(v.requires); miss != "" {
-		res.Skipped = miss
-		// Ask the kernel too: if it loads after all, the probe is wrong.
-		if spec, err := v.spec(env.kernel); err == nil {
-			if coll, err := ebpf.NewCollection(spec); err == nil {
-				coll.Close()
-				res.Skipped = ""
-				res.Invalid = "capability probe says " + miss + ", yet the programs loaded"
-			}
+	var coll *ebpf.Collection
+	var spec *ebpf.CollectionSpec
+	if v.object != "" {
+		var ok bool
+		if coll, spec, ok = loadVariant(env, v, &res); !ok {
+			return res, nil
 		}
-		return res, nil
+		defer coll.Close()
 	}
-	spec, err := v.spec(env.kernel)
-	if err != nil {
-		res.Invalid = fmt.Sprintf("the kernel advertises everything %s needs, yet: %v", v.name, err)
-		return res, nil
-	}
-	coll, err := ebpf.NewCollection(spec)
-	if err != nil {
-		res.Invalid = fmt.Sprintf("the kernel advertises everything %s needs, yet loading failed: %v", v.name, err)
-		return res, nil
-	}
-	defer coll.Close()
 
 	ns, err := newNetNS("kci-bench")
 	if err != nil {
@@ -75,34 +62,18 @@ func runVariant(ctx context.Context, env *benchEnv, v variant, p BenchParams, na
 	}
 	defer ns.Close()
 
-	res.Attach = "clsact"
-	if env.caps.TCX {
-		res.Attach = "tcx"
-	}
-	names := sortedKeys(coll.Programs)
+	var names []string
 	var atts []attachment
 	defer func() { _ = detachAll(atts) }()
-	for _, pn := range names {
-		ps := spec.Programs[pn]
-		prog := coll.Programs[pn]
-		var a attachment
-		switch ps.Type {
-		case ebpf.SchedCLS:
-			dir := ingress
-			if ps.AttachType == ebpf.AttachTCXEgress {
-				dir = egress
-			}
-			a, err = attachTC(ns, "lo", dir, prog, env.caps.TCX)
-		case ebpf.Tracing:
-			a, err = attachTracing(prog)
-		default:
-			err = fmt.Errorf("program %s: unexpected type %v", pn, ps.Type)
+	if coll != nil {
+		res.Attach = "clsact"
+		if env.caps.TCX {
+			res.Attach = "tcx"
 		}
-		if err != nil {
-			res.Invalid = fmt.Sprintf("attach %s: %v", pn, err)
+		names = sortedKeys(coll.Programs)
+		if atts, res.Invalid = attachVariant(env, ns, spec, coll, names); res.Invalid != "" {
 			return res, nil
 		}
-		atts = append(atts, a)
 	}
 
 	tr, err := newTraffic(ns, p, env.ncpu)
@@ -132,9 +103,11 @@ func runVariant(ctx context.Context, env *benchEnv, v variant, p BenchParams, na
 		return res, fmt.Errorf("bench %s: traffic: %w", name, err)
 	}
 	time.Sleep(drainDelay)
-	counters, err := readCounters(coll.Maps[bpf.StatsMap], bpf.Counters(v.object))
-	if err != nil {
-		return res, fmt.Errorf("bench %s: %w", name, err)
+	var counters map[string]uint64
+	if coll != nil {
+		if counters, err = readCounters(coll.Maps[bpf.StatsMap], bpf.Counters(v.object)); err != nil {
+			return res, fmt.Errorf("bench %s: %w", name, err)
+		}
 	}
 	if err := detachAll(atts); err != nil {
 		return res, fmt.Errorf("bench %s: detach: %w", name, err)
@@ -146,6 +119,7 @@ func runVariant(ctx context.Context, env *benchEnv, v variant, p BenchParams, na
 	res.Lo = w.lo
 	res.PerSecond = w.perSecond
 	res.CPUs = w.cpus
+	res.Cost = w.cost
 	res.Window = w.elapsed
 	if w.elapsed > 0 {
 		res.PPS = float64(w.received) / w.elapsed.Seconds()
@@ -157,14 +131,119 @@ func runVariant(ctx context.Context, env *benchEnv, v variant, p BenchParams, na
 	return res, nil
 }
 
+// loadVariant loads the variant's collection, recording the verifier and
+// JIT facts of every program in res.Loads; ok false means res says why
+// the variant did not run (missing capability, or it would not load).
+func loadVariant(env *benchEnv, v variant, res *VariantResult) (*ebpf.Collection, *ebpf.CollectionSpec, bool) {
+	if miss := env.caps.missing(v.requires); miss != "" {
+		res.Skipped = miss
+		// Ask the kernel too: if it loads after all, the probe is wrong.
+		if spec, err := v.spec(env.kernel); err == nil {
+			if coll, err := ebpf.NewCollection(spec); err == nil {
+				coll.Close()
+				res.Skipped = ""
+				res.Invalid = "capability probe says " + miss + ", yet the programs loaded"
+			}
+		}
+		return nil, nil, false
+	}
+	spec, err := v.spec(env.kernel)
+	if err != nil {
+		res.Invalid = fmt.Sprintf("the kernel advertises everything %s needs, yet: %v", v.name, err)
+		return nil, nil, false
+	}
+	coll, loads, err := loadWithFacts(spec)
+	res.Loads = loads
+	if err != nil {
+		res.LoadError = err.Error()
+		res.Invalid = fmt.Sprintf("the kernel advertises everything %s needs, yet loading failed: %v", v.name, err)
+		return nil, nil, false
+	}
+	return coll, spec, true
+}
+
+// attachVariant attaches every program; a non-empty reason means one
+// would not attach.
+func attachVariant(env *benchEnv, ns *netNS, spec *ebpf.CollectionSpec, coll *ebpf.Collection, names []string) ([]attachment, string) {
+	var atts []attachment
+	for _, pn := range names {
+		ps := spec.Programs[pn]
+		prog := coll.Programs[pn]
+		var a attachment
+		var err error
+		switch ps.Type {
+		case ebpf.SchedCLS:
+			dir := ingress
+			if ps.AttachType == ebpf.AttachTCXEgress {
+				dir = egress
+			}
+			a, err = attachTC(ns, "lo", dir, prog, env.caps.TCX)
+		case ebpf.Tracing:
+			a, err = attachTracing(prog)
+		default:
+			err = fmt.Errorf("program %s: unexpected type %v", pn, ps.Type)
+		}
+		if err != nil {
+			_ = detachAll(atts)
+			return nil, fmt.Sprintf("attach %s: %v", pn, err)
+		}
+		atts = append(atts, a)
+	}
+	return atts, ""
+}
+
 // window is what one measurement window saw.
 type window struct {
 	progs     []ProgStat
 	lo        LoStat
 	cpus      []CPUStat
+	cost      *Cost
 	perSecond []uint64
 	received  uint64
 	elapsed   time.Duration
+}
+
+// snapshot is the counters read at one edge of the window.
+type snapshot struct {
+	progs  []ProgStat
+	stat   []cpuTimes
+	lo     LoStat
+	clocks []idleClock // nil: no idle clock, /proc/stat's ticks instead
+}
+
+// takeSnapshot reads the window's counters. The idle clocks are read
+// innermost (last before the window, first after it), so the reads of
+// the other counters fall outside the whole-path window.
+func takeSnapshot(env *benchEnv, ns *netNS, coll *ebpf.Collection, names []string, home int, before bool) (snapshot, error) {
+	var s snapshot
+	var err error
+	clocks := func() error {
+		c, ok, err := readIdleClocks(env.ncpu, home)
+		if ok {
+			s.clocks = c
+		}
+		return err
+	}
+	if !before {
+		if err := clocks(); err != nil {
+			return s, err
+		}
+	}
+	if coll != nil {
+		if s.progs, err = progStats(coll, names); err != nil {
+			return s, err
+		}
+	}
+	if s.stat, err = readProcStat(); err != nil {
+		return s, err
+	}
+	if s.lo, err = loStats(ns); err != nil {
+		return s, err
+	}
+	if before {
+		err = clocks()
+	}
+	return s, err
 }
 
 // measureWindow holds BPF_ENABLE_STATS open for the window only and takes
@@ -179,7 +258,8 @@ func measureWindow(ctx context.Context, env *benchEnv, ns *netNS, coll *ebpf.Col
 	go func() {
 		var w window
 		err := func() error {
-			if err := pinThread(cpuFor([]int{p.SamplerCPU}, 0, []int{DefaultBench().SamplerCPU}, env.ncpu)); err != nil {
+			home := cpuFor([]int{p.SamplerCPU}, 0, []int{DefaultBench().SamplerCPU}, env.ncpu)
+			if err := pinThread(home); err != nil {
 				env.logf("bench: %v", err)
 			}
 			stats, err := ebpf.EnableStats(uint32(unix.BPF_STATS_RUN_TIME))
@@ -187,15 +267,7 @@ func measureWindow(ctx context.Context, env *benchEnv, ns *netNS, coll *ebpf.Col
 				return fmt.Errorf("BPF_ENABLE_STATS: %w", err)
 			}
 			defer func() { _ = stats.Close() }()
-			progsA, err := progStats(coll, names)
-			if err != nil {
-				return err
-			}
-			cpuA, err := readProcStat()
-			if err != nil {
-				return err
-			}
-			loA, err := loStats(ns)
+			a, err := takeSnapshot(env, ns, coll, names, home, true)
 			if err != nil {
 				return err
 			}
@@ -215,24 +287,20 @@ func measureWindow(ctx context.Context, env *benchEnv, ns *netNS, coll *ebpf.Col
 				last = now
 			}
 			w.elapsed = time.Since(start)
-			progsB, err := progStats(coll, names)
+			b, err := takeSnapshot(env, ns, coll, names, home, false)
 			if err != nil {
 				return err
 			}
 			_ = stats.Close()
-			cpuB, err := readProcStat()
-			if err != nil {
-				return err
-			}
-			loB, err := loStats(ns)
-			if err != nil {
-				return err
-			}
 			w.received = last - recvA
-			w.progs = progDelta(progsA, progsB)
-			w.cpus = cpuDelta(cpuA, cpuB)
-			w.lo = loDelta(loA, loB)
-			return nil
+			w.progs = progDelta(a.progs, b.progs)
+			w.cpus = cpuDelta(a.stat, b.stat)
+			w.lo = loDelta(a.lo, b.lo)
+			if a.clocks == nil || b.clocks == nil {
+				a.clocks, b.clocks = nil, nil
+			}
+			w.cost, err = costOf(a.clocks, b.clocks, a.stat, b.stat, w.progs, w.lo)
+			return err
 		}()
 		done <- result{w, err}
 	}()

@@ -62,7 +62,13 @@ func TestLookupVariant(t *testing.T) {
 	if _, err := lookupVariant("nope"); err == nil {
 		t.Error("unknown variant accepted")
 	}
+	if v, err := lookupVariant("gtp-none"); err != nil || v.object != "" || v.rule != ruleNone {
+		t.Errorf("lookupVariant(gtp-none) = %+v, %v; want the baseline without an object", v, err)
+	}
 	for _, v := range variants() {
+		if v.object == "" {
+			continue // the baseline attaches nothing
+		}
 		spec, err := bpf.Spec(v.object)
 		if err != nil {
 			t.Errorf("variant %s: %v", v.name, err)

@@ -119,6 +119,27 @@ type VariantResult struct {
 	Window    time.Duration     `json:"window_ns"`
 	Valid     bool              `json:"valid"`
 	Invalid   string            `json:"invalid,omitempty"` // why not valid
+	// Cost is the whole-path measurement of the window (cost.go).
+	Cost *Cost `json:"cost,omitempty"`
+	// Loads are the verifier and JIT facts of each program the variant
+	// loaded; LoadError is why the collection would not load.
+	Loads     []ProgLoad `json:"loads,omitempty"`
+	LoadError string     `json:"load_error,omitempty"`
+}
+
+// ProgLoad is what loading one program cost the verifier and produced,
+// as veristat shows it.
+type ProgLoad struct {
+	Name          string `json:"name"`
+	VerifiedInsns uint32 `json:"verified_insns"` // bpf_prog_info.verified_insns
+	XlatedBytes   int    `json:"xlated_bytes"`   // after the verifier's rewrites
+	JitedBytes    uint32 `json:"jited_bytes"`
+	// VerifyUs is the verifier's own "verification time" (log level
+	// stats), µs of guest time.
+	VerifyUs uint64 `json:"verify_us"`
+	// LoadNs is the whole collection's load (maps, BTF, every program),
+	// measured around it: the same for every program of the variant.
+	LoadNs int64 `json:"load_ns"`
 }
 
 // Profile is a CPU profile sampled in the guest during one variant's window.

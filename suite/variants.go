@@ -19,7 +19,11 @@ const (
 	ruleExt                   // FOUND == INGRESS == EGRESS
 	ruleReapExact             // FREE_REAPED == EGRESS (+ COPY), no update errors
 	ruleReapBound             // FREE_REAPED <= EGRESS: an LRU may evict first
+	ruleNone                  // no programs: lo's counters only
 )
+
+// NoneVariant is the baseline variant: no program attached.
+const NoneVariant = "none"
 
 // variant is one benchmark configuration: an object, what it needs from
 // the kernel, how to adjust the spec, and how to validate.
@@ -44,6 +48,8 @@ func gtpReqs(rhash bool) []requirement {
 // variants lists every benchmark variant, in the order they run.
 func variants() []variant {
 	return []variant{
+		// The whole-path baseline: the same traffic, nothing attached.
+		{name: NoneVariant, rule: ruleNone},
 		{name: "cnt", object: bpf.Cnt, rule: ruleFloor},
 		{name: "ext", object: bpf.Ext, rule: ruleExt,
 			requires: []requirement{kfunc("bpf_dynptr_from_skb_ext"), kfunc("bpf_dynptr_slice"), kfunc("bpf_dynptr_slice_rdwr")}},

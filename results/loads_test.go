@@ -1,0 +1,40 @@
+package results
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestLoads(t *testing.T) {
+	load := func(insns uint32, us uint64) []ProgLoad {
+		return []ProgLoad{{Name: "gtp_write", VerifiedInsns: insns, XlatedBytes: 800, JitedBytes: 500, VerifyUs: us, LoadNs: 4e6}}
+	}
+	run := &Run{Boots: []Boot{
+		{Seq: 1, Tree: "gtp", Role: RoleBase, Rep: 1, Variants: []VariantResult{
+			{Variant: "gtp", Loads: load(120, 300)}, {Variant: "cnt", Loads: []ProgLoad{{Name: "cnt_egress", VerifiedInsns: 9}}}}},
+		{Seq: 2, Tree: "gtp", Role: RolePatched, Rep: 1, Variants: []VariantResult{
+			{Variant: "gtp", Loads: load(131, 310)}, {Variant: "cnt", LoadError: "program cnt_egress: load program: permission denied\nverifier log..."}}},
+		{Seq: 3, Tree: "gtp", Role: RolePatched, Rep: 2, Variants: []VariantResult{{Variant: "gtp", Loads: load(131, 330)}}},
+	}}
+	rows := Loads(run, "gtp")
+	if len(rows) != 2 {
+		t.Fatalf("rows = %+v, want gtp_write and cnt_egress", rows)
+	}
+	g := rows[0]
+	if g.Program != "gtp_write" || g.Base.VerifiedInsns != "120" || g.Patched.VerifiedInsns != "131" || g.Patched.Boots != 2 || g.Patched.VerifyUs != 320 {
+		t.Errorf("gtp_write = %+v", g)
+	}
+	if c := rows[1]; c.Program != "cnt_egress" || c.Patched.Failed == "" || c.Base.Failed != "" {
+		t.Errorf("cnt_egress = %+v, want failed on patched only", c)
+	}
+	tab, notes := loadsTable(rows)
+	out := tab.text("")
+	for _, want := range []string{"120 → 131", "verifier/JIT output changed", "STOPPED LOADING"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "stopped loading on patched: program cnt_egress: load program: permission denied") || strings.Contains(notes[0], "\n") {
+		t.Errorf("notes = %q", notes)
+	}
+}

@@ -1,0 +1,244 @@
+package suite
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// Whole-path cost: all guest CPU time that is not idle during the window,
+// over the packets the variant's programs saw. /proc/stat's busy columns
+// count in USER_HZ ticks (10 ms): over a 2 s icount window of ~10^4
+// packets a tick is ~1 µs per packet, far coarser than the programs
+// themselves. The tick-sched idle clock behind it (idle_sleeptime, which
+// the kernel stops at every interrupt entry) is kept in ns and shown in
+// /proc/timer_list; busy = (now_B − now_A) − Δidle − Δiowait per CPU, each
+// CPU read by a thread pinned to it, so the CPU is awake and its idle
+// clock is current. /proc/stat remains the fallback (tick resolution) and
+// the source of the softirq share.
+//
+// kci's own work in the window is the same for every variant, not
+// excluded: the traffic generator's threads (part of the path, the same
+// packets), the sampler's wake-up once a second, the Go runtime's timers,
+// and the part of /proc/timer_list's rendering after its "now" line. The
+// baseline variant (none) carries all of it too, so the marginal cost
+// (whole-path − none) leaves it out.
+
+// Idle sources of Cost.
+const (
+	IdleTimerList = "timer_list" // tick-sched idle clock, ns
+	IdleProcStat  = "proc_stat"  // /proc/stat idle+iowait, ticks
+)
+
+// Packet sources of Cost.
+const (
+	PacketsRefCnt = "ref_cnt" // largest sched_cls run_cnt (bpf_stats' own count)
+	PacketsLoTx   = "lo_tx"   // lo tx packets: a variant without programs
+)
+
+// userHZ is /proc/stat's tick (USER_HZ is 100 on every architecture kci
+// boots).
+const userHZ = 100
+
+const tickNs = 1_000_000_000 / userHZ
+
+// Cost is one variant's whole-path measurement over its window, summed
+// over the guest's CPUs.
+type Cost struct {
+	IdleSource   string `json:"idle_source"`   // IdleTimerList | IdleProcStat
+	ResolutionNs uint64 `json:"resolution_ns"` // granularity of BusyNs per CPU
+	CPUWindowNs  uint64 `json:"cpu_window_ns"` // Σ over CPUs of the window's length
+	BusyNs       uint64 `json:"busy_ns"`       // Σ not-idle time: user+nice+system+irq+softirq+steal
+	SoftirqNs    uint64 `json:"softirq_ns"`    // /proc/stat softirq column (tick resolution)
+	BPFNs        uint64 `json:"bpf_ns"`        // Σ run_time_ns of the variant's programs
+	Packets      uint64 `json:"packets"`
+	PacketSource string `json:"packet_source"` // PacketsRefCnt | PacketsLoTx
+}
+
+// idleClock is one CPU's tick-sched clock as /proc/timer_list shows it.
+type idleClock struct {
+	cpu                  int
+	now, idle, iowait    uint64 // ns
+	haveIdle, haveIowait bool
+}
+
+// parseTimerList reads "now at N nsecs" and, per "cpu: N" section, the
+// .idle_sleeptime and .iowait_sleeptime lines.
+func parseTimerList(b []byte) ([]idleClock, error) {
+	var now uint64
+	var haveNow bool
+	var out []idleClock
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		switch {
+		case strings.HasPrefix(line, "now at "):
+			f := strings.Fields(line)
+			v, err := strconv.ParseUint(f[2], 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("/proc/timer_list: %q: %w", line, err)
+			}
+			now, haveNow = v, true
+		case strings.HasPrefix(line, "cpu: "):
+			n, err := strconv.Atoi(strings.TrimSpace(line[len("cpu: "):]))
+			if err != nil {
+				return nil, fmt.Errorf("/proc/timer_list: %q: %w", line, err)
+			}
+			out = append(out, idleClock{cpu: n, now: now})
+		case strings.HasPrefix(line, ".idle_sleeptime") || strings.HasPrefix(line, ".iowait_sleeptime"):
+			if len(out) == 0 {
+				continue
+			}
+			v, err := nsField(line)
+			if err != nil {
+				return nil, err
+			}
+			c := &out[len(out)-1]
+			if strings.HasPrefix(line, ".idle") {
+				c.idle, c.haveIdle = v, true
+			} else {
+				c.iowait, c.haveIowait = v, true
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("/proc/timer_list: %w", err)
+	}
+	if !haveNow {
+		return nil, fmt.Errorf("/proc/timer_list: no \"now at\" line")
+	}
+	return out, nil
+}
+
+// nsField parses "  .name : 123 nsecs".
+func nsField(line string) (uint64, error) {
+	_, rest, ok := strings.Cut(line, ":")
+	f := strings.Fields(rest)
+	if !ok || len(f) == 0 {
+		return 0, fmt.Errorf("/proc/timer_list: %q: no value", line)
+	}
+	v, err := strconv.ParseUint(f[0], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("/proc/timer_list: %q: %w", line, err)
+	}
+	return v, nil
+}
+
+// readIdleClocks reads every CPU's idle clock, each from a thread pinned
+// to that CPU (its own entry is then current: an idle CPU's clock lags
+// until it wakes), and pins the thread back to home. ok is false when the
+// kernel shows no idle clock (no NO_HZ_COMMON): callers fall back to
+// /proc/stat.
+func readIdleClocks(ncpu, home int) (clocks []idleClock, ok bool, err error) {
+	defer func() {
+		if perr := pinThread(home); perr != nil && err == nil {
+			err = perr
+		}
+	}()
+	for cpu := 0; cpu < ncpu; cpu++ {
+		if err := pinThread(cpu); err != nil {
+			return nil, false, err
+		}
+		b, err := os.ReadFile("/proc/timer_list")
+		if err != nil {
+			return nil, false, nil // no timer_list: the tick fallback
+		}
+		all, err := parseTimerList(b)
+		if err != nil {
+			return nil, false, err
+		}
+		c, found := findClock(all, cpu)
+		if !found || !c.haveIdle {
+			return nil, false, nil
+		}
+		clocks = append(clocks, c)
+	}
+	return clocks, true, nil
+}
+
+func findClock(all []idleClock, cpu int) (idleClock, bool) {
+	for _, c := range all {
+		if c.cpu == cpu {
+			return c, true
+		}
+	}
+	return idleClock{}, false
+}
+
+// idleBusy is Σ over CPUs of (window, busy) from two idle-clock
+// snapshots. A CPU missing from either side is an error: the sum would
+// silently cover fewer CPUs.
+func idleBusy(a, b []idleClock) (window, busy uint64, err error) {
+	if len(a) != len(b) {
+		return 0, 0, fmt.Errorf("idle clocks: %d CPUs before the window, %d after", len(a), len(b))
+	}
+	for i := range a {
+		if a[i].cpu != b[i].cpu {
+			return 0, 0, fmt.Errorf("idle clocks: cpu %d before, cpu %d after", a[i].cpu, b[i].cpu)
+		}
+		if b[i].now < a[i].now || b[i].idle < a[i].idle || b[i].iowait < a[i].iowait {
+			return 0, 0, fmt.Errorf("idle clocks: cpu %d went backwards", a[i].cpu)
+		}
+		w := b[i].now - a[i].now
+		idle := (b[i].idle - a[i].idle) + (b[i].iowait - a[i].iowait)
+		if idle > w {
+			idle = w // the idle clock and "now" are read a few ns apart
+		}
+		window += w
+		busy += w - idle
+	}
+	return window, busy, nil
+}
+
+// tickBusy is the /proc/stat fallback: Σ over CPUs of (window, busy,
+// softirq) in ns, from ticks.
+func tickBusy(a, b []cpuTimes) (window, busy, soft uint64) {
+	prev := map[int]cpuTimes{}
+	for _, t := range a {
+		prev[t.cpu] = t
+	}
+	for _, t := range b {
+		p, ok := prev[t.cpu]
+		if !ok {
+			continue
+		}
+		total := t.total() - p.total()
+		idle := (t.idle - p.idle) + (t.iowait - p.iowait)
+		window += total * tickNs
+		busy += (total - idle) * tickNs
+		soft += (t.soft - p.soft) * tickNs
+	}
+	return window, busy, soft
+}
+
+// costOf assembles the window's Cost. clocks are nil when the kernel has
+// no idle clock.
+func costOf(clkA, clkB []idleClock, statA, statB []cpuTimes, progs []ProgStat, lo LoStat) (*Cost, error) {
+	c := &Cost{}
+	tw, tb, soft := tickBusy(statA, statB)
+	c.SoftirqNs = soft
+	if clkA != nil && clkB != nil {
+		w, b, err := idleBusy(clkA, clkB)
+		if err != nil {
+			return nil, err
+		}
+		c.IdleSource, c.ResolutionNs, c.CPUWindowNs, c.BusyNs = IdleTimerList, 1, w, b
+	} else {
+		c.IdleSource, c.ResolutionNs, c.CPUWindowNs, c.BusyNs = IdleProcStat, tickNs, tw, tb
+	}
+	for _, p := range progs {
+		c.BPFNs += p.RunTimeNs
+		if p.Type == "sched_cls" && p.RunCnt > c.Packets {
+			c.Packets = p.RunCnt
+		}
+	}
+	c.PacketSource = PacketsRefCnt
+	if len(progs) == 0 {
+		c.Packets, c.PacketSource = lo.TxPackets, PacketsLoTx
+	}
+	return c, nil
+}

@@ -1,0 +1,69 @@
+package suite
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/cilium/ebpf"
+)
+
+// loadWithFacts loads spec with the verifier's statistics log on and
+// returns, per program in name order, what veristat compares: verified
+// instructions, translated and JIT'd size, the verifier's own time, and
+// the collection's load time measured around the load. A failed load
+// returns the error (it names the program) and no facts.
+func loadWithFacts(spec *ebpf.CollectionSpec) (*ebpf.Collection, []ProgLoad, error) {
+	opts := ebpf.CollectionOptions{Programs: ebpf.ProgramOptions{LogLevel: ebpf.LogLevelStats}}
+	start := time.Now()
+	coll, err := ebpf.NewCollectionWithOptions(spec, opts)
+	took := time.Since(start)
+	if err != nil {
+		return nil, nil, err
+	}
+	var loads []ProgLoad
+	names := make([]string, 0, len(coll.Programs))
+	for n := range coll.Programs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		l, err := progFacts(n, coll.Programs[n])
+		if err != nil {
+			coll.Close()
+			return nil, nil, err
+		}
+		l.LoadNs = took.Nanoseconds()
+		loads = append(loads, l)
+	}
+	return coll, loads, nil
+}
+
+func progFacts(name string, p *ebpf.Program) (ProgLoad, error) {
+	l := ProgLoad{Name: name, VerifyUs: verifyTime(p.VerifierLog)}
+	info, err := p.Info()
+	if err != nil {
+		return l, fmt.Errorf("program %s info: %w", name, err)
+	}
+	l.VerifiedInsns, _ = info.VerifiedInstructions()
+	// Both sizes need CAP_BPF and a JIT; the guest runs as root with the
+	// JIT forced on (sanity checks it), so a missing size stays 0.
+	l.XlatedBytes, _ = info.TranslatedSize()
+	l.JitedBytes, _ = info.JitedSize()
+	return l, nil
+}
+
+var verifyTimeRE = regexp.MustCompile(`verification time (\d+) usec`)
+
+// verifyTime is the "verification time N usec" of a stats-level verifier
+// log, 0 when absent.
+func verifyTime(log string) uint64 {
+	m := verifyTimeRE.FindStringSubmatch(log)
+	if m == nil {
+		return 0
+	}
+	v, _ := strconv.ParseUint(m[1], 10, 64) // the pattern is digits only
+	return v
+}
