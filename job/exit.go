@@ -20,8 +20,28 @@ const (
 	ExitBoot        = 4 // the kernel did not boot, crashed, hung or warned
 	ExitSurvival    = 5 // behaviour regression: a survival cell, or a benchmark's own checks, pass on base but fail patched
 	ExitPerformance = 6 // significant slowdown beyond --fail-on-regression
+	// ExitUsage: kci was asked something it cannot do (a bad flag, a
+	// kci.yaml value, an unknown variant, a run directory in the way),
+	// refused before any build or boot. 64 is sysexits' EX_USAGE; 2, what
+	// many tools use, is taken by "the patch does not apply".
+	ExitUsage       = 64
 	ExitInterrupted = 130
 )
+
+// Usagef is a usage error: kci's exit code ExitUsage, the message alone.
+func Usagef(format string, a ...any) error {
+	return &ExitError{Code: ExitUsage, Cause: fmt.Sprintf(format, a...)}
+}
+
+// Usage makes err a usage error (nil stays nil; an ExitError keeps its
+// code).
+func Usage(err error) error {
+	var ee *ExitError
+	if err == nil || errors.As(err, &ee) {
+		return err
+	}
+	return &ExitError{Code: ExitUsage, Cause: err.Error()}
+}
 
 // ExitError is a failed job: Cause is the one-line reason shown first,
 // Err the details.
@@ -55,7 +75,13 @@ func Classify(stage string, err error) error {
 	var ae *kernel.ApplyError
 	var ce *kernel.ConfigError
 	var be *kernel.BuildError
+	var hr *results.HoldsRunError
+	var mi *results.MergeInputError
 	switch {
+	case errors.As(err, &mi):
+		return &ExitError{Code: ExitUsage, Cause: mi.Error()}
+	case errors.As(err, &hr):
+		return &ExitError{Code: ExitUsage, Cause: hr.Error() + ": pick another --out (kci test --force sets the old run aside)"}
 	case errors.Is(err, errInterrupted), errors.Is(err, context.Canceled):
 		return &ExitError{Code: ExitInterrupted, Cause: "interrupted: results so far are kept, marked incomplete", Err: nil}
 	case errors.As(err, &ae):

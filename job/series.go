@@ -122,6 +122,9 @@ func (st *SeriesTester) Series(ctx context.Context, o SeriesOptions) (string, *r
 	if dir == "" {
 		dir = results.DefaultDir(start, id)
 	}
+	if err := results.HoldsRun(dir); err != nil {
+		return "", nil, classify("results", err) // never over an earlier run
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", nil, classify("results", err)
 	}

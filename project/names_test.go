@@ -10,7 +10,7 @@ import (
 func TestParseRejectsBadTreeNames(t *testing.T) {
 	for _, bad := range []string{`"a b"`, `"x/../y"`, `".."`, `"gtp\n::error::pwned"`, `"<!--"`, strings.Repeat("x", 65)} {
 		_, err := Parse("kci.yaml", []byte("trees:\n  - name: "+bad+"\n"))
-		if err == nil || !strings.Contains(err.Error(), "kci.yaml: trees[0]: tree name") {
+		if err == nil || !strings.Contains(err.Error(), "kci.yaml:2: trees[0].name: tree name") {
 			t.Errorf("tree name %s: err %v, want a refusal naming the file and the tree", bad, err)
 		}
 	}

@@ -3,19 +3,18 @@
 package project
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
 	kci "github.com/kci-dev/kci"
 	"github.com/kci-dev/kci/internal/materialize"
-	"github.com/kci-dev/kci/internal/names"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/suite"
 )
@@ -36,6 +35,8 @@ type File struct {
 	Dir string `yaml:"-"`
 	// Path is where the file was read from ("embedded default" if so).
 	Path string `yaml:"-"`
+	// lines is where each value was (vm.cpus -> 31), for errors.
+	lines map[string]int
 }
 
 type Config struct {
@@ -75,36 +76,28 @@ type Bench struct {
 	EmulatedRateMbit float64 `yaml:"emulated_rate_mbit"`
 }
 
-// Parse reads a project file; unknown keys are an error naming the line.
+// Parse reads a project file. Every mistake is an error naming the file,
+// the line and the key (decode.go, check.go): unknown keys, values of the
+// wrong type, values out of range, unknown variants.
 func Parse(name string, data []byte) (*File, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return nil, syntaxError(name, err)
+	}
+	c := &checker{file: name, lines: map[string]int{}}
+	if err := c.walk(&doc, reflect.TypeFor[File](), ""); err != nil {
+		return nil, err
+	}
 	var f File
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	seen := map[string]bool{}
-	for i, t := range f.Trees {
-		if t.Name == "" {
-			return nil, fmt.Errorf("%s: trees[%d] has no name", name, i)
+	if len(doc.Content) > 0 {
+		if err := doc.Decode(&f); err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
 		}
-		// The name becomes a file name, a comment marker and a check
-		// name; refusing here names the line's author, not the poster.
-		if err := names.Tree(t.Name); err != nil {
-			return nil, fmt.Errorf("%s: trees[%d]: %w", name, i, err)
-		}
-		if seen[t.Name] {
-			return nil, fmt.Errorf("%s: tree %q defined twice", name, t.Name)
-		}
-		seen[t.Name] = true
 	}
-	if len(f.Trees) == 0 {
-		return nil, fmt.Errorf("%s: no trees", name)
+	f.Path, f.lines = name, c.lines
+	if err := f.check(); err != nil {
+		return nil, err
 	}
-	if f.Reps < 0 {
-		return nil, fmt.Errorf("%s: reps must be positive", name)
-	}
-	f.Path = name
 	return &f, nil
 }
 
@@ -117,7 +110,7 @@ func Load(cacheDir string) (*File, error) {
 			return nil, err
 		}
 		f.Dir, _ = os.Getwd()
-		return f, nil
+		return f, f.checkPaths()
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
@@ -139,7 +132,7 @@ func Embedded(cacheDir string) (*File, error) {
 		return nil, err
 	}
 	f.Dir = dir
-	return f, nil
+	return f, f.checkPaths()
 }
 
 // Abs resolves a path of the project file.

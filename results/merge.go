@@ -29,6 +29,7 @@ func Merge(runs ...*Run) (*Run, error) {
 	m := &Run{
 		Schema: SchemaVersion, ID: NewID(), Args: first.Args,
 		Start: first.Start, End: first.End, Host: first.Host, Plan: first.Plan,
+		KCIVersion: first.KCIVersion,
 	}
 	plan, _ := json.Marshal(first.Plan)
 	used := map[string]bool{} // tree/role/rep
@@ -37,6 +38,9 @@ func Merge(runs ...*Run) (*Run, error) {
 	var reasons []string
 	for i, r := range runs {
 		m.MergedFrom = append(m.MergedFrom, r.ID)
+		if r.KCIVersion != first.KCIVersion {
+			return nil, fmt.Errorf("results: merge: shard %s was made by kci %q, shard %s by %q: numbers compare within one kci version", r.ID, r.KCIVersion, first.ID, first.KCIVersion)
+		}
 		if p, _ := json.Marshal(r.Plan); !bytes.Equal(p, plan) {
 			return nil, fmt.Errorf("results: merge: shard %s ran a different plan than shard %s", r.ID, first.ID)
 		}
@@ -133,6 +137,11 @@ func keyOf(a *Kernel) string {
 // MergeDirs merges the shard run directories into out: run.json, the
 // shards' console logs (under shard-<id>/) and the rendered reports.
 func MergeDirs(out string, dirs ...string) (*Run, error) {
+	// The merge's console/ copies would mix with an earlier run's (and
+	// out may be one of the shards).
+	if err := HoldsRun(out); err != nil {
+		return nil, err
+	}
 	var runs []*Run
 	for _, d := range dirs {
 		r, err := Load(d)
@@ -143,6 +152,9 @@ func MergeDirs(out string, dirs ...string) (*Run, error) {
 			return nil, err
 		}
 		runs = append(runs, r)
+	}
+	if err := checkDistinctShards(dirs, runs); err != nil {
+		return nil, err
 	}
 	m, err := Merge(runs...)
 	if err != nil {

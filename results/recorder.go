@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/kci-dev/kci/internal/version"
 	"os"
 	"path/filepath"
 	"sync"
@@ -51,6 +52,11 @@ func NewRecorder(dir, id string) (*Recorder, error) {
 	if id == "" {
 		id = NewID()
 	}
+	// The last line of defence: verbs refuse such an --out before any
+	// work (kci test --force sets the old run aside instead).
+	if err := HoldsRun(dir); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("results: create run dir: %w", err)
 	}
@@ -60,6 +66,7 @@ func NewRecorder(dir, id string) (*Recorder, error) {
 		Start:            time.Now().UTC(),
 		Incomplete:       true,
 		IncompleteReason: inProgress,
+		KCIVersion:       version.String(),
 	}}
 	if err := rec.save(); err != nil {
 		return nil, err

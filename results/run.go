@@ -81,6 +81,9 @@ type Run struct {
 	// Sequential is the adaptive-seed rule's record (deterministic runs
 	// that added seeds); nil for a fixed number of boots.
 	Sequential *Sequential `json:"sequential,omitempty"`
+	// KCIVersion is the kci that made the run (module version and VCS
+	// revision): numbers compare within one kci version.
+	KCIVersion string `json:"kci_version,omitempty"`
 }
 
 // Host describes the machine the run was measured on.

@@ -5,10 +5,12 @@ import (
 	"math"
 	"net"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/kci-dev/kci/bpf"
+	variantpkg "github.com/kci-dev/kci/suite/variant"
 )
 
 func TestCPUFor(t *testing.T) {
@@ -49,6 +51,14 @@ func TestWithDefaults(t *testing.T) {
 	p := withDefaults(BenchParams{Pairs: 1, Window: 2 * time.Second})
 	if p.Pairs != 1 || p.Window != 2*time.Second || p.PayloadSize != 36 || p.RateMbit != 14 {
 		t.Errorf("withDefaults = %+v", p)
+	}
+}
+
+// The host checks variant names against the leaf package before any
+// build; the guest's table must know exactly those, in that order.
+func TestVariantNamesAreTheHostsList(t *testing.T) {
+	if got, want := strings.Join(variantNames(), ","), strings.Join(variantpkg.Names, ","); got != want {
+		t.Errorf("guest variants %s, host's list (suite/variant) %s", got, want)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/kci-dev/kci/bpf"
+	variantpkg "github.com/kci-dev/kci/suite/variant"
 )
 
 // rule is how a variant's stats counters prove the run measured what it
@@ -77,18 +78,13 @@ func variantNames() []string {
 }
 
 // lookupVariant finds a variant by name; "<tree>-<name>" (the host's
-// naming, e.g. gtp-gtpchurn) is accepted too.
+// naming, e.g. gtp-gtpchurn) is accepted too. variant.Base is the one
+// rule, which the host checks before any build.
 func lookupVariant(name string) (variant, error) {
+	base := variantpkg.Base(name)
 	for _, v := range variants() {
-		if v.name == name {
+		if v.name == base {
 			return v, nil
-		}
-	}
-	if i := strings.LastIndex(name, "-"); i >= 0 {
-		for _, v := range variants() {
-			if v.name == name[i+1:] {
-				return v, nil
-			}
 		}
 	}
 	return variant{}, fmt.Errorf("unknown variant %q (known: %s)", name, strings.Join(variantNames(), ", "))

@@ -77,11 +77,11 @@ func newBuilder(tree string, jobs int) (*job.Builder, *project.Tree, error) {
 	}
 	p, err := project.Load(cache.Root)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, job.Usage(err) // kci.yaml is the user's
 	}
 	t, err := p.Tree(tree)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, job.Usagef("--tree: %v", err)
 	}
 	return &job.Builder{Cache: cache, Project: p, Opts: kernel.Options{Jobs: jobs}}, t, nil
 }

@@ -23,6 +23,7 @@ func newProfileCmd() *cobra.Command {
 		variants       []string
 		window, warmup time.Duration
 		out            string
+		force          bool
 		topN           int
 		vmo            vmFlags
 	)
@@ -52,11 +53,20 @@ or kci profile) from their .folded files.`,
 			if err := vmo.validate(); err != nil {
 				return err
 			}
+			if err := checkBenchFlags(cmd, window, warmup, variants); err != nil {
+				return err
+			}
+			if err := checkOut(out, force); err != nil {
+				return err
+			}
 			b, _, err := newBuilder("stock", 0)
 			if err != nil {
 				return err
 			}
 			p := b.Project
+			if err := setAsideOut(os.Stderr, out, force); err != nil {
+				return err
+			}
 			booter, err := vmo.booter(b.Cache.Root, p)
 			if err != nil {
 				return err
@@ -72,7 +82,7 @@ or kci profile) from their .folded files.`,
 			if len(o.Variants) == 0 {
 				o.Variants = p.Bench.Variants
 			}
-			o.BenchFor = func(accel string) suite.BenchParams { return benchParams(p, accel, window, warmup) }
+			o.BenchFor = func(accel string) suite.BenchParams { return benchParams(p, accel, window, warmupFlag(cmd, warmup)) }
 			o.Bench = o.BenchFor("kvm")
 			dir, err := (&job.Tester{Builder: b, Booter: booter}).Test(cmd.Context(), o)
 			if dir != "" {
@@ -93,8 +103,9 @@ or kci profile) from their .folded files.`,
 	f.StringSliceVar(&trees, "tree", nil, "tree(s) from kci.yaml (default: every tree the patches apply to; stock without patches)")
 	f.StringSliceVar(&variants, "variants", nil, "benchmark variants (default: kci.yaml bench.variants)")
 	f.DurationVar(&window, "window", 0, "measurement (and sampling) window per variant (default: kci.yaml; emulated_window under TCG)")
-	f.DurationVar(&warmup, "warmup", -1, "warm-up before the window (default: kci.yaml)")
-	f.StringVar(&out, "out", "", "run directory (default ./kci-results/<time>-<id>)")
+	f.DurationVar(&warmup, "warmup", 0, "warm-up before the window, 0 or more (default: kci.yaml)")
+	f.StringVar(&out, "out", "", "run directory (default ./kci-results/<time>-<id>); one holding a run is refused unless --force")
+	f.BoolVar(&force, "force", false, forceHelp)
 	f.IntVar(&topN, "top", job.ProfileTopN, "symbols in the printed tables")
 	vmo.register(f)
 	return cmd

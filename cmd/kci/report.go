@@ -84,7 +84,7 @@ func runReport(w, errOut io.Writer, dirs []string, o reportOptions) error {
 		}
 		m, err := results.MergeDirs(o.out, dirs...)
 		if err != nil {
-			return err
+			return job.Classify("report --merge", err) // bad inputs: exit 64
 		}
 		fmt.Fprintf(errOut, "merged %d shards into %s\n", len(dirs), o.out)
 		runs = []*results.Run{m}

@@ -30,6 +30,7 @@ func newSeriesCmd() *cobra.Command {
 		minEffect      float64
 		window, warmup time.Duration
 		out            string
+		force          bool
 		format         string
 		own            bool
 		vmo            vmFlags
@@ -70,28 +71,37 @@ build (or, with --fail-on-warnings, adds a warning or a checkpatch error);
 				}
 			}
 			if len(args) == 0 && !own {
-				return fmt.Errorf("give a series (files, directories, mboxes, series files), or --own --tree NAME")
+				return job.Usagef("give a series (files, directories, mboxes, series files), or --own --tree NAME")
 			}
 			if own && len(trees) != 1 {
-				return fmt.Errorf("--own checks one tree's own series: give exactly one --tree")
+				return job.Usagef("--own checks one tree's own series: give exactly one --tree")
 			}
 			if format != "text" && format != "markdown" && format != "json" {
-				return fmt.Errorf("--format %q: want text, markdown or json", format)
+				return job.Usagef("--format %q: want text, markdown or json", format)
 			}
 			if minEffect < 0 {
-				return fmt.Errorf("--min-effect %g: want a percentage >= 0", minEffect)
+				return job.Usagef("--min-effect %g: want a percentage >= 0", minEffect)
+			}
+			if err := checkBenchFlags(cmd, window, warmup, variants); err != nil {
+				return err
+			}
+			if err := checkOut(out, force); err != nil {
+				return err
 			}
 			b, booter, err := jobSetup(args, trees, &vmo)
 			if err != nil {
 				return err
 			}
 			p := b.Project
+			if err := setAsideOut(os.Stderr, out, force); err != nil {
+				return err
+			}
 			o := job.SeriesOptions{
 				Patches: args, Trees: trees, Boot: !noBoot, Survival: !noSurvival,
 				Variants: variants, Each: each, MinEffectPct: minEffect, FailOnWarnings: failOnWarnings,
 				Out: out, Args: os.Args, Log: os.Stderr, Progress: progress.New(os.Stderr),
 			}
-			o.BenchFor = func(accel string) suite.BenchParams { return benchParams(p, accel, window, warmup) }
+			o.BenchFor = func(accel string) suite.BenchParams { return benchParams(p, accel, window, warmupFlag(cmd, warmup)) }
 			o.Bench = o.BenchFor("kvm")
 			b.Opts.Progress = o.Progress
 			cached, err := withResultCache(booter, b.Cache.Root, noResultCache)
@@ -136,9 +146,10 @@ build (or, with --fail-on-warnings, adds a warning or a checkpatch error);
 	f.BoolVar(&failOnWarnings, "fail-on-warnings", false, "exit 3 when a patch adds a compiler/linker warning or a checkpatch error")
 	f.Float64Var(&minEffect, "min-effect", 0, "smallest change of a program's cost, in percent, that is located (default 0.5)")
 	f.DurationVar(&window, "window", 0, "measurement window per variant (default: kci.yaml; emulated_window under TCG)")
-	f.DurationVar(&warmup, "warmup", -1, "warm-up before the window (default: kci.yaml)")
+	f.DurationVar(&warmup, "warmup", 0, "warm-up before the window, 0 or more (default: kci.yaml)")
 	f.StringVar(&format, "format", "text", "report format on stdout: text, markdown (the PR comment) or json")
-	f.StringVar(&out, "out", "", "run directory (default ./kci-results/<time>-<id>)")
+	f.StringVar(&out, "out", "", "run directory (default ./kci-results/<time>-<id>); one holding a run is refused unless --force")
+	f.BoolVar(&force, "force", false, forceHelp)
 	vmo.register(f)
 	return cmd
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 
 	"github.com/kci-dev/kci/job"
@@ -16,7 +15,7 @@ func jobSetup(patches, trees []string, vmo *vmFlags) (*job.Builder, *job.VMBoote
 	}
 	for _, a := range patches {
 		if _, err := os.Stat(a); err != nil {
-			return nil, nil, fmt.Errorf("patch %s: %w", a, err)
+			return nil, nil, job.Usagef("patch %s: %v", a, err)
 		}
 	}
 	b, _, err := newBuilder("stock", 0)
@@ -25,7 +24,7 @@ func jobSetup(patches, trees []string, vmo *vmFlags) (*job.Builder, *job.VMBoote
 	}
 	for _, n := range trees {
 		if _, err := b.Project.Tree(n); err != nil {
-			return nil, nil, fmt.Errorf("--tree: %w", err)
+			return nil, nil, job.Usagef("--tree: %v", err)
 		}
 	}
 	booter, err := vmo.booter(b.Cache.Root, b.Project)

@@ -34,6 +34,7 @@ func newTestCmd() *cobra.Command {
 		firstSeed      uint64
 		parallel       int
 		maxBoots       int
+		force          bool
 		post           bool
 		postDry        bool
 		vmo            vmFlags
@@ -48,7 +49,8 @@ and the benchmark in the guest, and compare patched against base.
 
 Exit codes: 0 ok; 1 internal/machine error; 2 patch does not apply; 3 config or
 build error; 4 boot/crash; 5 behaviour regression (survival, or a variant invalid on patched only); 6 performance regression
-(with --fail-on-regression); 130 interrupted (results kept, marked incomplete).
+(with --fail-on-regression); 64 usage error (a flag, a kci.yaml value, a variant,
+--out holding a run: refused before any build); 130 interrupted (results kept, marked incomplete).
 
 Without a patch, --tree's kernel alone is booted --reps times and measured;
 with --seed every boot gets the same guest seed, so under icount the boots
@@ -60,38 +62,24 @@ must agree exactly (kci's determinism check).`,
 				return errors.New("kci test: name a patch (or --tree to measure a tree's kernel alone)")
 			}
 			// Nonsense is refused before anything is built or created.
-			if reps < 0 {
-				return fmt.Errorf("--reps %d: want 0 (the default for the clock) or more", reps)
+			if err := checkTestFlags(cmd, testFlags{reps: reps, parallel: parallel, maxBoots: maxBoots, seed: seed, firstSeed: firstSeed,
+				minEffect: minEffect, failOnReg: failOnReg, clock: vmo.clock}); err != nil {
+				return err
 			}
-			if window < 0 {
-				return fmt.Errorf("--window %s: must not be negative", window)
+			if err := checkBenchFlags(cmd, window, warmup, variants); err != nil {
+				return err
 			}
-			if parallel < 0 {
-				return fmt.Errorf("--parallel %d: want 1 or more (0: by the clock)", parallel)
-			}
-			if parallel > 1 && vmo.clock == "host" {
-				return fmt.Errorf("--parallel %d with --clock host: wall-clock boots side by side would measure each other", parallel)
-			}
-			if firstSeed == 0 {
-				return errors.New("--first-seed 0: seeds start at 1")
-			}
-			if seed != 0 && cmd.Flags().Changed("first-seed") {
-				return errors.New("--seed and --first-seed: pick one (--seed pins every boot, --first-seed starts the per-repetition seeds)")
-			}
-			if maxBoots < -1 {
-				return fmt.Errorf("--max-boots %d: want a number of boots, 0 for the default (%d) or -1 for no adaptive seeds", maxBoots, results.DefaultMaxBoots)
-			}
-			if minEffect < 0 {
-				return fmt.Errorf("--min-effect %g: want a percentage >= 0", minEffect)
-			}
-			if failOnReg < 0 && failOnReg != -1 {
-				return fmt.Errorf("--fail-on-regression %g: want a percentage >= 0", failOnReg)
+			if err := checkOut(out, force); err != nil {
+				return err
 			}
 			b, booter, err := jobSetup(args, trees, &vmo)
 			if err != nil {
 				return err
 			}
 			p := b.Project
+			if err := setAsideOut(os.Stderr, out, force); err != nil {
+				return err
+			}
 			o := job.TestOptions{
 				Patches: args, Trees: trees, Reps: reps, Variants: variants,
 				Survival: !noSurvival, Profile: profile, Out: out, FailOnRegression: failOnReg, MinEffectPct: minEffect,
@@ -104,7 +92,7 @@ must agree exactly (kci's determinism check).`,
 			if len(o.Variants) == 0 {
 				o.Variants = p.Bench.Variants
 			}
-			o.BenchFor = func(accel string) suite.BenchParams { return benchParams(p, accel, window, warmup) }
+			o.BenchFor = func(accel string) suite.BenchParams { return benchParams(p, accel, window, warmupFlag(cmd, warmup)) }
 			o.Clock = string(booter.VM.Clock)
 			o.RepsFor = job.RepsByAccel(string(booter.VM.Clock))
 			o.Bench = o.BenchFor("kvm")
@@ -145,17 +133,18 @@ must agree exactly (kci's determinism check).`,
 	f.IntVar(&reps, "reps", 0, "boots per kernel, alternating base and patched (default: kci.yaml reps; 0 there: 3 under icount, 6 otherwise)")
 	f.StringSliceVar(&variants, "variants", nil, "benchmark variants (default: kci.yaml bench.variants)")
 	f.DurationVar(&window, "window", 0, "measurement window per variant (default: kci.yaml; emulated_window under TCG)")
-	f.DurationVar(&warmup, "warmup", -1, "warm-up before the window (default: kci.yaml)")
+	f.DurationVar(&warmup, "warmup", 0, "warm-up before the window, 0 or more (default: kci.yaml)")
 	f.BoolVar(&noSurvival, "no-survival", false, "skip the survival matrix")
 	f.BoolVar(&noResultCache, "no-result-cache", false, "boot every seed even when an exact boot of it is cached (also $KCI_RESULT_CACHE=off); the cache is only used under TCG icount")
 	f.BoolVar(&profile, "profile", false, "sample CPU stacks in each variant's window: flame graphs, pprof and top symbols under profiles/ in the run directory")
-	f.StringVar(&out, "out", "", "run directory (default ./kci-results/<time>-<id>)")
+	f.StringVar(&out, "out", "", "run directory (default ./kci-results/<time>-<id>); one holding a run is refused unless --force")
+	f.BoolVar(&force, "force", false, forceHelp)
 	f.Float64Var(&failOnReg, "fail-on-regression", -1, "exit 6 when a variant is significantly slower by more than this many percent")
 	f.Float64Var(&minEffect, "min-effect", 0, "smallest effect of interest in percent (default 0.5): under icount the threshold a change must clear besides the observed spread; otherwise a significant change whose interval stays within it is reported as below it")
 	f.Uint64Var(&firstSeed, "first-seed", 1, "under icount, repetition k boots base and patched with guest seed first-seed+k-1: another sample of the guest's randomness than the default 1, 2, 3...")
-	f.IntVar(&parallel, "parallel", 0, "boots at a time (default: the host's CPUs, at most 4, under TCG's instruction clock, whose numbers no neighbour changes; 1 otherwise, and more is refused there)")
+	f.IntVar(&parallel, "parallel", 0, "boots at a time, 1 or more (default: the host's CPUs, at most 4, under TCG's instruction clock, whose numbers no neighbour changes; 1 otherwise, and more is refused there)")
 	f.IntVar(&maxBoots, "max-boots", 0, fmt.Sprintf("under icount without --reps or --seed, add seeds (base and patched) for variants whose rows are undecided until each is decided or the run has booted this many (cache hits not counted; 0: %d, about 5 min warm on 2 cores; -1: off, 3 seeds per kernel)", results.DefaultMaxBoots))
-	f.Uint64Var(&seed, "seed", 0, "under icount, boot every repetition with this guest seed instead of seed k for repetition k: repeated boots of one kernel must then agree exactly (a determinism check)")
+	f.Uint64Var(&seed, "seed", 0, "under icount, boot every repetition with this guest seed (1 or more) instead of seed k for repetition k: repeated boots of one kernel must then agree exactly (a determinism check)")
 	f.StringVar(&shard, "shard", "", "run only repetitions i, i+N, ... of the job (i/N), for fan-out; merge with kci report --merge")
 	f.BoolVar(&post, "post", false, "post the report to the pull request (GitHub Actions environment, GITHUB_TOKEN)")
 	f.BoolVar(&postDry, "post-dry-run", false, "print what --post would send")

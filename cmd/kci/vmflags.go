@@ -27,7 +27,7 @@ type vmFlags struct {
 func (v *vmFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&v.accel, "accel", "", "auto, kvm or tcg (default: kci.yaml vm.accel)")
 	f.IntVar(&v.cpus, "cpus", 0, "guest vCPUs (default: kci.yaml vm.cpus, at most the host's CPUs under TCG)")
-	f.IntVar(&v.memory, "memory", 0, "guest memory in MiB (default: kci.yaml vm.memory_mib)")
+	f.Var(memoryValue{&v.memory}, "memory", "guest memory: 2G, 2048M or 2048 (MiB), at least 64M (default: kci.yaml vm.memory_mib)")
 	f.StringVar(&v.clock, "clock", "", "guest clock under TCG: icount (deterministic instruction-time, the default) or host (wall clock, noisy; kci.yaml vm.clock)")
 	f.StringVar(&v.pin, "pin", "", "pin vCPU threads to these host CPUs, e.g. 2-5 (default: kci.yaml vm.pin)")
 }
@@ -37,20 +37,20 @@ func (v *vmFlags) register(f *pflag.FlagSet) {
 // (8 vCPUs, unrecorded) without a word.
 func (v *vmFlags) validate() error {
 	if v.cpus < 0 {
-		return fmt.Errorf("--cpus %d: want 1 or more (0: the default)", v.cpus)
+		return job.Usagef("--cpus %d: want 1 or more (leave it out for the default)", v.cpus)
 	}
 	if v.memory < 0 || (v.memory > 0 && v.memory < 64) {
-		return fmt.Errorf("--memory %d: want 64 MiB or more (0: the default)", v.memory)
+		return job.Usagef("--memory %dM: want 64M or more (leave it out for the default)", v.memory)
 	}
 	if _, err := vm.ParseAccel(v.accel); err != nil {
-		return fmt.Errorf("--accel: %w", err)
+		return job.Usagef("--accel: %v", err)
 	}
 	if _, err := vm.ParseClock(v.clock); err != nil {
-		return fmt.Errorf("--clock: %w", err)
+		return job.Usagef("--clock: %v", err)
 	}
 	if v.pin != "" {
 		if _, err := vm.ParseCPUList(v.pin); err != nil {
-			return fmt.Errorf("--pin: %w", err)
+			return job.Usagef("--pin: %v", err)
 		}
 	}
 	return nil

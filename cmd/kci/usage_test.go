@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kci-dev/kci/job"
+	"github.com/kci-dev/kci/results"
+)
+
+// kci runs the command line as main does and returns its exit code and
+// stderr.
+func kci(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	var out, errOut strings.Builder
+	code := run(context.Background(), args, &out, &errOut)
+	return code, out.String() + errOut.String()
+}
+
+// Bad input is a usage error (exit 64) naming the flag in words, before
+// the cache, a run directory or a build.
+func TestUsageErrorsExit64(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	patch := filepath.Join(dir, "p.patch")
+	if err := os.WriteFile(patch, []byte("--- a/x\n+++ b/x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := filepath.Join(dir, "old")
+	if err := results.Save(old, &results.Run{Schema: results.SchemaVersion, ID: "old00001"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"test", "--reps", "abc", patch}, `--reps "abc": want a whole number`},
+		{[]string{"test", "--reps", "0", patch}, "--reps 0: want 1 or more"},
+		{[]string{"test", "--warmup", "-1s", patch}, "--warmup -1s: want 0 or more"},
+		{[]string{"test", "--window", "soon", patch}, `--window "soon": want a duration`},
+		{[]string{"test", "--seed", "0", patch}, "--seed 0: seeds start at 1"},
+		{[]string{"test", "--seed", "-1", patch}, `--seed "-1": want a whole number >= 0`},
+		{[]string{"test", "--parallel", "0", patch}, "--parallel 0: want 1 or more"},
+		{[]string{"test", "--memory", "2X", patch}, `--memory "2X": want a size such as 2G`},
+		{[]string{"test", "--memory", "32M", patch}, "--memory 32M: want 64M or more"},
+		{[]string{"test", "--variants", "nosuch", patch}, `--variants: unknown variant "nosuch" (known: cnt, ext, gtp, gtpchurn, gtplru, hash, lru)`},
+		{[]string{"series", "--variants", "cnt,nosuch", patch}, `unknown variant "nosuch"`},
+		{[]string{"profile", "--variants", "nosuch", patch}, `unknown variant "nosuch"`},
+		{[]string{"test", "--out", old, patch}, "holds a run old00001"},
+		{[]string{"series", "--out", old, patch}, "holds a run old00001"},
+		{[]string{"test", "--tree", "nope", patch}, `no tree "nope"`},
+		{[]string{"test", "--no-such-flag", patch}, "unknown flag: --no-such-flag"},
+		{[]string{"nosuchverb"}, `unknown command "nosuchverb"`},
+	} {
+		cache := filepath.Join(dir, "cache")
+		t.Setenv("KCI_CACHE", cache)
+		code, msg := kci(t, tc.args...)
+		if code != job.ExitUsage || !strings.Contains(msg, tc.want) {
+			t.Errorf("kci %v: exit %d, %q; want exit %d saying %q", tc.args, code, msg, job.ExitUsage, tc.want)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "kci-results")); err == nil {
+			t.Fatalf("kci %v created a run directory before refusing", tc.args)
+		}
+		if _, err := os.Stat(filepath.Join(cache, "kernels")); err == nil {
+			t.Fatalf("kci %v built into the cache before refusing", tc.args)
+		}
+	}
+	if r, err := results.Load(old); err != nil || r.ID != "old00001" {
+		t.Errorf("the earlier run changed: %v %v", r, err)
+	}
+}
+
+func TestMemoryUnits(t *testing.T) {
+	for in, want := range map[string]int{"2G": 2048, "2048M": 2048, "2048": 2048, "1.5G": 1536, "2GiB": 2048, "512MiB": 512, "4g": 4096, "1T": 1 << 20} {
+		if got, err := parseMiB(in); err != nil || got != want {
+			t.Errorf("parseMiB(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "G", "2X", "-1G", "1.1M", "2 G B"} {
+		if got, err := parseMiB(in); err == nil {
+			t.Errorf("parseMiB(%q) = %d, want an error", in, got)
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	code, out := kci(t, "--version")
+	if code != 0 || !strings.HasPrefix(out, "kci ") || len(strings.TrimSpace(out)) <= len("kci ") {
+		t.Errorf("kci --version: exit %d, %q", code, out)
+	}
+}
