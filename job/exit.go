@@ -111,6 +111,9 @@ const (
 	KindTimeout = "timeout"              // hung: a step passed its deadline
 	KindGuest   = "guest"                // the agent failed on this kernel
 	KindInfra   = results.ErrorKindInfra // qemu, the image, the disk: the machine
+	// KindCancelled: stopped because another boot of its kernel failed
+	// first; nobody's fault, and never the job's error.
+	KindCancelled = results.ErrorKindCancelled
 )
 
 // bootExit is whose fault each kind of failed boot is. A guest agent that
@@ -122,6 +125,8 @@ var bootExit = map[string]int{
 	KindTimeout: ExitBoot,
 	KindGuest:   ExitBoot,
 	KindInfra:   ExitInternal,
+	// Only ever beside a failure, whose code is the job's.
+	KindCancelled: ExitInternal,
 }
 
 // BootExitCode is the exit code of a boot that failed with kind; an unknown

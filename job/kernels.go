@@ -5,6 +5,7 @@ package job
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -157,27 +158,37 @@ func (b *Builder) PatchedRequest(t *project.Tree, tree *kernel.Artifacts, patche
 	return req, nil
 }
 
-// AppliesTo reports whether patches apply on top of tree t's series, using
-// a scratch index: no checkout, nothing written to any tree. Only git
-// apply's own verdict (exit status 1) means "does not apply"; any other
-// failure (a timeout, a missing git, a corrupt patch git dies on) is an
-// error, never a silently skipped tree.
+// AppliesTo reports whether patches apply on top of tree t's series (see
+// Applies, which also says why not).
 func (b *Builder) AppliesTo(ctx context.Context, t *project.Tree, patches []kernel.Patch) (bool, error) {
+	ae, err := b.Applies(ctx, t, patches)
+	return ae == nil && err == nil, err
+}
+
+// Applies checks, before any build, that patches apply on top of tree t's
+// series, using a scratch index on the imported base: no checkout, nothing
+// written to any tree (the series' tip is built in the index, patch by
+// patch, as the build's worktree will be). A patch that does not apply is
+// the returned *kernel.ApplyError naming it, the tree, the file, the hunk
+// and git's message. Only git apply's own verdict (exit status 1) means
+// "does not apply"; any other failure (a timeout, a missing git, a corrupt
+// patch git dies on) is the error, never a silently skipped tree.
+func (b *Builder) Applies(ctx context.Context, t *project.Tree, patches []kernel.Patch) (*kernel.ApplyError, error) {
 	src, err := b.Cache.Import(ctx, b.baseRequest().Base)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	series, err := b.Series(t)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	idx, err := os.CreateTemp("", "kci-index-*")
 	if err != nil {
-		return false, fmt.Errorf("applies: scratch index: %w", err)
+		return nil, fmt.Errorf("applies: scratch index: %w", err)
 	}
 	defer func() { _ = os.Remove(idx.Name()) }() // a stray temp index is harmless
 	if err := idx.Close(); err != nil {
-		return false, fmt.Errorf("applies: scratch index: %w", err)
+		return nil, fmt.Errorf("applies: scratch index: %w", err)
 	}
 	git := func(stdin []byte, args ...string) error {
 		c := proc.Cmd{Name: "git", Args: args, Dir: src.Dir, Env: []string{"GIT_INDEX_FILE=" + idx.Name()}, Timeout: 2 * time.Minute}
@@ -188,30 +199,39 @@ func (b *Builder) AppliesTo(ctx context.Context, t *project.Tree, patches []kern
 		return err
 	}
 	if err := git(nil, "read-tree", src.Commit); err != nil {
-		return false, fmt.Errorf("applies: %w", err)
+		return nil, fmt.Errorf("applies: %w", err)
 	}
 	for _, p := range series {
 		if err := git(p.Data, "apply", "--cached"); err != nil {
 			if doesNotApply(err) {
-				return false, fmt.Errorf("tree %s: its own series does not apply (%s): %w", t.Name, p.Name(), err)
+				return nil, fmt.Errorf("tree %s: its own series does not apply (%s): %w", t.Name, p.Name(), err)
 			}
-			return false, fmt.Errorf("applies: tree %s, series %s: %w", t.Name, p.Name(), err)
+			return nil, fmt.Errorf("applies: tree %s, series %s: %w", t.Name, p.Name(), err)
 		}
 	}
 	for _, p := range patches {
 		if err := git(p.Data, "apply", "--cached"); err != nil {
 			if doesNotApply(err) {
-				return false, nil
+				return kernel.DiagnoseApply(p, t.Name, gitOutput(err)), nil
 			}
 			if out, ok := corruptPatch(err); ok {
 				// git read the patch and refused it: the patch's fault,
 				// whatever the tree.
-				return false, &kernel.ApplyError{Patch: p.Name(), Subject: p.Subject, Output: out}
+				return nil, &kernel.ApplyError{Patch: p.Name(), Subject: p.Subject, Output: out}
 			}
-			return false, fmt.Errorf("applies: tree %s, %s: %w", t.Name, p.Name(), err)
+			return nil, fmt.Errorf("applies: tree %s, %s: %w", t.Name, p.Name(), err)
 		}
 	}
-	return true, nil
+	return nil, nil
+}
+
+// gitOutput is what a failed git command printed.
+func gitOutput(err error) string {
+	var pe *proc.Error
+	if errors.As(err, &pe) {
+		return pe.Tail
+	}
+	return err.Error()
 }
 
 // corruptPatch: git apply died (128) on the patch text itself, not on

@@ -2,6 +2,7 @@ package job
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -66,32 +67,72 @@ func TestParallelBootsRecordedLikeSequential(t *testing.T) {
 	}
 }
 
-// A failed boot ends the job at once: the boot beside it is cancelled
-// (its context ends, as VMBooter then kills its QEMU), no further boot
-// starts, and the failure is blamed on the kernel that failed.
-func TestParallelFailureCancelsTheOther(t *testing.T) {
-	cancelled := make(chan struct{}, 8)
+// A failed boot starts no further boot, but the base boot already
+// running beside it is let finish and its numbers are kept (it used to be
+// cancelled and recorded as "infra: vm: survival: context canceled", the
+// base half of the run lost and blamed on the machine).
+func TestParallelFailureLetsTheBaseBesideFinish(t *testing.T) {
+	g := &gate{}
+	boots := &fakeBooter{base: []boot{g.wrap(bootOK(100), 300*time.Millisecond)}, patched: []boot{bootFails("crash", "WARNING in veth_xmit")}}
+	r := runTest(t, context.Background(), &fakeBuilder{}, boots, TestOptions{Reps: 3, Parallel: 2})
+	r.want(t, ExitBoot, "patched kernel of tree stock: WARNING in veth_xmit")
+	if n := len(boots.reqs); n != 2 {
+		t.Errorf("%d boots started, want 2 (none after the failure)", n)
+	}
+	var base *results.Boot
+	for i, b := range r.run.Boots {
+		if b.Role == results.RoleBase {
+			base = &r.run.Boots[i]
+		}
+	}
+	if base == nil || base.Error != "" || len(base.Variants) != 1 || base.Variants[0].Programs[0].RunCnt == 0 {
+		t.Fatalf("base boot beside the failure: %+v, want it finished with its numbers", base)
+	}
+}
+
+// Boots of the kernel that failed, running beside it, are cancelled (they
+// would only fail again) and recorded as cancelled: not the machine's
+// fault, not a failure of their own, not the job's error.
+func TestParallelFailureCancelsTheSameKernel(t *testing.T) {
 	hang := func(ctx context.Context, req BootRequest) (*BootResult, error) {
 		select {
 		case <-ctx.Done():
-			cancelled <- struct{}{}
 			return &BootResult{ErrorKind: KindInfra}, ctx.Err()
 		case <-time.After(10 * time.Second):
 			return nil, nil
 		}
 	}
-	boots := &fakeBooter{base: []boot{hang}, patched: []boot{bootFails("crash", "Kernel panic - not syncing: boom")}}
+	g := &gate{}
+	crash := func(ctx context.Context, req BootRequest) (*BootResult, error) {
+		time.Sleep(50 * time.Millisecond) // both patched boots are running
+		return bootFails("crash", "Kernel panic - not syncing: boom")(ctx, req)
+	}
+	boots := &fakeBooter{base: []boot{g.wrap(bootOK(100), 200*time.Millisecond)}, patched: []boot{crash, hang}}
 	start := time.Now()
-	r := runTest(t, context.Background(), &fakeBuilder{}, boots, TestOptions{Reps: 3, Parallel: 2})
-	r.want(t, ExitBoot, "patched kernel of tree stock")
+	r := runTest(t, context.Background(), &fakeBuilder{}, boots, TestOptions{Reps: 2, Parallel: 4})
+	r.want(t, ExitBoot, "patched kernel of tree stock: Kernel panic")
 	if took := time.Since(start); took > 5*time.Second {
-		t.Errorf("job took %s: the hanging base boot was not cancelled", took)
+		t.Errorf("job took %s: the hanging patched boot was not cancelled", took)
 	}
-	if len(cancelled) != 1 {
-		t.Errorf("%d boots saw their context end, want the one base boot beside the failure", len(cancelled))
+	kinds := map[string][]string{}
+	for _, b := range r.run.Boots {
+		kinds[b.Role] = append(kinds[b.Role], b.ErrorKind)
+		if b.ErrorKind == KindCancelled && !strings.Contains(b.Error, "stock patched rep") || strings.Contains(b.Error, "context canceled") {
+			t.Errorf("boot %s rep %d recorded as %q", b.Role, b.Rep, b.Error)
+		}
 	}
-	if n := len(boots.reqs); n != 2 {
-		t.Errorf("%d boots started, want 2 (none after the failure)", n)
+	sort := func(s []string) string { slices.Sort(s); return strings.Join(s, ",") }
+	if got := sort(kinds[results.RolePatched]); got != "cancelled,crash" {
+		t.Errorf("patched boots' kinds %s, want cancelled,crash", got)
+	}
+	if got := sort(kinds[results.RoleBase]); got != "," {
+		t.Errorf("base boots' kinds %q, want two clean boots", got)
+	}
+	ab := results.Compare(r.run, "stock")
+	for _, e := range ab.Excluded {
+		if e.Kind == "infra" {
+			t.Errorf("excluded %+v blamed on the machine", e)
+		}
 	}
 }
 

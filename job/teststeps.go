@@ -43,6 +43,7 @@ type AccelResolver interface {
 var (
 	_ KernelBuilder = (*Builder)(nil)
 	_ AccelResolver = (*VMBooter)(nil)
+	_ applyChecker  = (*Builder)(nil)
 )
 
 // testRun is one kci test on its way: what the steps of Tester.Test share.
@@ -175,7 +176,9 @@ func (r *testRun) phase(name, tree, role string, f func() error) error {
 }
 
 // chooseTrees picks the trees: the ones named, or every tree the series
-// applies to.
+// applies to. Either way each tree is checked before any build: a patch
+// that does not apply to a tree named with --tree is refused there, with
+// the patch, the file, the hunk and git's message.
 func (r *testRun) chooseTrees() error {
 	proj, err := r.t.project()
 	if err != nil {
@@ -187,31 +190,55 @@ func (r *testRun) chooseTrees() error {
 			r.names = append(r.names, tr.Name)
 		}
 	}
+	var why []string
 	for _, n := range r.names {
 		tr, err := proj.Tree(n)
 		if err != nil {
-			return &ExitError{Code: ExitInternal, Cause: err.Error()}
+			return &ExitError{Code: ExitUsage, Cause: err.Error()}
 		}
-		ok := true
-		if len(r.o.Trees) == 0 {
-			if err := r.phase("applies", n, "", func() (err error) { ok, err = r.t.kernels().AppliesTo(r.ctx, tr, r.patches); return }); err != nil {
+		var ae *kernel.ApplyError
+		if len(r.patches) > 0 {
+			if err := r.phase("applies", n, "", func() (err error) { ae, err = r.applies(tr); return }); err != nil {
 				return err
 			}
 		}
-		if ok {
+		switch {
+		case ae == nil:
 			r.jobs = append(r.jobs, &treeJob{tree: tr})
-		} else {
-			r.logf("kci: %s does not apply to tree %s: skipping that tree", strings.Join(r.o.Patches, " "), n)
+		case len(r.o.Trees) > 0:
+			return &ExitError{Code: ExitApply, Cause: ae.Error(), Err: fmt.Errorf("%s", ae.Output)}
+		default:
+			r.logf("kci: %s: skipping that tree", ae)
+			why = append(why, ae.Error())
 		}
 	}
 	if len(r.jobs) == 0 {
-		return &ExitError{Code: ExitApply, Cause: fmt.Sprintf("%s applies to none of the trees %v", strings.Join(r.o.Patches, " "), r.names)}
+		return &ExitError{Code: ExitApply, Cause: fmt.Sprintf("%s applies to none of the trees %v", strings.Join(r.o.Patches, " "), r.names),
+			Err: errors.New(strings.Join(why, "\n"))}
 	}
 	for _, j := range r.jobs {
 		r.chosen = append(r.chosen, j.tree.Name)
 	}
 	r.logf("kci: testing on tree(s) %s", strings.Join(r.chosen, ", "))
 	return nil
+}
+
+// applyChecker is a KernelBuilder that also says why patches do not
+// apply (*Builder does).
+type applyChecker interface {
+	Applies(ctx context.Context, t *project.Tree, patches []kernel.Patch) (*kernel.ApplyError, error)
+}
+
+// applies is nil when the patches apply to tree, else why not.
+func (r *testRun) applies(tr *project.Tree) (*kernel.ApplyError, error) {
+	if c, ok := r.t.kernels().(applyChecker); ok {
+		return c.Applies(r.ctx, tr, r.patches)
+	}
+	ok, err := r.t.kernels().AppliesTo(r.ctx, tr, r.patches)
+	if err != nil || ok {
+		return nil, err
+	}
+	return &kernel.ApplyError{Patch: strings.Join(r.o.Patches, " "), Tree: tr.Name}, nil
 }
 
 // buildKernels builds each tree's base (cached) then its patched kernel
@@ -336,29 +363,65 @@ type bootSlot struct {
 }
 
 // bootQueue runs the queue r.parallel boots at a time (one by default),
-// in queue order. The first failure cancels the boots in flight (their
-// QEMUs are killed and reaped by the booter before Wait returns), starts
-// no other, and is the job's error.
+// in queue order. After the first failure no further boot starts, and the
+// failure is the job's error. Boots already running of another kernel
+// (the base beside a crashed patched boot) are let finish, so their
+// numbers are kept; boots of the kernel that failed are cancelled (they
+// would only fail again) and recorded as cancelled, not as the machine's
+// fault. Only the user's interrupt (r.ctx) cancels everything.
 func (r *testRun) bootQueue(queue []bootSlot) error {
-	g, ctx := errgroup.WithContext(r.ctx)
+	var g errgroup.Group
 	g.SetLimit(max(r.parallel, 1))
+	var (
+		mu      sync.Mutex
+		first   error
+		kernels = map[string]context.Context{}
+		cancels = map[string]context.CancelCauseFunc{}
+	)
+	stopped := func() bool { mu.Lock(); defer mu.Unlock(); return first != nil || r.ctx.Err() != nil }
 	for _, s := range queue {
-		if ctx.Err() != nil {
+		key := s.j.tree.Name + "/" + s.role
+		if _, ok := kernels[key]; !ok {
+			kernels[key], cancels[key] = context.WithCancelCause(r.ctx)
+		}
+	}
+	defer func() {
+		for _, c := range cancels {
+			c(nil)
+		}
+	}()
+	for _, s := range queue {
+		if stopped() {
 			break
 		}
+		key := s.j.tree.Name + "/" + s.role
 		g.Go(func() error {
-			if ctx.Err() != nil {
-				return nil // a boot beside failed while this one waited for its turn
+			if stopped() {
+				return nil // a boot failed while this one waited for its turn: not started
 			}
-			return r.boot(ctx, s)
+			err := r.boot(kernels[key], s)
+			if err == nil || errors.Is(err, errCancelledBeside) {
+				return nil
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if first == nil {
+				first = err
+				cancels[key](fmt.Errorf("%w: %s %s rep %d failed first", errCancelledBeside, s.j.tree.Name, s.role, s.rep))
+			}
+			return nil
 		})
 	}
-	err := g.Wait()
-	if err == nil && r.ctx.Err() != nil {
-		err = r.ctx.Err()
+	_ = g.Wait() // every Go returns nil: the first failure is in first
+	if first == nil && r.ctx.Err() != nil {
+		first = r.ctx.Err()
 	}
-	return err
+	return first
 }
+
+// errCancelledBeside is the cause of a boot cancelled because another boot
+// of the same kernel failed first.
+var errCancelledBeside = errors.New("cancelled")
 
 // boot is one fresh boot of one kernel, recorded whatever happens; a
 // failed boot ends the job, blamed by its kind.
@@ -398,7 +461,13 @@ func (r *testRun) boot(ctx context.Context, s bootSlot) error {
 		b.Cache = res.Cache
 		b.CPU = res.CPU
 	}
-	if err != nil {
+	cancelled := err != nil && r.ctx.Err() == nil && errors.Is(context.Cause(ctx), errCancelledBeside)
+	switch {
+	case cancelled:
+		// Not the machine's fault nor this kernel's: it was stopped.
+		b.Error, b.ErrorKind = context.Cause(ctx).Error(), KindCancelled
+		err = context.Cause(ctx)
+	case err != nil:
 		b.Error = lines.First(err.Error())
 		if b.ErrorKind == "" {
 			b.ErrorKind = KindInfra
@@ -416,8 +485,8 @@ func (r *testRun) boot(ctx context.Context, s bootSlot) error {
 			r.logf("kci: [%s] %s INVALID: %s", label, v.Variant, v.Invalid)
 		}
 	}
-	if err == nil {
-		return nil
+	if err == nil || cancelled {
+		return err
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()

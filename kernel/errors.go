@@ -16,9 +16,18 @@ type ApplyError struct {
 	File    string // failing file, when git says
 	Hunk    string // failing hunk header or line, when git says
 	Output  string // git's output
+	// Tree, when set, is the tree the patch was checked against before
+	// any build (the message then leads with the patch and the tree).
+	Tree string
+	// HunkNo and Line place the failing hunk: the HunkNo-th of File's
+	// hunks in the patch, at Line of the old file; 0 when git did not say.
+	HunkNo, Line int
 }
 
 func (e *ApplyError) Error() string {
+	if e.Tree != "" {
+		return e.treeError()
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "patch %s does not apply", e.Patch)
 	if e.Subject != "" {
@@ -31,6 +40,27 @@ func (e *ApplyError) Error() string {
 		}
 	} else if reason := gitReason(e.Output); reason != "" {
 		fmt.Fprintf(&b, ": %s", reason) // e.g. "corrupt patch at line 5"
+	}
+	return b.String()
+}
+
+// treeError: "patches/x.patch: does not apply to tree stock:
+// net/core/skbuff.c: hunk #2 at line 6210: error: patch failed:
+// net/core/skbuff.c:6210".
+func (e *ApplyError) treeError() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: does not apply to tree %s", e.Patch, e.Tree)
+	if e.File != "" {
+		fmt.Fprintf(&b, ": %s", e.File)
+		switch {
+		case e.HunkNo > 0:
+			fmt.Fprintf(&b, ": hunk #%d at line %d", e.HunkNo, e.Line)
+		case e.Hunk != "":
+			fmt.Fprintf(&b, ": %s", e.Hunk)
+		}
+	}
+	if reason := gitReason(e.Output); reason != "" {
+		fmt.Fprintf(&b, ": error: %s", reason)
 	}
 	return b.String()
 }

@@ -284,6 +284,7 @@ func applyError(p Patch, i int, out string) *ApplyError {
 		e.File = m[1]
 		line, _ := strconv.Atoi(m[2])
 		e.Hunk = findHunk(p.Data, m[1], line)
+		e.Line, e.HunkNo = line, hunkNo(p.Data, m[1], line)
 	} else if m := doesNotApply.FindStringSubmatch(out); m != nil {
 		e.File, e.Hunk = m[1], m[2]
 	} else if m := conflict.FindStringSubmatch(out); m != nil {
@@ -307,6 +308,36 @@ func findHunk(data []byte, file string, line int) string {
 		}
 	}
 	return fmt.Sprintf("hunk at line %d", line)
+}
+
+// DiagnoseApply is git apply's verdict on patch p against tree (out is
+// git's output): the file, the hunk and git's own message.
+func DiagnoseApply(p Patch, tree, out string) *ApplyError {
+	e := applyError(p, 0, out)
+	e.Tree = tree
+	return e
+}
+
+// hunkNo is the position (from 1) among file's hunks of the one that
+// starts at line of the old file; 0 if none does.
+func hunkNo(data []byte, file string, line int) int {
+	inFile, n := false, 0
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(l, "+++ ") {
+			inFile = strings.HasSuffix(strings.TrimSpace(l), "/"+file) || strings.TrimSpace(l[4:]) == file
+			continue
+		}
+		if !inFile || !strings.HasPrefix(l, "@@ -") {
+			continue
+		}
+		n++
+		start, _, _ := strings.Cut(strings.TrimPrefix(l, "@@ -"), " ")
+		start, _, _ = strings.Cut(start, ",")
+		if v, err := strconv.Atoi(start); err == nil && v == line {
+			return n
+		}
+	}
+	return 0
 }
 
 // writeTempPatch writes data to a new temporary file and returns its path;

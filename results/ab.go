@@ -227,8 +227,11 @@ func compareTree(run *Run, tree string) TreeAB {
 		}
 		if b.Error != "" {
 			kind := "boot-error"
-			if b.ErrorKind == ErrorKindInfra {
+			switch b.ErrorKind {
+			case ErrorKindInfra:
 				kind = "infra"
+			case ErrorKindCancelled:
+				kind = ErrorKindCancelled
 			}
 			ab.Excluded = append(ab.Excluded, Excluded{Seq: b.Seq, Rep: b.Rep, Role: b.Role, Reason: b.Error, Kind: kind})
 			continue // nothing of a failed boot enters the statistics

@@ -107,7 +107,7 @@ func conclude(run *Run, tr TreeReport) Conclusion {
 	}
 	var baseFail, patchedFail []string
 	for _, b := range run.Boots {
-		if b.Tree != name || b.Error == "" || b.ErrorKind == ErrorKindInfra {
+		if b.Tree != name || b.Error == "" || b.ErrorKind == ErrorKindInfra || b.ErrorKind == ErrorKindCancelled {
 			continue
 		}
 		if b.Role == RolePatched {

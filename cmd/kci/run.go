@@ -63,14 +63,24 @@ func (b *bootFlags) prepare(ctx context.Context, log io.Writer, files ...vmimage
 	}
 	k := &kernel.Artifacts{BzImage: b.kernel}
 	if b.kernel == "" {
+		var ps []kernel.Patch
+		if len(b.patches) > 0 {
+			// Checked before the tree's kernel is built, as kci test does.
+			if ps, err = kernel.LoadSeries(b.patches...); err != nil {
+				return none, job.Usage(err)
+			}
+			ae, err := builder.Applies(ctx, tree, ps)
+			if err == nil && ae != nil {
+				err = ae
+			}
+			if err != nil {
+				return none, job.Classify("--patch", err)
+			}
+		}
 		if k, err = builder.Tree(ctx, tree); err != nil {
 			return none, job.Classify("tree "+tree.Name, err) // kci test's exit codes
 		}
-		if len(b.patches) > 0 {
-			ps, err := kernel.LoadSeries(b.patches...)
-			if err != nil {
-				return none, err
-			}
+		if len(ps) > 0 {
 			if k, err = builder.Patched(ctx, tree, k, ps); err != nil {
 				return none, job.Classify("patched kernel of tree "+tree.Name, err)
 			}
