@@ -13,8 +13,10 @@ all: kci
 deps:
 	@./scripts/install-deps.sh
 
+# -buildvcs=auto: kci --version and run.json name the revision built
+# (GOFLAGS may say -buildvcs=false; a tarball without .git still builds).
 kci:
-	$(GO) build -o bin/kci ./cmd/kci
+	$(GO) build -buildvcs=auto -o bin/kci ./cmd/kci
 
 # The main job: the mission's example patch on the embedded default base.
 demo: deps kci

@@ -12,6 +12,15 @@ import (
 // of one key serialise on a lock file.
 type Cache struct {
 	Root string
+	// Meter, when set, shows the one-time base import (tens of seconds
+	// of tar and git with nothing else to show) as a phase.
+	Meter Meter
+}
+
+// Meter shows a long phase: internal/progress.Meter.
+type Meter interface {
+	Begin(format string, a ...any)
+	End(format string, a ...any)
 }
 
 // DefaultCache is $KCI_CACHE, or ~/.cache/kci, created if missing: on a

@@ -82,6 +82,44 @@ func (c *Cache) importTarball(ctx context.Context, tarball string) (*Source, err
 		return nil, infra("import "+tarball, err)
 	}
 	defer func() { _ = os.RemoveAll(tmp) }() // a leftover scratch dir is harmless
+	end := c.beginImport(tarball, origin)
+	s, err := c.unpackAndCommit(ctx, tarball, origin, tmp, final)
+	end(err)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// importRate is what the base import moved per second of compressed
+// tarball on the reference machine (2 cores): for the announced estimate.
+const importRate = 4 << 20
+
+// beginImport announces the one-time import with an estimate and returns
+// what ends the phase.
+func (c *Cache) beginImport(tarball, origin string) func(error) {
+	if c.Meter == nil {
+		return func(error) {}
+	}
+	est := "~1 min"
+	if st, err := os.Stat(tarball); err == nil {
+		est = fmt.Sprintf("~%d s", max(st.Size()/importRate, 1))
+	}
+	start := time.Now()
+	c.Meter.Begin("importing %s into the cache (one time, %s)", origin, est)
+	return func(err error) {
+		if err != nil {
+			c.Meter.End("failed")
+			return
+		}
+		c.Meter.End("done in %s", time.Since(start).Round(time.Second))
+	}
+}
+
+// unpackAndCommit unpacks tarball in tmp, commits it and publishes it as
+// final.
+func (c *Cache) unpackAndCommit(ctx context.Context, tarball, origin, tmp, final string) (*Source, error) {
+	src := filepath.Join(final, "src")
 	x := command{dir: tmp, timeout: 20 * time.Minute}
 	if _, err := x.run(ctx, "tar", "xf", tarball); err != nil {
 		return nil, infra("import "+tarball, err)

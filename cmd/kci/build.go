@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -75,6 +76,7 @@ func newBuilder(tree string, jobs int) (*job.Builder, *project.Tree, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	cache.Meter = progress.New(os.Stderr) // the one-time base import
 	p, err := project.Load(cache.Root)
 	if err != nil {
 		return nil, nil, job.Usage(err) // kci.yaml is the user's
