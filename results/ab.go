@@ -70,7 +70,13 @@ type Row struct {
 	DeltaPct float64 `json:"delta_pct"`
 	// Shift is the Hodges–Lehmann estimate of patched vs base in percent
 	// with its 95 % distribution-free interval (noisy mode).
-	Shift   Shift   `json:"shift"`
+	Shift Shift `json:"shift"`
+	// Adjusted (noisy mode, a decided row of a family of m) is the same
+	// estimate's interval at 1 − 0.05/m, the level Holm's first step
+	// tests at: "below the smallest effect" is judged on it, as the
+	// 95 % interval would claim more than the family's test does.
+	Adjusted *Shift  `json:"shift_adjusted,omitempty"`
+	AdjConf  float64 `json:"shift_adjusted_conf,omitempty"`
 	P       float64 `json:"p"`     // Mann–Whitney U; NaN in deterministic mode
 	PAdj    float64 `json:"p_adj"` // Holm-adjusted within the row's family
 	Verdict Verdict `json:"verdict"`
@@ -91,6 +97,17 @@ type Row struct {
 	w              welch // deterministic mode's test
 	exact          bool  // deterministic: seeds agree within half an instruction
 	seedsB, seedsP int
+}
+
+// ChangeText is a noisy-mode change in words: the estimate with its
+// interval at the family's level (95 % when there is no family) and the
+// boots behind it.
+func (r Row) ChangeText() string {
+	iv, conf := r.Shift, Confidence
+	if r.Adjusted != nil {
+		iv, conf = *r.Adjusted, r.AdjConf
+	}
+	return fmt.Sprintf("%s %+.1f%% [%+.1f%%, %+.1f%%] at %.1f%% (%d+%d boots)", r.Verdict, r.Effect(), iv.Lo, iv.Hi, conf*100, r.Base.N, r.Patched.N)
 }
 
 // Effect is the row's change in percent that its interval (Shift) is
@@ -314,9 +331,11 @@ func decideNoisy(ab *TreeAB) {
 		}
 	}
 	ab.Family = len(fam)
+	can := decidable(fam)
 	holm(fam)
 	for i := range ab.Variants {
-		decideRow(&ab.Variants[i].Total, len(fam), ab.MinEffectPct)
+		r := &ab.Variants[i].Total
+		decideRow(r, len(fam), ab.MinEffectPct, can[r])
 	}
 	for i := range ab.Variants {
 		v := &ab.Variants[i]
@@ -341,10 +360,11 @@ func decideNoisy(ab *TreeAB) {
 				progs = append(progs, p)
 			}
 		}
+		canP := decidable(progs)
 		holm(progs)
 		for j := range v.Programs {
 			p := &v.Programs[j]
-			decideRow(p, len(progs), ab.MinEffectPct)
+			decideRow(p, len(progs), ab.MinEffectPct, canP[p])
 			if p.Verdict != NotComparable {
 				p.Note = NoteSecondary
 			}
@@ -368,10 +388,11 @@ func holm(rows []*Row) {
 }
 
 // decideRow gives a row of a Holm family of m its verdict: cannot decide
-// when these sample sizes cannot reach significance in such a family at
-// all; else slower or faster when the adjusted p is significant (InNoise
-// when the whole interval lies within ± minEffect); else no change.
-func decideRow(r *Row, m int, minEffect float64) {
+// when its sample sizes cannot reach significance in the family (can,
+// see decidable); else slower or faster when the adjusted p is
+// significant (InNoise when the whole family-adjusted interval lies
+// within ± minEffect); else no change.
+func decideRow(r *Row, m int, minEffect float64, can bool) {
 	if r.Verdict == NotComparable {
 		r.PAdj = math.NaN()
 		return
@@ -380,7 +401,7 @@ func decideRow(r *Row, m int, minEffect float64) {
 		r.Verdict, r.PAdj = NoChange, math.NaN()
 		return
 	}
-	if !detectable(r.Base.N, r.Patched.N, m) {
+	if !can {
 		r.Verdict, r.Need = TooFew, max(bootsNeeded(m), r.Base.N+1, r.Patched.N+1)
 		return
 	}
@@ -396,7 +417,10 @@ func decideRow(r *Row, m int, minEffect float64) {
 		r.Verdict = Faster
 	}
 	if r.Verdict == Slower || r.Verdict == Faster {
-		r.InNoise = r.Shift.Within(minEffect)
+		conf := 1 - alpha/float64(max(m, 1))
+		adj := hodgesLehmann(r.Base.Values, r.Patched.Values, conf)
+		r.Adjusted, r.AdjConf = &adj, conf
+		r.InNoise = adj.Within(minEffect)
 	}
 }
 
@@ -471,7 +495,7 @@ func pairStats(name string, base, patched []float64) Row {
 func CompareSamples(name string, base, patched []float64) Row {
 	r := pairStats(name, base, patched)
 	r.PAdj = r.P
-	decideRow(&r, 1, DefaultMinEffectPct)
+	decideRow(&r, 1, DefaultMinEffectPct, detectable(len(base), len(patched), 1))
 	return r
 }
 

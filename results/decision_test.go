@@ -393,13 +393,20 @@ func TestFailOnRegressionFollowsConclusion(t *testing.T) {
 // one variant at 3 % CV must be detected most of the time, and a null
 // patch must rarely be flagged. The claim can come out both ways.
 func TestPowerAtDefaults(t *testing.T) {
+	// kci.yaml's default variants: 7.
 	vars := []varSpec{
 		{"cnt", []string{"cnt_ingress", "cnt_egress"}},
+		{"hash", []string{"hash_write", "hash_read", "hash_consume"}},
+		{"lru", []string{"lru_write", "lru_read", "lru_consume"}},
+		{"ext", []string{"ext_write", "ext_read", "ext_free"}},
 		{"gtp", []string{"gtp_write", "gtp_read", "gtp_skb_free"}},
 		{"gtpchurn", []string{"gtp_write", "gtp_read", "gtp_skb_free"}},
 		{"gtplru", []string{"gtplru_write", "gtplru_read", "gtplru_skb_free"}},
 	}
-	const sims = 200
+	sims := 400
+	if testing.Short() {
+		sims = 200
+	}
 	sim := func(seed uint64, shift, cvPct float64) (hit, falseFlag, failed bool) {
 		rng := rand.New(rand.NewPCG(seed, 77))
 		noise := map[string]float64{}
@@ -426,7 +433,7 @@ func TestPowerAtDefaults(t *testing.T) {
 	}
 	rate := func(shift, cv float64) (power, fwer, fail float64) {
 		var h, f, x int
-		for s := uint64(0); s < sims; s++ {
+		for s := uint64(0); s < uint64(sims); s++ {
 			hit, ff, failed := sim(s+uint64(shift*1e4)+uint64(cv*1e2)*1000, shift, cv)
 			if hit {
 				h++
@@ -438,12 +445,12 @@ func TestPowerAtDefaults(t *testing.T) {
 				x++
 			}
 		}
-		return float64(h) / sims, float64(f) / sims, float64(x) / sims
+		return float64(h) / float64(sims), float64(f) / float64(sims), float64(x) / float64(sims)
 	}
 	p10, f10, fail10 := rate(0.10, 3)
 	_, f0, fail0 := rate(0, 3)
 	p5, _, _ := rate(0.05, 3)
-	t.Logf("6+6 boots, 4 variants, CV 3%%: +10%% detected %.0f%% (failure %.0f%%), other variants flagged %.1f%%; null: flagged %.1f%%, failure %.1f%%; +5%% detected %.0f%%",
+	t.Logf("6+6 boots, 7 variants, CV 3%%: +10%% detected %.0f%% (failure %.0f%%), other variants flagged %.1f%%; null: flagged %.1f%%, failure %.1f%%; +5%% detected %.0f%%",
 		p10*100, fail10*100, f10*100, f0*100, fail0*100, p5*100)
 	if p10 < 0.8 {
 		t.Errorf("a 10%% shift at 3%% CV is detected in %.0f%% of runs at the defaults, want most (>= 80%%)", p10*100)
@@ -467,12 +474,12 @@ func TestPowerAtDefaults(t *testing.T) {
 	}
 	count := func(shift, sd float64) float64 {
 		n := 0
-		for s := uint64(0); s < sims; s++ {
+		for s := uint64(0); s < uint64(sims); s++ {
 			if det(s, shift, sd) {
 				n++
 			}
 		}
-		return float64(n) / sims
+		return float64(n) / float64(sims)
 	}
 	d1, d0 := count(0.01, 0.05), count(0, 0.05)
 	dw1, dw0 := count(0.01, 0.8), count(0, 0.8)

@@ -11,7 +11,7 @@ func TestHolmKeepsStrongAndDropsChanceFindings(t *testing.T) {
 	fam := []*Row{a, w, r, b, x, y}
 	holm(fam)
 	for _, rr := range fam {
-		decideRow(rr, len(fam), DefaultMinEffectPct)
+		decideRow(rr, len(fam), DefaultMinEffectPct, true)
 	}
 	// m = 6: 0.002*6 = 0.012 stays significant; 0.03*5 and 0.04*4 do not.
 	if a.Verdict != Slower || a.PAdj != 0.012 {

@@ -75,6 +75,39 @@ func detectable(n1, n2, m int) bool {
 	return minP(n1, n2)*float64(max(m, 1)) <= alpha
 }
 
+// decidable reports, for each row of a Holm family, whether its sample
+// sizes can reach significance at all given the other rows': Holm
+// rejects in order of p, the k-th at alpha/(m−k+1), so a row can pass
+// once every row that could come before it passes. The rows that can go
+// first are the others in order of their smallest possible p, as long as
+// each clears its step; the row then needs its own smallest p to clear
+// the next step. (8+8 and 4+4 boots: the 8+8 row can go first at 0.025,
+// and the 4+4 row's 0.029 then clears 0.05.)
+func decidable(fam []*Row) map[*Row]bool {
+	m := len(fam)
+	best := make(map[*Row]float64, m)
+	order := append([]*Row(nil), fam...)
+	for _, r := range fam {
+		best[r] = minP(r.Base.N, r.Patched.N)
+	}
+	sort.SliceStable(order, func(i, j int) bool { return best[order[i]] < best[order[j]] })
+	out := make(map[*Row]bool, m)
+	for _, r := range fam {
+		k := 0
+		for _, o := range order {
+			if o == r {
+				continue
+			}
+			if best[o] > alpha/float64(m-k) {
+				break
+			}
+			k++
+		}
+		out[r] = best[r] <= alpha/float64(m-k)
+	}
+	return out
+}
+
 // bootsNeeded is the smallest number of boots per kernel (equal on both
 // sides) at which a Holm-corrected family of m comparisons can reach
 // significance at all (complete separation). Real differences that do not

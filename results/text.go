@@ -355,6 +355,9 @@ func detVerdictText(r Row, _ float64) string { return r.DetText() }
 
 func verdictText(r Row, minEffect float64) string {
 	s := string(r.Verdict)
+	if (r.Verdict == Slower || r.Verdict == Faster) && r.Adjusted != nil {
+		s = r.ChangeText()
+	}
 	switch {
 	case r.Note == NoteNotExamined:
 		return "not examined"
