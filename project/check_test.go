@@ -22,7 +22,7 @@ func TestParseNamesFileLineAndKey(t *testing.T) {
 		{head + "vm:\n  accel: hvf\n", `kci.yaml:4: vm.accel: vm: accelerator "hvf"`},
 		{head + "vm:\n  clock: wall\n", `kci.yaml:4: vm.clock:`},
 		{head + "vm:\n  pin: x-y\n", `kci.yaml:4: vm.pin:`},
-		{head + "bench:\n  variants: [cnt, nosuch]\n", `kci.yaml:4: bench.variants[1]: unknown variant "nosuch" (known: cnt, ext, gtp, gtpchurn, gtplru, hash, lru)`},
+		{head + "bench:\n  variants: [cnt, nosuch]\n", `kci.yaml:4: bench.variants[1]: unknown variant "nosuch" (known: none, cnt, ext, gtp, gtpchurn, gtplru, hash, lru)`},
 		{head + "bench:\n  variants: [cnt,\n    cnt]\n", `kci.yaml:5: bench.variants[1]: variant "cnt" named twice`},
 		{head + "bench:\n  window: soon\n", `kci.yaml:4: bench.window: "soon" is not a duration`},
 		{head + "bench:\n  window: -1s\n", `kci.yaml:4: bench.window: -1s: must not be negative`},

@@ -46,7 +46,7 @@ func TestUsageErrorsExit64(t *testing.T) {
 		{[]string{"test", "--parallel", "0", patch}, "--parallel 0: want 1 or more"},
 		{[]string{"test", "--memory", "2X", patch}, `--memory "2X": want a size such as 2G`},
 		{[]string{"test", "--memory", "32M", patch}, "--memory 32M: want 64M or more"},
-		{[]string{"test", "--variants", "nosuch", patch}, `--variants: unknown variant "nosuch" (known: cnt, ext, gtp, gtpchurn, gtplru, hash, lru)`},
+		{[]string{"test", "--variants", "nosuch", patch}, `--variants: unknown variant "nosuch" (known: none, cnt, ext, gtp, gtpchurn, gtplru, hash, lru)`},
 		{[]string{"series", "--variants", "cnt,nosuch", patch}, `unknown variant "nosuch"`},
 		{[]string{"profile", "--variants", "nosuch", patch}, `unknown variant "nosuch"`},
 		{[]string{"test", "--out", old, patch}, "holds a run old00001"},

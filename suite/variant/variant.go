@@ -12,7 +12,7 @@ import (
 )
 
 // Names are the variants, in the order the guest runs them.
-var Names = []string{"cnt", "ext", "gtp", "gtpchurn", "gtplru", "hash", "lru"}
+var Names = []string{"none", "cnt", "ext", "gtp", "gtpchurn", "gtplru", "hash", "lru"}
 
 // Base is the variant a name means: "cnt", or the host's
 // "<tree>-<variant>" form (gtp-gtpchurn) for its last part; "" if none.

@@ -13,7 +13,7 @@ func TestCheck(t *testing.T) {
 	}
 	for _, n := range []string{"nosuch", "", "gtp-", "cnt2"} {
 		err := Check(n)
-		if err == nil || !strings.Contains(err.Error(), "known: cnt, ext, gtp, gtpchurn, gtplru, hash, lru") {
+		if err == nil || !strings.Contains(err.Error(), "known: none, cnt, ext, gtp, gtpchurn, gtplru, hash, lru") {
 			t.Errorf("Check(%q) = %v, want an error listing the known variants", n, err)
 		}
 	}
