@@ -131,3 +131,22 @@ func dropCost(cs []ProgCost, name string) []ProgCost {
 	}
 	return out
 }
+
+// withBaselineOf adds the tree's baseline variant to the variants a later
+// look boots again: their marginal rows need it in every boot.
+func withBaselineOf(ab TreeAB, variants []string) []string {
+	if len(variants) == 0 {
+		return variants
+	}
+	for _, v := range variants {
+		if isBaseline(v) {
+			return variants
+		}
+	}
+	for _, v := range ab.Variants {
+		if isBaseline(v.Variant) {
+			return append([]string{v.Variant}, variants...)
+		}
+	}
+	return variants
+}

@@ -131,3 +131,22 @@ func TestBuildBench(t *testing.T) {
 		}
 	}
 }
+
+// TestLaterLooksKeepTheBaseline: a variant booted again for undecided
+// rows takes the baseline along, or its marginal row would lose its
+// samples.
+func TestLaterLooksKeepTheBaseline(t *testing.T) {
+	ab := TreeAB{Variants: []VariantAB{{Variant: "none"}, {Variant: "ext"}, {Variant: "cnt"}}}
+	if got := withBaselineOf(ab, []string{"ext"}); strings.Join(got, ",") != "none,ext" {
+		t.Errorf("withBaselineOf(ext) = %v, want none,ext", got)
+	}
+	if got := withBaselineOf(ab, []string{"none", "cnt"}); strings.Join(got, ",") != "none,cnt" {
+		t.Errorf("withBaselineOf(none,cnt) = %v", got)
+	}
+	if got := withBaselineOf(ab, nil); got != nil {
+		t.Errorf("nothing undecided: %v, want nothing to boot", got)
+	}
+	if got := withBaselineOf(TreeAB{Variants: []VariantAB{{Variant: "ext"}}}, []string{"ext"}); strings.Join(got, ",") != "ext" {
+		t.Errorf("a run without a baseline: %v", got)
+	}
+}

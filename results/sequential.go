@@ -37,6 +37,7 @@ func NeedMore(run *Run) map[string][]string {
 				}
 			}
 		}
+		out[t] = withBaselineOf(ab, out[t])
 	}
 	return out
 }
