@@ -59,6 +59,7 @@ func BuildBench(runs ...*Run) BenchTable {
 	var order []string
 	values := map[string]map[string]map[string]float64{} // variant → row → set → ns/pkt
 	icount := true
+	seen := map[string]bool{} // tree/label
 	for _, r := range runs {
 		icount = icount && r.ClockMode("") == ClockICount
 		for _, b := range sortedBoots(r) {
@@ -69,6 +70,11 @@ func BuildBench(runs ...*Run) BenchTable {
 			if b.Seed == 0 {
 				label = fmt.Sprintf("rep-%d", b.Rep)
 			}
+			if seen[b.Tree+"/"+label] {
+				// The same seed again (kci test --seed): a column per boot.
+				label = fmt.Sprintf("%s/rep-%d", label, b.Rep)
+			}
+			seen[b.Tree+"/"+label] = true
 			if b.Error != "" {
 				bt.Excluded = append(bt.Excluded, fmt.Sprintf("%s %s: boot failed: %s", label, b.Tree, b.Error))
 				continue

@@ -150,3 +150,20 @@ func TestLaterLooksKeepTheBaseline(t *testing.T) {
 		t.Errorf("a run without a baseline: %v", got)
 	}
 }
+
+// TestBuildBenchSameSeed: kci test --seed boots one seed again and again;
+// each boot keeps its own column, so identical boots show as identical.
+func TestBuildBenchSameSeed(t *testing.T) {
+	run := &Run{}
+	for rep := 1; rep <= 3; rep++ {
+		run.Boots = append(run.Boots, Boot{Seq: rep, Tree: "gtp", Role: RoleBase, Rep: rep, Seed: 1, Clock: ClockICount,
+			Variants: []VariantResult{costVariant("none", 4_000_000, 0, 10_000), costVariant("gtp", 8_000_000, 900_000, 10_000)}})
+	}
+	bt := BuildBench(run)
+	if strings.Join(bt.Agg.Sets, ",") != "seed-1,seed-1/rep-2,seed-1/rep-3" {
+		t.Fatalf("sets = %v", bt.Agg.Sets)
+	}
+	if p := bt.Paths[1][0]; p.Name != WholePathRow || len(p.Values) != 3 || p.Spread != 0 || p.Mean != 800 {
+		t.Errorf("gtp whole-path = %+v, want 800 in each of 3 columns", p)
+	}
+}
