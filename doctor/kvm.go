@@ -96,7 +96,7 @@ func verdictCheck(v vm.Verdict, ok bool, file string) Check {
 			"(bare metal, a VM with nested virtualisation, GitHub's Linux runners)"
 	case v.Case == vm.CaseNoAgent:
 		c.Detail = v.Reason + "; " + tcgCost
-		c.Fix = "watch the guest's console: kci shell --accel kvm --kernel BZIMAGE (an empty console: this host's KVM does not run stock kernels)" + reprobe
+		c.Fix = "watch the guest's console: kci shell --accel kvm --kernel BZIMAGE (no kernel output at all: this host's KVM does not run stock kernels)" + reprobe
 	case v.Case == vm.CaseQEMUFails:
 		c.Detail = v.Reason + "; " + tcgCost
 		c.Fix = "QEMU's message says why: try another QEMU build, or keep TCG (--accel tcg)" + reprobe

@@ -97,8 +97,12 @@ func fakeQEMU(scenario string, args []string) int {
 		time.Sleep(time.Hour)
 		return 0
 	}
-	if scenario == "silent" {
+	switch scenario {
+	case "silent":
 		return forever() // a guest that prints nothing at all
+	case "firmware-only":
+		con("SeaBIOS (version 1.16.2-debian-1.16.2-1)", "Booting from ROM...")
+		return forever() // the kernel never says a word (kvm_pvm)
 	}
 	con("[    0.000000] Linux version 6.12.0-fake", "[    0.300000] Run /init as init process")
 	switch scenario {

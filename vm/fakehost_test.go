@@ -19,8 +19,8 @@ import (
 //	           kvm_buf_set_msrs assertion (GitHub's runners since Feb
 //	           2026); host,-arch-capabilities boots
 //	host-pvm   kvm_pvm: -cpu host dies the same way; without
-//	           arch-capabilities QEMU starts but a stock kernel prints
-//	           nothing, ever
+//	           arch-capabilities QEMU starts, SeaBIOS prints "Booting
+//	           from ROM..." and a stock kernel nothing, ever
 //	host-msr-other  -cpu host dies on an MSR kci knows no feature for
 //	silent     QEMU starts, the guest prints nothing (any accelerator)
 //
@@ -55,7 +55,7 @@ func fakeHost(scenario string, args []string) (next string, code int, exited boo
 	case archCaps:
 		return msrDeath("0x10a")
 	case scenario == "host-pvm":
-		return "silent", 0, false
+		return "firmware-only", 0, false
 	}
 	return "ok", 0, false
 }
@@ -150,8 +150,9 @@ func TestProbeMSRHost(t *testing.T) {
 }
 
 // A kvm_pvm host is named without a single boot: its KVM runs no kernel
-// kci builds, and the probe's budget is not spent finding that out. Both
-// ways of seeing the module count.
+// kci builds, and the probe's budget is not spent finding that out (what
+// the probe would find is TestProbePVMUnseen). Both ways of seeing the
+// module count.
 func TestProbePVMHost(t *testing.T) {
 	for _, where := range []string{"sys", "proc"} {
 		cfg, log := playHost(t, "host-pvm", where == "sys")
@@ -161,7 +162,10 @@ func TestProbePVMHost(t *testing.T) {
 			os.WriteFile(p, []byte("kvm_pvm 151552 0 - Live 0x0000000000000000\nkvm 1331200 1 kvm_pvm, Live 0x0\n"), 0o644)
 		}
 		start := time.Now()
-		v := probe(t, cfg)
+		v, err := Resolve(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if v.Accel != AccelTCG || v.Case != CasePVM || !strings.Contains(v.Reason, "PVM: runs only PVM guest kernels") {
 			t.Errorf("%s: verdict %+v, want tcg naming PVM", where, v)
 		}
@@ -174,13 +178,14 @@ func TestProbePVMHost(t *testing.T) {
 	}
 }
 
-// The same host when kci cannot see the module (another name, a
-// container without /sys/module): the MSR retry starts QEMU, the guest
-// prints nothing, and the verdict says so within the probe's budget.
+// The same host probed by boot, as when kci cannot see the module
+// (another name, a container without /sys/module): the MSR retry starts
+// QEMU, the guest prints nothing, and the verdict says so within the
+// probe's budget.
 func TestProbePVMUnseen(t *testing.T) {
 	cfg, log := playHost(t, "host-pvm", false)
 	v := probe(t, cfg)
-	if v.Accel != AccelTCG || v.Case != CaseNoAgent || !strings.Contains(v.Reason, "printed nothing") ||
+	if v.Accel != AccelTCG || v.Case != CaseNoAgent || !strings.Contains(v.Reason, `the kernel printed nothing (the console ends with the firmware's "Booting from ROM...")`) ||
 		!strings.Contains(v.Reason, "-cpu host,-arch-capabilities") {
 		t.Errorf("verdict %+v, want tcg: the guest (-cpu host,-arch-capabilities) printed nothing", v)
 	}
@@ -193,7 +198,7 @@ func TestProbePVMUnseen(t *testing.T) {
 func TestProbeSilentGuest(t *testing.T) {
 	cfg, log := playHost(t, "silent", false)
 	v := probe(t, cfg)
-	if v.Accel != AccelTCG || v.Case != CaseNoAgent || !strings.Contains(v.Reason, "its console printed nothing") {
+	if v.Accel != AccelTCG || v.Case != CaseNoAgent || !strings.Contains(v.Reason, "the kernel printed nothing (the console stayed empty)") {
 		t.Errorf("verdict %+v", v)
 	}
 	if s := starts(t, log); len(s) != 1 || s[0] != "kvm host" {
@@ -285,5 +290,19 @@ func TestRunKVMRequested(t *testing.T) {
 	}
 	if s := starts(t, log); len(s) != 0 {
 		t.Errorf("QEMU started on a PVM host: %q", s)
+	}
+}
+
+// What a guest that never got ready showed: nothing, the firmware only
+// (SeaBIOS under kvm_pvm), or the kernel's last word.
+func TestConsoleSaid(t *testing.T) {
+	for tail, want := range map[string]string{
+		"": "the kernel printed nothing (the console stayed empty)",
+		"SeaBIOS (version 1.16.2-debian-1.16.2-1)\nBooting from ROM...":                                      `the kernel printed nothing (the console ends with the firmware's "Booting from ROM...")`,
+		"Booting from ROM...\n[    0.000000] Linux version 6.12.0\n[    3.100000] Run /init as init process": "its console ended with: [    3.100000] Run /init as init process",
+	} {
+		if got := consoleSaid(tail); got != want {
+			t.Errorf("consoleSaid(%q) = %q, want %q", tail, got, want)
+		}
 	}
 }

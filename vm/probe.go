@@ -106,15 +106,13 @@ func bootKVM(ctx context.Context, cfg Config, res *Result, onEvent func(event.Ev
 
 // ProbeKVM boots cfg's kernel and initramfs under KVM, bounded by
 // ProbeTimeout, and reports whether the agent got ready and with which
-// -cpu model. A PVM host is named without a boot: its KVM runs no kernel
-// kci builds. conclusive is false when the boot failed for a reason that
-// says nothing about KVM (the kernel crashed, QEMU could not start); the
-// verdict is TCG then, but not worth remembering.
+// -cpu model. It boots whatever the host: Resolve names a PVM host
+// without calling it, since that KVM runs no kernel kci builds.
+// conclusive is false when the boot failed for a reason that says nothing
+// about KVM (the kernel crashed, QEMU could not start); the verdict is
+// TCG then, but not worth remembering.
 func ProbeKVM(ctx context.Context, cfg Config) (v Verdict, conclusive bool, err error) {
 	now := time.Now().UTC()
-	if IsPVM(hostRoot) {
-		return Verdict{Probe: probeVersion, Accel: AccelTCG, Case: CasePVM, Reason: PVMReason, Time: now}, true, nil
-	}
 	cfg = cfg.withDefaults()
 	cfg.Accel, cfg.Interactive, cfg.Console, cfg.Pin = AccelKVM, false, nil, nil
 	cfg.BootTimeout = ProbeTimeout
@@ -157,15 +155,23 @@ func ProbeKVM(ctx context.Context, cfg Config) (v Verdict, conclusive bool, err 
 	}
 }
 
-// consoleSaid sums up a console tail for a guest that never got ready: a
-// PVM-like host prints nothing at all, a slow or broken guest something.
+// consoleSaid sums up a console tail for a guest that never got ready. A
+// PVM host's guest shows the firmware's lines and not one of the kernel's;
+// a slow or broken guest shows its last message.
 func consoleSaid(tail string) string {
 	tail = strings.TrimSpace(tail)
-	if tail == "" {
-		return "its console printed nothing"
+	switch {
+	case tail == "":
+		return "the kernel printed nothing (the console stayed empty)"
+	case !kernelLine.MatchString(tail):
+		return fmt.Sprintf("the kernel printed nothing (the console ends with the firmware's %q)", lines.Last(tail, 1))
 	}
 	return "its console ended with: " + lines.Last(tail, 1)
 }
+
+// kernelLine is a line only the kernel prints: a printk timestamp or its
+// banner.
+var kernelLine = regexp.MustCompile(`(?m)^\[\s*\d+\.\d+\]|Linux version `)
 
 // errorLine picks QEMU's first "error" line from a message carrying its
 // stderr, else the last line.
