@@ -257,7 +257,7 @@ func (st *SeriesTester) tree(ctx context.Context, tr *project.Tree, patches []ke
 				return err
 			}
 			logf("kci: accelerator %s: %s", accel, why)
-			rep.Accel = accel
+			rep.Accel, rep.AccelReason = accel, why
 			if o.BenchFor != nil {
 				o.Bench = o.BenchFor(accel)
 			}
@@ -284,6 +284,9 @@ func (st *SeriesTester) tree(ctx context.Context, tr *project.Tree, patches []ke
 		if res != nil {
 			if res.Clock != "" && rep.Clock == "" {
 				rep.Clock = res.Clock
+			}
+			if res.CPU != "" && rep.GuestCPU == "" {
+				rep.GuestCPU, rep.GuestCPUReason = res.CPU, res.CPUReason
 			}
 			pb.Cache = res.Cache
 			for _, c := range res.Cells {

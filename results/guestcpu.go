@@ -1,5 +1,7 @@
 package results
 
+import "strings"
+
 // guestCPU names, for the host line of every report, why the run got its
 // accelerator (unless requested) and QEMU's -cpu model with why it is not
 // the accelerator's default: on a runner whose KVM refuses
@@ -17,4 +19,22 @@ func guestCPU(h Host) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// seriesMachine is the series reports' line naming the accelerator and
+// QEMU's -cpu model, with why ("" when the record has neither).
+func seriesMachine(s *Series, md bool) string {
+	var parts []string
+	if s.Accel != "" {
+		parts = append(parts, "accel "+s.Accel)
+	}
+	parts = append(parts, guestCPU(Host{AccelReason: s.AccelReason, GuestCPU: s.GuestCPU, GuestCPUReason: s.GuestCPUReason})...)
+	if len(parts) == 0 {
+		return ""
+	}
+	line := "machine: " + strings.Join(parts, " · ")
+	if md {
+		return mdText(line) + "\n\n"
+	}
+	return line + "\n\n"
 }

@@ -44,6 +44,12 @@ type Series struct {
 	// Incomplete says the run stopped early (interrupt, machine fault).
 	Incomplete       bool   `json:"incomplete,omitempty"`
 	IncompleteReason string `json:"incomplete_reason,omitempty"`
+
+	// AccelReason, GuestCPU and GuestCPUReason are Host's: why the
+	// accelerator, and QEMU's -cpu model with why it is not the default.
+	AccelReason    string `json:"accel_reason,omitempty"`
+	GuestCPU       string `json:"guest_cpu,omitempty"`
+	GuestCPUReason string `json:"guest_cpu_reason,omitempty"`
 }
 
 // SeriesTree is the series checked patch by patch on one tree.
@@ -354,6 +360,7 @@ func perfCell(index int, ps []ProgDelta) string {
 // the patches behind performance changes.
 func SeriesText(w io.Writer, s *Series) error {
 	var b strings.Builder
+	b.WriteString(seriesMachine(s, false))
 	for _, t := range s.Trees {
 		fmt.Fprintf(&b, "Series on tree %s", t.Tree)
 		if t.Base != "" {
@@ -432,6 +439,7 @@ func findings(t SeriesTree) []string {
 func SeriesMarkdown(s *Series) string {
 	var b strings.Builder
 	b.WriteString("## kci series: patch by patch\n\n")
+	b.WriteString(seriesMachine(s, true))
 	for _, t := range s.Trees {
 		b.WriteString(seriesTreeMarkdown(t))
 	}
@@ -446,6 +454,7 @@ func SeriesMarkdown(s *Series) string {
 func SeriesTreeMarkdown(s *Series, tree string) string {
 	var b strings.Builder
 	b.WriteString("## kci series: patch by patch\n\n")
+	b.WriteString(seriesMachine(s, true))
 	for _, t := range s.Trees {
 		if t.Tree == tree {
 			b.WriteString(seriesTreeMarkdown(t))
