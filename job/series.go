@@ -530,16 +530,26 @@ func (st *SeriesTester) tree(ctx context.Context, tr *project.Tree, patches []ke
 			}
 			thr := func(key string) float64 { return math.Max(minPct, spread[key]) }
 			var steps []PerfStep
-			if err == nil && o.Each {
+			// Deterministic: every prefix over seriesSeeds seeds, each
+			// step through kci test's test (results.LocateSeries).
+			seeded, family := err == nil && rep.Clock == results.ClockICount, 0
+			if seeded {
+				var located []results.Located
+				located, family, err = locateSeeded(prefixes, runs, measure, func(k int, seed uint64) (map[string]float64, error) {
+					return bench(k, suite.Plan{Variants: o.Variants}, seed)
+				}, minPct)
+				out.Culprits = culpritsOf(located, n, minPct, func(k int) string { return patches[k-1].Subject })
+			}
+			if err == nil && o.Each && !seeded {
 				for _, k := range prefixes {
 					if _, err = measure(k); err != nil {
 						break
 					}
 				}
 			}
-			if err == nil && o.Each {
+			if err == nil && o.Each && !seeded {
 				steps = AdjacentSteps(prefixes, perf, thr)
-			} else if err == nil {
+			} else if err == nil && !seeded {
 				steps, err = LocatePerf(prefixes, measure, thr)
 			}
 			if err != nil {
@@ -571,6 +581,13 @@ func (st *SeriesTester) tree(ctx context.Context, tr *project.Tree, patches []ke
 			how := "binary search over prefixes"
 			if o.Each {
 				how = "every prefix measured"
+			}
+			if out.PerfNote == "" && seeded {
+				out.PerfNote = fmt.Sprintf("every prefix measured over seeds 1–%d; each step and the whole series tested (Welch t over per-seed values, Holm over %d tests at %.0f %% family-wise, >= %.1f %% and %g instruction-time ns), %d bench boot(s)",
+					seriesSeeds, family, results.DetAlpha*100, minPct, results.ResolutionNs, boots)
+				if len(out.Culprits) == 0 {
+					out.PerfNote = "no program changed at the family's level: " + out.PerfNote
+				}
 			}
 			if out.PerfNote == "" {
 				out.PerfNote = fmt.Sprintf("%s, threshold max(%.1f %%, each program's spread over seeds 1–%d of the tree kernel), %d bench boot(s) (%s)",

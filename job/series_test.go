@@ -300,8 +300,8 @@ func writeDiffs(t *testing.T, n int) string {
 
 // TestSeriesPerfBisect: 3 patches, only patch 2 adds work to gtp_write;
 // gtp_read moves 1 % at patch 1, less than its 3.5 % spread over seeds on
-// the tree kernel. Binary search names patch 2 and only patch 2, in 2
-// bench boots beyond the whole series and the tree kernel's 3 seeds.
+// the tree kernel. Under icount every prefix is measured over 6 seeds and
+// each step tested: patch 2 and only patch 2 is named.
 func TestSeriesPerfBisect(t *testing.T) {
 	b := &fakeSeriesBuilder{treeLog: filepath.Join(warnDir, "0-tree.log")}
 	boot := &fakeSeriesBooter{perf: map[string]float64{"tree": 400, "prefix-1": 400, "prefix-2": 204, "prefix-3": 204},
@@ -318,23 +318,28 @@ func TestSeriesPerfBisect(t *testing.T) {
 		t.Fatalf("culprits %+v, want patch 2 only", tr.Culprits)
 	}
 	c := tr.Culprits[0]
-	if c.Patch != 2 || c.Key != "gtp-gtp/gtp_write" || c.Unit != "instruction-time" || c.Share != 100 || c.ThrPct != 0.5 {
+	if c.Patch != 2 || c.Key != "gtp-gtp/gtp_write" || c.Unit != "instruction-time" || c.Share != 100 || c.Seeds != 6 || c.From != 0 {
 		t.Errorf("culprit %+v", c)
 	}
-	if want := "patch 2/3 ‹gtp: step 2 of the fake series›: gtp-gtp/gtp_write −49 % (instruction-time, threshold 0.5 %"; !strings.Contains(txt, want) {
+	if want := "patch 2/3 ‹gtp: step 2 of the fake series›: gtp-gtp/gtp_write −49 % [−49 %, −49 %] (instruction-time, 6 seeds per prefix)"; !strings.Contains(txt, want) {
 		t.Errorf("text lacks %q:\n%s", want, txt)
 	}
-	// Validation boots, then the tree kernel with seeds 1-3, the whole
-	// series, and the midpoints 1 and 2; every boot but two is seed 1.
-	want := []string{"tree", "prefix-1", "prefix-2", "prefix-3",
-		"tree+bench", "tree+bench seed 2", "tree+bench seed 3", "prefix-3+bench", "prefix-1+bench", "prefix-2+bench"}
+	// Validation boots, then every prefix with seeds 1-6 (the tree's
+	// seeds 2 and 3 are its spread runs).
+	want := []string{"tree", "prefix-1", "prefix-2", "prefix-3"}
+	for _, k := range []string{"tree", "prefix-1", "prefix-2", "prefix-3"} {
+		want = append(want, k+"+bench")
+		for seed := 2; seed <= 6; seed++ {
+			want = append(want, fmt.Sprintf("%s+bench seed %d", k, seed))
+		}
+	}
 	if !reflect.DeepEqual(boot.boots, want) {
 		t.Errorf("boots %v, want %v", boot.boots, want)
 	}
-	if tr.PerfBoots != 6 {
-		t.Errorf("perf boots %d, want 6 (4 prefixes + 2 extra seeds)", tr.PerfBoots)
+	if tr.PerfBoots != 24 {
+		t.Errorf("perf boots %d, want 24 (4 prefixes × 6 seeds)", tr.PerfBoots)
 	}
-	if want := "binary search over prefixes, threshold max(0.5 %, each program's spread over seeds 1–3 of the tree kernel), 6 bench boot(s)"; !strings.HasPrefix(tr.PerfNote, want) {
+	if want := "every prefix measured over seeds 1–6; each step and the whole series tested"; !strings.HasPrefix(tr.PerfNote, want) {
 		t.Errorf("perf note %q, want it to start %q", tr.PerfNote, want)
 	}
 	if tr.Patches[1].Perf == nil {
@@ -347,8 +352,15 @@ func TestSeriesPerfEach(t *testing.T) {
 	boot := &fakeSeriesBooter{perf: map[string]float64{"tree": 100, "prefix-1": 150, "prefix-2": 150, "prefix-3": 200}}
 	rep, _, _ := runSeries(t, seriesTester(b, boot), SeriesOptions{
 		Patches: []string{writeDiffs(t, 3)}, Trees: []string{"stock"}, Boot: true, Survival: true, Variants: []string{"gtp"}, Each: true})
-	// --each: one boot per kernel, survival and bench together.
-	if want := []string{"tree+bench", "prefix-1+bench", "prefix-2+bench", "prefix-3+bench", "tree+bench seed 2", "tree+bench seed 3"}; !reflect.DeepEqual(boot.boots, want) {
+	// --each: one boot per kernel, survival and bench together, then
+	// every prefix's seeds 2-6 (the tree's 2 and 3 are its spread runs).
+	want := []string{"tree+bench", "prefix-1+bench", "prefix-2+bench", "prefix-3+bench"}
+	for _, k := range []string{"tree", "prefix-1", "prefix-2", "prefix-3"} {
+		for seed := 2; seed <= 6; seed++ {
+			want = append(want, fmt.Sprintf("%s+bench seed %d", k, seed))
+		}
+	}
+	if !reflect.DeepEqual(boot.boots, want) {
 		t.Errorf("boots %v, want %v", boot.boots, want)
 	}
 	var got []string

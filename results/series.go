@@ -173,9 +173,23 @@ type Culprit struct {
 	// ThrPct is the threshold the change had to exceed: the run's own, or
 	// Key's spread over guest seeds on the tree's kernel when larger.
 	ThrPct float64 `json:"threshold_pct,omitempty"`
+	// Deterministic series, located through the test: From > 0 says no
+	// single patch explains the change, spread over patches From..Patch;
+	// Lo, Hi are the change's 95 % interval over Seeds seeds per prefix.
+	From   int     `json:"from_patch,omitempty"`
+	Lo     float64 `json:"lo_pct,omitempty"`
+	Hi     float64 `json:"hi_pct,omitempty"`
+	Seeds  int     `json:"seeds,omitempty"`
 }
 
 func (c Culprit) String() string {
+	if c.Seeds > 0 {
+		what := fmt.Sprintf("patch %d/%d ‹%s›", c.Patch, c.Of, c.Subject)
+		if c.From > 0 {
+			what = fmt.Sprintf("spread over patches %d..%d/%d (no single patch passes the test)", c.From, c.Patch, c.Of)
+		}
+		return fmt.Sprintf("%s: %s %s [%s, %s] (%s, %d seeds per prefix)", what, c.Key, fmtSignedPct(c.Pct), fmtSignedPct(c.Lo), fmtSignedPct(c.Hi), c.Unit, c.Seeds)
+	}
 	thr := ""
 	if c.ThrPct > 0 {
 		thr = fmt.Sprintf(", threshold %.1f %%", c.ThrPct)
