@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/user"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -55,8 +57,12 @@ func noKVM(err error, flags map[string]bool) Check {
 	virt := flags["vmx"] || flags["svm"]
 	switch {
 	case errors.Is(err, fs.ErrPermission):
-		c.Detail = fmt.Sprintf("/dev/kvm exists (%s) but this user cannot open it; %s", devOwner("/dev/kvm"), tcgCost)
-		c.Fix = "give this user access: sudo usermod -aG kvm $USER and log in again, or (CI runners) a udev rule: " + udevRule
+		owner, group := devOwner("/dev/kvm")
+		c.Detail = fmt.Sprintf("/dev/kvm exists (%s) but this user cannot open it; %s", owner, tcgCost)
+		c.Fix = "give every user access with a udev rule (what CI runners need): " + udevRule
+		if group != "" {
+			c.Fix = "add this user to group " + group + " (sudo usermod -aG " + group + " $USER, then log in again), or " + c.Fix
+		}
 	case !errors.Is(err, fs.ErrNotExist):
 		c.Fix = "/dev/kvm does not answer KVM_GET_API_VERSION: reload the module (sudo modprobe -r kvm_intel && sudo modprobe kvm_intel, or kvm_amd)"
 	case virt:
@@ -132,15 +138,24 @@ func virtName(flags map[string]bool) string {
 	return "VT-x (vmx)"
 }
 
-// devOwner describes a device node's mode and owners, for "cannot open".
-func devOwner(p string) string {
+// devOwner describes a device node's mode and owners, for "cannot open",
+// and names its group when joining it would give read-write access.
+func devOwner(p string) (desc, group string) {
 	fi, err := os.Stat(p)
 	if err != nil {
-		return err.Error()
+		return err.Error(), ""
 	}
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
-		return fi.Mode().String()
+		return fi.Mode().String(), ""
 	}
-	return fmt.Sprintf("mode %s, uid %d, gid %d", fi.Mode().Perm(), st.Uid, st.Gid)
+	name := strconv.FormatUint(uint64(st.Gid), 10)
+	if g, err := user.LookupGroupId(name); err == nil {
+		name = g.Name
+	}
+	desc = fmt.Sprintf("mode %s, uid %d, group %s", fi.Mode().Perm(), st.Uid, name)
+	if st.Gid != 0 && fi.Mode().Perm()&0o060 == 0o060 {
+		group = name
+	}
+	return desc, group
 }
