@@ -205,9 +205,9 @@ func (r *Run) MinEffect() float64 {
 // trees.
 //
 // Deterministic mode (every boot under icount): every row, totals and
-// programs, is a change when the medians differ by at least the smallest
-// effect and by at least ResolutionNs, AND the two sides' observed ranges
-// are apart by more than the wider of them; no p-values.
+// programs, is a Welch test over per-seed values with Holm over every row
+// of every deterministic tree of the run (decide_det.go), and a change
+// must also reach the smallest effect and ResolutionNs.
 //
 // Noisy mode (KVM, --clock host): the variant totals are the primary
 // family (Mann–Whitney U, Holm over the variants); a program is examined

@@ -280,3 +280,16 @@ func spanOf(xs []float64) float64 {
 	}
 	return hi - lo
 }
+
+// DetRule says, for a deterministic table's heading, how its rows were
+// decided, and what the adaptive rule did.
+func (ab TreeAB) DetRule() string {
+	s := fmt.Sprintf("(median of boots; spread = (max − min) / 2 / mean; delta = difference of per-seed means; "+
+		"a change: Welch t over per-seed values, Holm over %d rows of the run at %.0f%% family-wise over %d look(s), "+
+		"and at least ±%.1f%% and %g ns (one instruction); a no change states what it would show with %.0f%% power)",
+		ab.Family, ab.Alpha*100, max(ab.Looks, 1), ab.MinEffectPct, ResolutionNs, PowerLevel*100)
+	if sq := ab.Sequential; sq != nil && sq.Stop != "" {
+		s += fmt.Sprintf("; adaptive seeds: %d of %d looks, %d boots (--max-boots %d): %s", sq.Done, sq.Looks, sq.Boots, sq.MaxBoots, sq.Stop)
+	}
+	return s
+}

@@ -235,9 +235,7 @@ func fmtDuration(d time.Duration) string {
 // decided.
 func perfHeading(ab TreeAB) string {
 	if ab.Deterministic() {
-		return fmt.Sprintf("%s (median of boots; spread = (max − min) / 2 / mean; "+
-			"a change must reach ±%.1f%% and ±%g ns (one instruction) and its two ranges must be apart by more than the wider one; no p-values: the noise they model is not there)",
-			InstructionTimeLabel, ab.MinEffectPct, ResolutionNs)
+		return InstructionTimeLabel + " " + ab.DetRule()
 	}
 	s := fmt.Sprintf("ns/pkt (median of boots; CI at 95%%; CV = boot-to-boot variation; shift = Hodges–Lehmann estimate of patched vs base "+
 		"with its 95%% interval; p = Mann–Whitney U, p adj = Holm over %s, and over a variant's programs only when its total moved; "+
