@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kci-dev/kci/internal/lines"
+	"github.com/kci-dev/kci/internal/version"
 
 	"github.com/kci-dev/kci/internal/progress"
 	"github.com/kci-dev/kci/kernel"
@@ -128,7 +129,7 @@ func (st *SeriesTester) Series(ctx context.Context, o SeriesOptions) (string, *r
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", nil, classify("results", err)
 	}
-	rep := &results.Series{Schema: 1, ID: id, Start: start, Args: o.Args}
+	rep := &results.Series{Schema: 1, ID: id, Start: start, Args: o.Args, KCIVersion: version.String()}
 	finish := func(err error) (string, *results.Series, error) {
 		rep.End = time.Now()
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kci-dev/kci/internal/version"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/project"
 	"github.com/kci-dev/kci/results"
@@ -157,6 +158,9 @@ func runSeries(t *testing.T, st *SeriesTester, o SeriesOptions) (*results.Series
 	disk, lerr := results.LoadSeries(dir)
 	if lerr != nil {
 		t.Fatal(lerr)
+	}
+	if disk.KCIVersion != version.String() || disk.KCIVersion == "" {
+		t.Errorf("series.json kci_version %q, want %q", disk.KCIVersion, version.String())
 	}
 	if !reflect.DeepEqual(disk.Trees, rep.Trees) {
 		t.Errorf("series.json differs from the returned report")

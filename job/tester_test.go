@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kci-dev/kci/internal/version"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/project"
 	"github.com/kci-dev/kci/results"
@@ -80,6 +81,9 @@ func TestTestExitsOKWhenNothingChanged(t *testing.T) {
 	r.want(t, ExitOK, "")
 	if r.run.Incomplete {
 		t.Errorf("finished run marked incomplete: %q", r.run.IncompleteReason)
+	}
+	if r.run.KCIVersion == "" || r.run.KCIVersion != version.String() {
+		t.Errorf("run.json kci_version %q, want %q", r.run.KCIVersion, version.String())
 	}
 	// ABBA: base and patched alternate so drift hits both alike.
 	if got, want := boots.roles(), []string{"base", "patched", "patched", "base"}; !reflect.DeepEqual(got, want) {

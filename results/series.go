@@ -33,14 +33,16 @@ const (
 // Series is a per-patch validation of one series, on every tree it was
 // checked on.
 type Series struct {
-	Schema int          `json:"schema"`
-	ID     string       `json:"id"`
-	Start  time.Time    `json:"start"`
-	End    time.Time    `json:"end,omitzero"`
-	Args   []string     `json:"args,omitempty"`
-	Accel  string       `json:"accel,omitempty"`
-	Clock  string       `json:"clock,omitempty"` // icount: perf deltas are instruction-time, exact
-	Trees  []SeriesTree `json:"trees"`
+	Schema int       `json:"schema"`
+	ID     string    `json:"id"`
+	Start  time.Time `json:"start"`
+	End    time.Time `json:"end,omitzero"`
+	Args   []string  `json:"args,omitempty"`
+	// KCIVersion is the kci that made the run, as in run.json.
+	KCIVersion string       `json:"kci_version,omitempty"`
+	Accel      string       `json:"accel,omitempty"`
+	Clock      string       `json:"clock,omitempty"` // icount: perf deltas are instruction-time, exact
+	Trees      []SeriesTree `json:"trees"`
 	// Incomplete says the run stopped early (interrupt, machine fault).
 	Incomplete       bool   `json:"incomplete,omitempty"`
 	IncompleteReason string `json:"incomplete_reason,omitempty"`
