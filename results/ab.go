@@ -110,6 +110,17 @@ func (r Row) ChangeText() string {
 	return fmt.Sprintf("%s %+.1f%% [%+.1f%%, %+.1f%%] at %.1f%% (%d+%d boots)", r.Verdict, r.Effect(), iv.Lo, iv.Hi, conf*100, r.Base.N, r.Patched.N)
 }
 
+// Backing is what stands behind a change, for lists of changes: its
+// interval (at the family's level in noisy mode, 95 % in deterministic
+// mode) and the boots, "[+0.5%, +1.3%], 10+10 boots".
+func (r Row) Backing() string {
+	iv := r.Shift
+	if r.Adjusted != nil {
+		iv = *r.Adjusted
+	}
+	return fmt.Sprintf("[%+.1f%%, %+.1f%%], %d+%d boots", iv.Lo, iv.Hi, r.Base.N, r.Patched.N)
+}
+
 // Effect is the row's change in percent that its interval (Shift) is
 // about: the Hodges–Lehmann estimate in noisy mode, the difference of
 // per-seed means in deterministic mode; DeltaPct when there is none. The

@@ -122,6 +122,9 @@ func conclude(run *Run, tr TreeReport) Conclusion {
 	for _, v := range ab.Variants {
 		r := v.Total
 		s := fmt.Sprintf("%s %+.1f%%", v.Variant, r.Effect())
+		if r.Verdict == Slower || r.Verdict == Faster {
+			s += " " + r.Backing()
+		}
 		switch {
 		case (r.Verdict == Slower || r.Verdict == Faster) && r.InNoise:
 			noisy = append(noisy, s)
@@ -141,7 +144,7 @@ func conclude(run *Run, tr TreeReport) Conclusion {
 		}
 		for _, p := range v.Programs {
 			if (p.Verdict == Slower || p.Verdict == Faster) && !p.InNoise {
-				progs = append(progs, fmt.Sprintf("%s/%s %s %+.1f%%", v.Variant, p.Name, p.Verdict, p.Effect()))
+				progs = append(progs, fmt.Sprintf("%s/%s %s %+.1f%% %s", v.Variant, p.Name, p.Verdict, p.Effect(), p.Backing()))
 			}
 		}
 		for _, p := range append([]Row{v.Total}, v.Programs...) {
