@@ -36,6 +36,10 @@ Prints where the artifacts are; phase timings are in build.json next to them.`,
 			var ps []kernel.Patch
 			if len(args) > 0 {
 				if ps, err = kernel.LoadSeries(args...); err != nil {
+					return job.Usage(err)
+				}
+				// Before the tree's kernel is built (minutes cold).
+				if err := checkApplies(ctx, b, t, ps); err != nil {
 					return err
 				}
 			}

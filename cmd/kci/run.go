@@ -69,12 +69,8 @@ func (b *bootFlags) prepare(ctx context.Context, log io.Writer, files ...vmimage
 			if ps, err = kernel.LoadSeries(b.patches...); err != nil {
 				return none, job.Usage(err)
 			}
-			ae, err := builder.Applies(ctx, tree, ps)
-			if err == nil && ae != nil {
-				err = ae
-			}
-			if err != nil {
-				return none, job.Classify("--patch", err)
+			if err := checkApplies(ctx, builder, tree, ps); err != nil {
+				return none, err
 			}
 		}
 		if k, err = builder.Tree(ctx, tree); err != nil {

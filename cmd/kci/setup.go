@@ -1,9 +1,12 @@
 package main
 
 import (
+	"context"
 	"os"
 
 	"github.com/kci-dev/kci/job"
+	"github.com/kci-dev/kci/kernel"
+	"github.com/kci-dev/kci/project"
 )
 
 // jobSetup checks what kci test and kci series were given (the patch files
@@ -32,4 +35,15 @@ func jobSetup(patches, trees []string, vmo *vmFlags) (*job.Builder, *job.VMBoote
 		return nil, nil, err
 	}
 	return b, booter, nil
+}
+
+// checkApplies refuses, before any build, patches that do not apply to
+// tree t's source (the base plus its series): kci build and kci run
+// --patch check as kci test does.
+func checkApplies(ctx context.Context, b *job.Builder, t *project.Tree, ps []kernel.Patch) error {
+	ae, err := b.Applies(ctx, t, ps)
+	if err == nil && ae != nil {
+		err = ae
+	}
+	return job.Classify("patch", err)
 }

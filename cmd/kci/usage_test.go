@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -90,5 +91,46 @@ func TestVersion(t *testing.T) {
 	code, out := kci(t, "--version")
 	if code != 0 || !strings.HasPrefix(out, "kci ") || len(strings.TrimSpace(out)) <= len("kci ") {
 		t.Errorf("kci --version: exit %d, %q", code, out)
+	}
+}
+
+// A patch that does not apply is refused before any kernel is built, by
+// kci test --tree, kci build and kci run --patch, naming the file, the
+// hunk and git's message (exit 2).
+func TestPatchThatDoesNotApplyRefusedBeforeAnyBuild(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	repo := filepath.Join(dir, "linux")
+	if err := os.MkdirAll(repo, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{"Makefile": "VERSION = 6\nPATCHLEVEL = 12\n", "f.c": "a\nb\nc\n"} {
+		if err := os.WriteFile(filepath.Join(repo, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"-c", "user.name=kci", "-c", "user.email=kci@example.org", "commit", "-qm", "base"}} {
+		if out, err := exec.Command("git", append([]string{"-C", repo}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	yaml := "base:\n  git: " + repo + "\ntrees:\n  - name: stock\n"
+	if err := os.WriteFile("kci.yaml", []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile("x.patch", []byte("--- a/f.c\n+++ b/f.c\n@@ -1,3 +1,3 @@\n a\n-B\n+b2\n c\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cache := filepath.Join(dir, "cache")
+	t.Setenv("KCI_CACHE", cache)
+	want := "x.patch: does not apply to tree stock: f.c: hunk #1 at line 1: error: patch failed: f.c:1"
+	for _, args := range [][]string{{"build", "--tree", "stock", "x.patch"}, {"run", "--tree", "stock", "--patch", "x.patch"}, {"test", "--tree", "stock", "x.patch"}} {
+		code, msg := kci(t, args...)
+		if code != job.ExitApply || !strings.Contains(msg, want) {
+			t.Errorf("kci %v: exit %d, %q; want exit %d saying %q", args, code, msg, job.ExitApply, want)
+		}
+		if _, err := os.Stat(filepath.Join(cache, "kernels")); err == nil {
+			t.Fatalf("kci %v built a kernel before refusing", args)
+		}
 	}
 }
