@@ -144,7 +144,7 @@ must agree exactly (kci's determinism check).`,
 	f.Uint64Var(&firstSeed, "first-seed", 1, "under icount, repetition k boots base and patched with guest seed first-seed+k-1: another sample of the guest's randomness than the default 1, 2, 3...")
 	f.IntVar(&parallel, "parallel", 0, "boots at a time, 1 or more (default: the host's CPUs, at most 4, under TCG's instruction clock, whose numbers no neighbour changes; 1 otherwise, and more is refused there)")
 	f.IntVar(&maxBoots, "max-boots", 0, fmt.Sprintf("under icount without --reps or --seed, add seeds (base and patched) for variants whose rows are undecided until each is decided or the run has booted this many (cache hits not counted; 0: %d, about 5 min warm on 2 cores; -1: off, 3 seeds per kernel)", results.DefaultMaxBoots))
-	f.Uint64Var(&seed, "seed", 0, "under icount, boot every repetition with this guest seed (1 or more) instead of seed k for repetition k: repeated boots of one kernel must then agree exactly (a determinism check)")
+	f.Uint64Var(&seed, "seed", 0, "under icount, boot every repetition with this guest seed (1 or more) instead of seed k for repetition k: repeated boots of one kernel must then agree exactly (a determinism check; with a patch it stays one: one seed cannot compare kernels whose write programs move like a seed change, so no row is called)")
 	f.StringVar(&shard, "shard", "", "run only repetitions i, i+N, ... of the job (i/N), for fan-out; merge with kci report --merge")
 	f.BoolVar(&post, "post", false, "post the report to the pull request (GitHub Actions environment, GITHUB_TOKEN)")
 	f.BoolVar(&postDry, "post-dry-run", false, "print what --post would send")
