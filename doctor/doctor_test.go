@@ -252,3 +252,36 @@ func TestKVMCheckPVMHost(t *testing.T) {
 		t.Errorf("PVM host: %+v (may use KVM %v)", c, mayUse)
 	}
 }
+
+// Joining the node's group is suggested only when that gives read-write:
+// a group-rw node of a group other than root.
+func TestDevOwnerGroup(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "kvm")
+	if err := os.WriteFile(p, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, g := devOwner(p); g != "" {
+		t.Errorf("0600: group %q suggested", g)
+	}
+	if err := os.Chmod(p, 0o660); err != nil {
+		t.Fatal(err)
+	}
+	if os.Getuid() != 0 {
+		return // chown to another group needs root; the rest is checked
+	}
+	if _, g := devOwner(p); g != "" {
+		t.Errorf("0660 root group: group %q suggested", g)
+	}
+	if err := os.Chown(p, -1, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if d, g := devOwner(p); g == "" || !strings.Contains(d, "mode -rw-rw----") {
+		t.Errorf("0660 gid 65534: %q, group %q; want the group named", d, g)
+	}
+	if err := os.Chmod(p, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if _, g := devOwner(p); g != "" {
+		t.Errorf("0640: group %q suggested, but it gives no write access", g)
+	}
+}

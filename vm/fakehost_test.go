@@ -88,9 +88,9 @@ func playHost(t *testing.T, scenario string, pvm bool) (Config, string) {
 			t.Fatal(err)
 		}
 	}
-	oldRoot, oldDev, oldTimeout := hostRoot, kvmDevice, ProbeTimeout
-	hostRoot, kvmDevice, ProbeTimeout = root, func() error { return nil }, 1500*time.Millisecond
-	t.Cleanup(func() { hostRoot, kvmDevice, ProbeTimeout = oldRoot, oldDev, oldTimeout })
+	oldRoot, oldDev, oldTimeout := hostRoot, kvmDevice, probeTimeout
+	hostRoot, kvmDevice, probeTimeout = root, func() error { return nil }, 1500*time.Millisecond
+	t.Cleanup(func() { hostRoot, kvmDevice, probeTimeout = oldRoot, oldDev, oldTimeout })
 	log := filepath.Join(dir, "starts.log")
 	t.Setenv("KCI_FAKE_QEMU", scenario)
 	t.Setenv("KCI_FAKE_QEMU_LOG", log)
@@ -172,7 +172,7 @@ func TestProbePVMHost(t *testing.T) {
 		if s := starts(t, log); len(s) != 0 {
 			t.Errorf("%s: QEMU started %d times (%q) on a PVM host, want none", where, len(s), s)
 		}
-		if d := time.Since(start); d > ProbeTimeout/2 {
+		if d := time.Since(start); d > probeTimeout/2 {
 			t.Errorf("%s: PVM verdict took %v", where, d)
 		}
 	}

@@ -17,7 +17,10 @@ import (
 // ProbeTimeout bounds the KVM probe: a guest that works under KVM reaches
 // the agent in a second or two; one that does not run under this host's
 // KVM (a PVM host, broken nested virtualisation) never does.
-var ProbeTimeout = 20 * time.Second
+const ProbeTimeout = 20 * time.Second
+
+// probeTimeout is ProbeTimeout but in the fake-QEMU tests.
+var probeTimeout = ProbeTimeout
 
 // What the probe found, in Verdict.Case: kci doctor's advice depends on it.
 const (
@@ -115,7 +118,7 @@ func ProbeKVM(ctx context.Context, cfg Config) (v Verdict, conclusive bool, err 
 	now := time.Now().UTC()
 	cfg = cfg.withDefaults()
 	cfg.Accel, cfg.Interactive, cfg.Console, cfg.Pin = AccelKVM, false, nil, nil
-	cfg.BootTimeout = ProbeTimeout
+	cfg.BootTimeout = probeTimeout
 	if cfg.CPUModel == "" {
 		cfg.CPUModel = "host"
 	}
@@ -141,7 +144,7 @@ func ProbeKVM(ctx context.Context, cfg Config) (v Verdict, conclusive bool, err 
 		return v, false, ctxError(ctx, "kvm probe")
 	case errors.As(berr, &be):
 		v.Case = CaseNoAgent
-		v.Reason = fmt.Sprintf("a KVM guest (-cpu %s) did not reach the agent within %v; %s", model, ProbeTimeout, consoleSaid(be.Tail))
+		v.Reason = fmt.Sprintf("a KVM guest (-cpu %s) did not reach the agent within %v; %s", model, probeTimeout, consoleSaid(be.Tail))
 		return v, true, nil
 	case errors.Is(berr, errQEMUExited):
 		// The same QEMU runs this machine under TCG; under KVM it died.
