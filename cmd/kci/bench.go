@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"time"
@@ -45,7 +46,7 @@ of another tree as ratios with 95 % intervals (delta method over the seeds).
 With RUNDIR arguments nothing is booted: the table is made from those runs.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return benchFromDirs(args)
+				return benchFromDirs(os.Stdout, args)
 			}
 			if reps < 0 || parallel < 0 || window < 0 {
 				return errors.New("--reps, --parallel and --window must not be negative")
@@ -80,7 +81,7 @@ With RUNDIR arguments nothing is booted: the table is made from those runs.`,
 			start := time.Now()
 			dir, err := (&job.Tester{Builder: b, Booter: booter}).Test(cmd.Context(), o)
 			if dir != "" {
-				if rerr := benchFromDirs([]string{dir}); rerr != nil && err == nil {
+				if rerr := benchFromDirs(os.Stdout, []string{dir}); rerr != nil && err == nil {
 					err = rerr
 				}
 				fmt.Fprintf(os.Stderr, "kci: bench wall time %s; run directory %s\n", time.Since(start).Round(time.Second), dir)
@@ -117,7 +118,7 @@ func withBaseline(asked, project []string) []string {
 // benchFromDirs prints the bench table of run directories (each
 // variant's numbers come from run.json: the table can always be made
 // again from the record).
-func benchFromDirs(dirs []string) error {
+func benchFromDirs(w io.Writer, dirs []string) error {
 	var runs []*results.Run
 	for _, d := range dirs {
 		r, err := results.Load(d)
@@ -126,5 +127,5 @@ func benchFromDirs(dirs []string) error {
 		}
 		runs = append(runs, r)
 	}
-	return results.BuildBench(runs...).Render(os.Stdout)
+	return results.BuildBench(runs...).Render(w)
 }

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestBenchAddsBaseline: kci bench always boots the baseline, first, so
+// every boot has the marginal cost; named explicitly it is not doubled.
+func TestBenchAddsBaseline(t *testing.T) {
+	for _, c := range []struct {
+		asked, project []string
+		want           string
+	}{
+		{nil, []string{"cnt", "ext"}, "none,cnt,ext"},
+		{[]string{"gtp"}, []string{"cnt", "ext"}, "none,gtp"},
+		{[]string{"gtp", "none"}, nil, "gtp,none"},
+	} {
+		if got := strings.Join(withBaseline(c.asked, c.project), ","); got != c.want {
+			t.Errorf("withBaseline(%v, %v) = %s, want %s", c.asked, c.project, got, c.want)
+		}
+	}
+}
+
+// TestBenchFromRunDir: kci bench RUNDIR makes the table from a saved run
+// without booting; a directory that is no run is refused by name.
+func TestBenchFromRunDir(t *testing.T) {
+	dir := t.TempDir()
+	saveRun(t, dir, "r1", 1)
+	var out strings.Builder
+	if err := benchFromDirs(&out, []string{dir}); err != nil {
+		t.Fatalf("bench %s: %v", dir, err)
+	}
+	// saveRun's boots are KVM boots of gtp, 8 repetitions, no seeds.
+	for _, want := range []string{"ns/pkt", "rep-1", "rep-8", "gtp-gtp          gtp_write"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("bench table lacks %q:\n%s", want, out.String())
+		}
+	}
+	bad := t.TempDir()
+	if err := benchFromDirs(&out, []string{bad}); err == nil || !strings.Contains(err.Error(), bad) {
+		t.Errorf("bench of a directory without run.json: %v, want an error naming it", err)
+	}
+}
