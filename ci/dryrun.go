@@ -19,7 +19,7 @@ type DryRun struct {
 }
 
 // Post prints the comment body exactly as it would be posted and the check
-// run's name, conclusion and title.
+// run's name, conclusion, title and summary.
 func (d DryRun) Post(_ context.Context, t Target, r Report) (Result, error) {
 	if err := r.Validate(); err != nil {
 		return Result{}, err
@@ -35,6 +35,11 @@ func (d DryRun) Post(_ context.Context, t Target, r Report) (Result, error) {
 	if t.SHA != "" {
 		fmt.Fprintf(d.W, "--- dry run: check run %q on %s: conclusion %s, title %q (commit status fallback: %s, %q)\n",
 			CheckName(r.Tree), t.commit(), r.Conclusion, CheckTitle(r), StatusState(r.Conclusion), StatusDescription(r))
+		summary := CheckSummary(r)
+		fmt.Fprintf(d.W, "--- dry run: check run summary (%d bytes):\n", len(summary))
+		if err := d.printBody(summary); err != nil {
+			return res, err
+		}
 		res.Check = "check run"
 	}
 	if t.PR == 0 && t.SHA == "" {

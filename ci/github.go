@@ -310,7 +310,7 @@ func (g *GitHub) post(ctx context.Context, t Target, r Report, cc *comments) (Re
 // token without checks: write), it sets a commit status instead.
 func (g *GitHub) check(ctx context.Context, t Target, r Report) (kind, u string, err error) {
 	now := github.Timestamp{Time: g.now()}
-	summary := Trim(defang(r.Markdown), CheckSummaryLimit, trimNote(r.DetailsURL))
+	summary := CheckSummary(r)
 	// external_id tells this post's check run from any other of the same
 	// name, so a create that failed with a 5xx can be looked up.
 	nonce := make([]byte, 12)

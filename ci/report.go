@@ -178,6 +178,12 @@ func oneLine(s string, limit int) string {
 	return truncRunes(s, limit-len("…")) + "…"
 }
 
+// CheckSummary is the check run's output summary: the report, led by
+// its one-line answer, trimmed to GitHub's limit.
+func CheckSummary(r Report) string {
+	return Trim(defang(r.Markdown), CheckSummaryLimit, trimNote(r.DetailsURL))
+}
+
 // CheckTitle is the check run's output title.
 func CheckTitle(r Report) string {
 	t := r.Title

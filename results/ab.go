@@ -61,9 +61,9 @@ type Dist struct {
 
 // Row is one compared metric: a program's ns/pkt or a variant's total.
 type Row struct {
-	Name     string  `json:"name"` // program name, or "total"
-	Base     Dist    `json:"base"`
-	Patched  Dist    `json:"patched"`
+	Name    string `json:"name"` // program name, or "total"
+	Base    Dist   `json:"base"`
+	Patched Dist   `json:"patched"`
 	// DeltaPct: median patched vs median base (noisy mode); the
 	// difference of per-seed means, which the test is about
 	// (deterministic mode).
@@ -97,6 +97,9 @@ type Row struct {
 	w              welch // deterministic mode's test
 	exact          bool  // deterministic: seeds agree within half an instruction
 	seedsB, seedsP int
+	// Change is the row's change as the report shows it (report.json
+	// only; see RowEffect).
+	Change *Effect `json:"effect,omitempty"`
 }
 
 // ChangeText is a noisy-mode change in words: the estimate with its
@@ -174,7 +177,7 @@ type TreeAB struct {
 	DeterminismCheck bool        `json:"determinism_check,omitempty"`
 	Sequential       *Sequential `json:"sequential,omitempty"`
 	Variants         []VariantAB `json:"variants"`
-	Excluded []Excluded `json:"excluded,omitempty"`
+	Excluded         []Excluded  `json:"excluded,omitempty"`
 	// Warnings flag boots whose guest time scale differs from their
 	// siblings' (tsc_khz, clocksource).
 	Warnings []string `json:"warnings,omitempty"`
@@ -585,4 +588,3 @@ func cv(xs []float64) float64 {
 	}
 	return math.Sqrt(ss/float64(len(xs)-1)) / math.Abs(mean) * 100
 }
-

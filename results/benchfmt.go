@@ -15,8 +15,9 @@ func BenchFile(tree, role string) string {
 }
 
 // BenchFormat writes one kernel's valid samples in the Go benchmark
-// format, one line per program and per variant total per repetition
-// ("Benchmark<variant>/<prog> <packets> <x> ns/pkt"), so that
+// format, one line per program that ran and per variant total per
+// repetition ("Benchmark<variant>/<prog> <packets> <x> ns/pkt", the
+// total as "Benchmark<variant>/total <packets> <x> total-ns/pkt"), so that
 // `benchstat base.txt patched.txt` compares them. The configuration lines
 // are identical for both kernels of a tree so benchstat pairs them.
 func BenchFormat(w io.Writer, run *Run, tree, role string) error {
@@ -85,6 +86,10 @@ func BenchUnit(run *Run, tree string) string {
 	return "ns/pkt"
 }
 
+// TotalUnitPrefix marks a variant total's unit in the benchmark format
+// ("total-ns/pkt"): totals are compared among themselves.
+const TotalUnitPrefix = "total-"
+
 func writeBenchLines(b *strings.Builder, run *Run, tree, role string) {
 	unit := BenchUnit(run, tree)
 	boots := append([]Boot(nil), run.Boots...)
@@ -101,9 +106,14 @@ func writeBenchLines(b *strings.Builder, run *Run, tree, role string) {
 			iters := max(ref, 1)
 			name := benchName(v.Variant)
 			for _, c := range costs {
+				if c.NsPerPkt == 0 {
+					continue // did not run: no sample (benchstat needs > 0)
+				}
 				fmt.Fprintf(b, "Benchmark%s/%s %d %.3f %s\n", name, benchName(c.Name), iters, c.NsPerPkt, unit)
 			}
-			fmt.Fprintf(b, "Benchmark%s/%s %d %.3f %s\n", name, TotalRow, iters, Total(costs), unit)
+			// The total under a unit of its own: benchstat gives it its own
+			// table and geomean instead of counting it beside its parts.
+			fmt.Fprintf(b, "Benchmark%s/%s %d %.3f %s\n", name, TotalRow, iters, Total(costs), TotalUnitPrefix+unit)
 		}
 	}
 }

@@ -33,6 +33,8 @@ type TreeReport struct {
 	Conclusion    Conclusion    `json:"conclusion"`
 	// Loads are the verifier and JIT facts per program (loads.go).
 	Loads []LoadRow `json:"verifier,omitempty"`
+	// Brief is the tree's short answer (report.json only).
+	Brief *Brief `json:"brief,omitempty"`
 }
 
 // Analyze computes the report of one tree.
@@ -190,14 +192,6 @@ func conclude(run *Run, tr TreeReport) Conclusion {
 		sum = append(sum, "run incomplete: "+run.IncompleteReason)
 	}
 	c := Conclusion{Summary: strings.Join(sum, "\n")}
-	label := ""
-	if ab.Label != "" {
-		label = " (" + ab.Label + ")"
-	}
-	var decided []string
-	for _, v := range perfRegressions(ab) {
-		decided = append(decided, fmt.Sprintf("%s %+.1f%%", v.Variant, v.Total.Effect()))
-	}
 	switch {
 	case len(regs) > 0:
 		c.State, c.Title = Failure, fmt.Sprintf("%s: %s", name, plural(len(regs), "survival regression"))
@@ -209,20 +203,45 @@ func conclude(run *Run, tr TreeReport) Conclusion {
 		c.State, c.Title = Neutral, fmt.Sprintf("%s: base kernel failed too: %s", name, baseFail[0])
 	case ab.DeterminismCheck:
 		c.State, c.Title = Neutral, fmt.Sprintf("%s: determinism check (one seed per kernel), not a comparison: %s", name, determinism(ab))
-	case len(decided) > 0:
-		c.State, c.Title = Failure, fmt.Sprintf("%s: slower: %s%s", name, strings.Join(decided, ", "), label)
-	case len(slower) > 0:
-		c.State, c.Title = Neutral, fmt.Sprintf("%s: slower: %s%s", name, strings.Join(slower, ", "), label)
-	case ab.Emulated && !ab.Deterministic():
-		c.State, c.Title = Neutral, fmt.Sprintf("%s: %s%s", name, perfHeadline(faster, undecided, progs, need, tr), label)
+	case len(perfRegressions(ab)) > 0:
+		c.State, c.Title = Failure, perfTitle(tr, nil, need)
+	case len(slower) > 0, ab.Emulated && !ab.Deterministic():
+		c.State, c.Title = Neutral, perfTitle(tr, undecided, need)
 	case len(undecided) > 0 || len(ab.Variants) == 0 && len(tr.Survival) == 0:
-		c.State, c.Title = Neutral, fmt.Sprintf("%s: %s%s", name, perfHeadline(faster, undecided, progs, need, tr), label)
+		c.State, c.Title = Neutral, perfTitle(tr, undecided, need)
 	case run.Incomplete:
 		c.State, c.Title = Neutral, fmt.Sprintf("%s: run incomplete: %s", name, run.IncompleteReason)
 	default:
-		c.State, c.Title = Success, fmt.Sprintf("%s: %s%s", name, perfHeadline(faster, undecided, progs, need, tr), label)
+		c.State, c.Title = Success, perfTitle(tr, nil, need)
 	}
 	return c
+}
+
+// perfTitle is the headline of a tree decided by its numbers: the brief's
+// verdict with the changed rows, what could not be decided, and what the
+// numbers measure when they are not real time.
+func perfTitle(tr TreeReport, undecided []string, need int) string {
+	b := perfBrief(tr)
+	s := b.headline()
+	if len(undecided) > 0 {
+		u := string(TooFew)
+		if need > 0 {
+			u += fmt.Sprintf(": needs >= %d boots per kernel", need)
+		}
+		if len(undecided) < len(tr.Perf.Variants) {
+			var names []string
+			for _, x := range undecided {
+				v, _, _ := strings.Cut(x, ":")
+				names = append(names, v)
+			}
+			u += " (" + strings.Join(names, ", ") + ")"
+		}
+		s += "; " + u
+	}
+	if tr.Perf.Label != "" && len(tr.Perf.Variants) > 0 {
+		s += "; " + tr.Perf.Label
+	}
+	return s
 }
 
 // PatchedOnlyInvalid lists, for a tree, the variants invalid on the
@@ -274,28 +293,6 @@ func oneSidedInvalid(ab TreeAB) (patched, base []string) {
 		}
 	}
 	return patched, base
-}
-
-func perfHeadline(faster, undecided, progs []string, need int, tr TreeReport) string {
-	switch {
-	case len(tr.Perf.Variants) == 0 && len(tr.Survival) == 0:
-		return "no results"
-	case len(undecided) > 0 && len(faster) == 0:
-		if need > 0 {
-			return fmt.Sprintf("%s: needs >= %d boots per kernel", TooFew, need)
-		}
-		return string(TooFew)
-	case len(faster) > 0:
-		return "faster: " + strings.Join(faster, ", ")
-	case len(tr.Perf.Variants) == 0:
-		return "survival unchanged"
-	case len(progs) > 0:
-		return "variant totals unchanged; programs: " + strings.Join(progs, ", ")
-	}
-	if tr.Perf.Deterministic() {
-		return fmt.Sprintf("no change beyond ±%.1f%% (and %g instruction-time ns) at %.0f%% family-wise", tr.Perf.MinEffectPct, ResolutionNs, tr.Perf.Alpha*100)
-	}
-	return string(NoChange)
 }
 
 func plural(n int, s string) string {

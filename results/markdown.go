@@ -5,16 +5,28 @@ import (
 	"strings"
 )
 
-// Markdown is the PR comment body for one tree: verdict, accelerator,
-// the A/B table, survival changes and what was left out of the numbers.
-func Markdown(run *Run, tree string) string {
+// Markdown is the PR comment body for one tree, without a link to its
+// picture: see MarkdownComment.
+func Markdown(run *Run, tree string) string { return MarkdownComment(run, tree, "") }
+
+// MarkdownComment is the PR comment body for one tree: its one-line
+// answer with a link to the picture (reportURL, report.html; none if
+// empty), then the table and the rest folded.
+func MarkdownComment(run *Run, tree, reportURL string) string {
 	var b strings.Builder
-	writeTreeMarkdown(&b, run, Analyze(run, tree), "###")
+	tr := Analyze(run, tree)
+	b.WriteString(BriefMarkdown(BriefOf(tr)))
+	if reportURL != "" {
+		fmt.Fprintf(&b, "\n[report.html: every boot, the survival grid, timings](%s)\n", mdURL(reportURL))
+	}
+	b.WriteString("\n<details><summary>Details: table, survival, kernels</summary>\n\n")
+	writeTreeMarkdown(&b, run, tr, "####")
+	b.WriteString("</details>\n")
 	return b.String()
 }
 
 // MarkdownRun renders every tree of the run, for report.md and
-// $GITHUB_STEP_SUMMARY.
+// $GITHUB_STEP_SUMMARY: the answer first, then each tree.
 func MarkdownRun(run *Run) string {
 	var b strings.Builder
 	// Every string from the record is escaped (mdescape.go): the pull
@@ -23,7 +35,13 @@ func MarkdownRun(run *Run) string {
 	if run.Incomplete {
 		fmt.Fprintf(&b, "> **Incomplete:** %s\n\n", mdInline(run.IncompleteReason))
 	}
-	fmt.Fprintf(&b, "Host: %s\n\n", mdInline(hostLine(run)))
+	trees := make([]TreeReport, 0, len(run.TreeNames()))
+	for _, tree := range run.TreeNames() {
+		tr := Analyze(run, tree)
+		trees = append(trees, tr)
+		b.WriteString(BriefMarkdown(BriefOf(tr)))
+	}
+	fmt.Fprintf(&b, "\nHost: %s\n\n", mdInline(hostLine(run)))
 	fmt.Fprintf(&b, "Boots: %s\n\n", mdInline(run.BootsLine("")))
 	var checks []string
 	for _, c := range run.Host.Checks {
@@ -41,38 +59,32 @@ func MarkdownRun(run *Run) string {
 	if len(checks) > 0 {
 		b.WriteString("Host checks:\n" + strings.Join(checks, "\n") + "\n\n")
 	}
-	for _, tree := range run.TreeNames() {
-		writeTreeMarkdown(&b, run, Analyze(run, tree), "###")
-		b.WriteString("\n")
+	for _, tr := range trees {
+		fmt.Fprintf(&b, "### %s\n\n", mdInline(tr.Tree))
+		writeTreeMarkdown(&b, run, tr, "####")
 	}
 	return b.String()
 }
 
-func stateIcon(state string) string {
-	switch state {
-	case Success:
-		return "✅"
-	case Failure:
+// stateIcon marks a tree's outcome; a speedup is never a warning, and an
+// undecided tree is not one either.
+func stateIcon(state, verdict string) string {
+	switch {
+	case state == Failure:
 		return "❌"
+	case state == Success, verdict == string(Faster):
+		return "✅"
 	}
-	return "⚠️"
+	return "⚪"
 }
 
 func writeTreeMarkdown(b *strings.Builder, run *Run, tr TreeReport, h string) {
-	fmt.Fprintf(b, "%s %s %s\n\n", h, stateIcon(tr.Conclusion.State), mdInline(tr.Conclusion.Title))
-	accel := run.Host.Accel
-	for _, bt := range run.Boots {
-		if bt.Tree == tr.Tree && bt.Accel != "" {
-			accel = bt.Accel
-			break
-		}
-	}
 	if tr.Perf.Deterministic() {
 		fmt.Fprintf(b, "> **%s**: measured under TCG with -icount: one guest instruction is one ns of guest time, so the numbers count instructions, repeat from boot to boot, and are not real time.\n\n", InstructionTimeLabel)
 	} else if tr.Perf.Emulated {
 		fmt.Fprintf(b, "> **%s**: measured under TCG emulation; only the base-vs-patched ratios of this run mean anything.\n\n", EmulatedLabel)
 	} else {
-		fmt.Fprintf(b, "Accelerator: %s\n\n", mdInline(orDash(accel)))
+		fmt.Fprintf(b, "Accelerator: %s\n\n", mdInline(orDash(treeAccel(run, tr.Tree))))
 	}
 	if tr.Base != "" || tr.Patched != "" {
 		fmt.Fprintf(b, "Kernels: base %s → patched %s\n\n", mdCode(orDash(tr.Base)), mdCode(orDash(tr.Patched)))
@@ -84,21 +96,25 @@ func writeTreeMarkdown(b *strings.Builder, run *Run, tr TreeReport, h string) {
 		}
 		b.WriteString("\n")
 	}
-	if tr.ConfigVerdict != "" {
-		fmt.Fprintf(b, "Config: %s\n\n", mdInline(tr.ConfigVerdict))
+	for _, l := range configLine(run, tr) {
+		b.WriteString(mdInline(strings.TrimSpace(l)) + "\n\n")
 	}
 	if len(tr.Perf.Variants) > 0 {
-		b.WriteString("Performance, " + perfHeading(tr.Perf) + ":\n\n")
+		fmt.Fprintf(b, "%s Performance\n\n", h)
 		t := escapeCells(abTable(tr.Perf))
 		for _, r := range t.rows {
-			if r[0] != "" {
+			if strings.HasSuffix(r[0], " total") {
 				r[0] = "**" + r[0] + "**"
+			} else {
+				r[0] = "&nbsp;&nbsp;" + r[0]
 			}
 		}
 		b.WriteString(t.markdown() + "\n")
+		legend := escapeAll(abLegend(tr.Perf))
+		b.WriteString("<sub>" + strings.Join(legend, "; ") + ".</sub>\n\n")
 	}
 	for _, w := range tr.Perf.Warnings {
-		b.WriteString("> ⚠️ " + mdInline(w) + "\n\n")
+		b.WriteString("> **warning:** " + mdInline(w) + "\n\n")
 	}
 	if len(tr.Changes) > 0 {
 		b.WriteString("Survival changes (base → patched):\n\n")
@@ -112,21 +128,36 @@ func writeTreeMarkdown(b *strings.Builder, run *Run, tr TreeReport, h string) {
 		}
 		b.WriteString("\n")
 	} else if len(tr.Survival) > 0 {
-		fmt.Fprintf(b, "Survival: %d cells, no change between base and patched.\n\n", len(tr.Survival))
+		b.WriteString(mdInline(survivalLine(tr)) + ".\n\n")
 	}
 	if len(tr.Survival) > 0 {
 		b.WriteString("<details><summary>Survival matrix</summary>\n\n")
 		b.WriteString(escapeCells(survivalTable(tr.Survival)).markdown())
 		b.WriteString("\n</details>\n\n")
 	}
-	if len(tr.Perf.Excluded) > 0 {
+	if ex := excludedLines(tr.Perf.Excluded); len(ex) > 0 {
 		b.WriteString("Not in the statistics:\n\n")
-		for _, e := range tr.Perf.Excluded {
-			b.WriteString("- " + mdText(excludedLine(e)) + "\n")
+		for _, e := range ex {
+			b.WriteString("- " + mdText(e) + "\n")
 		}
 		b.WriteString("\n")
 	}
 	if run.Incomplete {
 		fmt.Fprintf(b, "> Run incomplete: %s\n\n", mdInline(run.IncompleteReason))
 	}
+}
+
+func treeAccel(run *Run, tree string) string {
+	for _, bt := range run.Boots {
+		if bt.Tree == tree && bt.Accel != "" {
+			return bt.Accel
+		}
+	}
+	return run.Host.Accel
+}
+
+// mdURL keeps a link target one Markdown token: blanks, parentheses and
+// angle brackets percent-encoded.
+func mdURL(u string) string {
+	return strings.NewReplacer(" ", "%20", "(", "%28", ")", "%29", "<", "%3C", ">", "%3E", "\n", "", "\r", "").Replace(u)
 }

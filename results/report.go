@@ -34,9 +34,40 @@ func BuildReport(run *Run, trees ...string) Report {
 	}
 	r.Boots, r.BootsFromCache = run.BootCount("")
 	for _, t := range selectTrees(run, trees) {
-		r.Trees = append(r.Trees, Analyze(run, t))
+		tr := Analyze(run, t)
+		b := BriefOf(tr)
+		tr.Brief = &b
+		for i := range tr.Perf.Variants {
+			v := &tr.Perf.Variants[i]
+			v.Total.Change = effectPtr(RowEffect(tr.Perf, v.Variant, v.Total))
+			for j := range v.Programs {
+				v.Programs[j].Change = effectPtr(RowEffect(tr.Perf, v.Variant, v.Programs[j]))
+			}
+		}
+		r.Trees = append(r.Trees, tr)
 	}
 	return r
+}
+
+func effectPtr(e Effect) *Effect { return &e }
+
+// MultiReport is the JSON of several runs: one document, whatever their
+// number (kci report --format json DIR DIR...).
+type MultiReport struct {
+	Runs []Report `json:"runs"`
+}
+
+// JSONRuns renders several runs as one JSON document.
+func JSONRuns(runs []*Run, trees ...string) ([]byte, error) {
+	m := MultiReport{Runs: []Report{}}
+	for _, r := range runs {
+		m.Runs = append(m.Runs, BuildReport(r, trees...))
+	}
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("results: encode report: %w", err)
+	}
+	return append(b, '\n'), nil
 }
 
 // JSON renders the report as indented JSON. Undefined numbers (the median
@@ -57,11 +88,19 @@ func finite(x float64) *float64 {
 	return &x
 }
 
-// MarshalJSON writes undefined statistics as null.
+// MarshalJSON writes undefined statistics as null, and the median's CI
+// as numbers: its ends in percent of the median.
 func (d Dist) MarshalJSON() ([]byte, error) {
 	type plain Dist
+	ciLo, ciHi := math.NaN(), math.NaN()
+	if d.Median != 0 {
+		ciLo, ciHi = (d.Lo/d.Median-1)*100, (d.Hi/d.Median-1)*100
+	}
 	return json.Marshal(struct {
 		plain
+		CI     string   `json:"ci,omitempty"` // the string form, left out
+		CILo   *float64 `json:"ci_low_pct"`
+		CIHi   *float64 `json:"ci_high_pct"`
 		Median *float64 `json:"median"`
 		Lo     *float64 `json:"lo"`
 		Hi     *float64 `json:"hi"`
@@ -69,7 +108,7 @@ func (d Dist) MarshalJSON() ([]byte, error) {
 		Min    *float64 `json:"min"`
 		Max    *float64 `json:"max"`
 		Spread *float64 `json:"spread_pct"`
-	}{plain(d), finite(d.Median), finite(d.Lo), finite(d.Hi), finite(d.CV), finite(d.Min), finite(d.Max), finite(d.Spread)})
+	}{plain(d), "", finite(ciLo), finite(ciHi), finite(d.Median), finite(d.Lo), finite(d.Hi), finite(d.CV), finite(d.Min), finite(d.Max), finite(d.Spread)})
 }
 
 // MarshalJSON writes undefined statistics as null.
@@ -83,6 +122,39 @@ func (r Row) MarshalJSON() ([]byte, error) {
 	}{plain(r), finite(r.DeltaPct), finite(r.P), finite(r.PAdj)})
 }
 
+// MarshalJSON writes undefined numbers as null, with the unit and the
+// metric beside them.
+func (e Effect) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Variant  string   `json:"variant"`
+		Name     string   `json:"name"`
+		Verdict  Verdict  `json:"verdict"`
+		Pct      *float64 `json:"effect_pct"`
+		Lo       *float64 `json:"effect_low_pct"`
+		Hi       *float64 `json:"effect_high_pct"`
+		Show     *float64 `json:"would_show_pct,omitempty"`
+		BaseN    int      `json:"base_boots"`
+		PatchedN int      `json:"patched_boots"`
+	}{e.Variant, e.Name, e.Verdict, finite(e.Pct), finite(e.LowPct), finite(e.HighPct), positive(e.WouldShowPct), e.BaseN, e.PatchedN})
+}
+
+// MarshalJSON adds what the tree's numbers are: unit and metric.
+func (ab TreeAB) MarshalJSON() ([]byte, error) {
+	type plain TreeAB
+	return json.Marshal(struct {
+		plain
+		Unit   string `json:"unit"`
+		Metric string `json:"metric"`
+	}{plain(ab), "ns/pkt", ab.Metric()})
+}
+
+func positive(x float64) *float64 {
+	if x > 0 {
+		return finite(x)
+	}
+	return nil
+}
+
 // MarshalJSON writes an undefined estimate or an unbounded interval end
 // as null.
 func (s Shift) MarshalJSON() ([]byte, error) {
@@ -93,8 +165,8 @@ func (s Shift) MarshalJSON() ([]byte, error) {
 	}{finite(s.Est), finite(s.Lo), finite(s.Hi)})
 }
 
-// WriteReports writes report.txt, report.md, report.json and the two
-// benchmark-format files per tree into dir.
+// WriteReports writes report.txt, report.md, report.json, report.html
+// and the two benchmark-format files per tree into dir.
 func WriteReports(dir string, run *Run) error {
 	var txt strings.Builder
 	if err := Text(&txt, run, TextOptions{}); err != nil {
@@ -111,6 +183,9 @@ func WriteReports(dir string, run *Run) error {
 		return err
 	}
 	if err := writeAtomic(filepath.Join(dir, "report.json"), js); err != nil {
+		return err
+	}
+	if err := WriteHTML(dir, run); err != nil {
 		return err
 	}
 	for _, tree := range run.TreeNames() {

@@ -141,10 +141,13 @@ func TestConclude(t *testing.T) {
 func TestMarkdown(t *testing.T) {
 	md := Markdown(fullRun(AccelTCG), "gtp")
 	for _, want := range []string{
-		"### ❌ gtp: 1 survival regression",
+		"- ❌ **gtp: 1 survival regression**",
+		"  - numbers: faster (gtp-gtpchurn -21.5% \\[-22.7, -19.9\\], 6+6 boots",
+		"<details><summary>Details",
 		EmulatedLabel,
-		"| variant | prog | base | ±CI | CV | patched | ±CI | CV | delta | shift (95% CI) | p | p adj | n | verdict |",
-		"| **gtp-gtpchurn** | total |",
+		"| row | base | patched | change \\[interval\\] | boots | p adj | verdict |",
+		"| **gtp-gtpchurn total** | 1189.9 ±2% | 933.5 ±1% | -21.5% \\[-22.7, -19.9\\] | 6+6 | 0.004 | faster |",
+		"| &nbsp;&nbsp;gtp_write |",
 		"**regression**: mark × veth-netns",
 		"**fixed**: skb-ext × veth-netns",
 		"rep 2) gtp-gtp: invalid: stats FREE_REAPED 100 != EGRESS 140",
@@ -184,7 +187,7 @@ func TestTextColourOnlyWhenAsked(t *testing.T) {
 	lines := strings.Split(out, "\n")
 	hdr := -1
 	for i, l := range lines {
-		if strings.Contains(l, "variant") && strings.Contains(l, "verdict") {
+		if strings.Contains(l, "row") && strings.Contains(l, "verdict") {
 			hdr = i
 		}
 	}
@@ -282,6 +285,11 @@ func TestBenchstatAcceptsBenchFormat(t *testing.T) {
 	if !strings.Contains(gtp, "~") {
 		t.Errorf("benchstat gtp-gtp/total row %q: want ~ (no change)\n%s", gtp, out)
 	}
+	// Totals have a table and a geomean of their own, not beside their parts.
+	progs, totals, ok := strings.Cut(out, "total-sec/pkt")
+	if !ok || strings.Contains(progs, "/total") || strings.Count(totals, "geomean") != 1 {
+		t.Errorf("benchstat mixes variant totals into the programs' table:\n%s", out)
+	}
 	// Cross-check: kci's own verdict agrees with benchstat's.
 	ab := Compare(run, "gtp")
 	if ab.Variants[1].Total.Verdict != Faster || ab.Variants[0].Total.Verdict != NoChange {
@@ -339,7 +347,7 @@ func TestWriteReports(t *testing.T) {
 	for _, l := range strings.Split(string(b), "\n") {
 		if strings.HasPrefix(l, "Benchmarkgtp-gtp/total ") {
 			lines++
-			if f := strings.Fields(l); len(f) != 4 || f[3] != "ns/pkt" || f[1] != "1000000" {
+			if f := strings.Fields(l); len(f) != 4 || f[3] != TotalUnitPrefix+"ns/pkt" || f[1] != "1000000" {
 				t.Errorf("bench line %q: want name, packets, value, ns/pkt", l)
 			}
 		}

@@ -51,7 +51,7 @@ const (
 
 // InstructionTimeLabel names the unit of numbers measured under icount:
 // never real nanoseconds.
-const InstructionTimeLabel = "instruction-time ns/pkt (emulated, deterministic)"
+const InstructionTimeLabel = "instruction-time ns/pkt, emulated and deterministic"
 
 // EmulatedLabel marks numbers measured under TCG: only base-vs-patched
 // ratios from the same run mean anything there.

@@ -3,7 +3,6 @@ package results
 import (
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"strings"
 	"time"
@@ -45,12 +44,13 @@ func Text(w io.Writer, run *Run, opt TextOptions) error {
 	}
 	b.WriteString(bold("kci run "+run.ID) + "  " + runTimes(run) + "\n")
 	if run.Incomplete {
-		b.WriteString(colorize(opt.Color, ansiYellow, "INCOMPLETE: "+run.IncompleteReason) + "\n")
+		b.WriteString(wrap(colorize(opt.Color, ansiYellow, "INCOMPLETE: "+run.IncompleteReason), TextWidth, "  "))
 	}
 	if len(run.MergedFrom) > 0 {
 		b.WriteString("merged from shards: " + strings.Join(run.MergedFrom, ", ") + "\n")
 	}
-	b.WriteString("host: " + hostLine(run) + "\n")
+	b.WriteString("\n" + BriefText(run, opt.Trees, TextWidth) + "\n")
+	b.WriteString(wrap("host: "+hostLine(run), TextWidth, "  "))
 	b.WriteString("boots: " + run.BootsLine("") + "\n")
 	for _, c := range run.Host.Checks {
 		if c.Status == CheckOK {
@@ -67,12 +67,12 @@ func Text(w io.Writer, run *Run, opt TextOptions) error {
 		if c.Fix != "" {
 			line += " (fix: " + c.Fix + ")"
 		}
-		b.WriteString(line + "\n")
+		b.WriteString(wrap(line, TextWidth, "    "))
 	}
 	for _, tree := range selectTrees(run, opt.Trees) {
 		tr := Analyze(run, tree)
 		b.WriteString("\n" + bold("== tree "+tree+" ==") + "\n")
-		writeTreeText(&b, tr, opt.Color)
+		writeTreeText(&b, run, tr, opt.Color)
 	}
 	if len(run.Phases) > 0 {
 		b.WriteString("\nphases:\n")
@@ -93,29 +93,18 @@ func selectTrees(run *Run, want []string) []string {
 	return want
 }
 
-func writeTreeText(b *strings.Builder, tr TreeReport, color bool) {
+func writeTreeText(b *strings.Builder, run *Run, tr TreeReport, color bool) {
 	if tr.Base != "" || tr.Patched != "" {
 		fmt.Fprintf(b, "kernels: base %s → patched %s\n", orDash(tr.Base), orDash(tr.Patched))
 	}
 	for _, p := range tr.Patches {
-		fmt.Fprintf(b, "  patch: %s\n", p)
+		b.WriteString(wrap("  patch: "+p, TextWidth, "    "))
 	}
-	if tr.ConfigVerdict != "" {
-		fmt.Fprintf(b, "config: %s\n", tr.ConfigVerdict)
+	for _, l := range configLine(run, tr) {
+		b.WriteString(wrap(l, TextWidth, "    "))
 	}
-	for _, d := range tr.Drift {
-		fmt.Fprintf(b, "  drift: %s\n", d)
-	}
-	col := ansiGreen
-	switch tr.Conclusion.State {
-	case Failure:
-		col = ansiRed
-	case Neutral:
-		col = ansiYellow
-	}
-	fmt.Fprintf(b, "verdict: %s — %s\n", colorize(color, col, tr.Conclusion.State), tr.Conclusion.Title)
 	if len(tr.Perf.Variants) > 0 {
-		b.WriteString("\nperformance, " + perfHeading(tr.Perf) + ":\n")
+		b.WriteString("\nperformance:\n")
 		t := abTable(tr.Perf)
 		if color {
 			t.paint = func(row, col int, s string) string {
@@ -134,6 +123,15 @@ func writeTreeText(b *strings.Builder, tr TreeReport, color bool) {
 			}
 		}
 		b.WriteString(t.text("  "))
+		b.WriteString(wrap("  "+strings.Join(abLegend(tr.Perf), "; ")+".", TextWidth, "  "))
+	}
+	if len(tr.Loads) > 0 {
+		t, notes := loadsTable(tr.Loads)
+		b.WriteString("\nverifier and JIT (base → patched; insns and sizes are the kernel's counts, times guest medians):\n")
+		b.WriteString(t.text("  "))
+		for _, n := range notes {
+			b.WriteString(wrap("  "+n, TextWidth, "    "))
+		}
 	}
 	if len(tr.Loads) > 0 {
 		t, notes := loadsTable(tr.Loads)
@@ -144,17 +142,18 @@ func writeTreeText(b *strings.Builder, tr TreeReport, color bool) {
 		}
 	}
 	for _, w := range tr.Perf.Warnings {
-		b.WriteString(colorize(color, ansiYellow, "warning: ") + w + "\n")
+		b.WriteString(wrap(colorize(color, ansiYellow, "warning: ")+w, TextWidth, "  "))
 	}
-	if len(tr.Perf.Excluded) > 0 {
+	if ex := excludedLines(tr.Perf.Excluded); len(ex) > 0 {
 		b.WriteString("\nnot in the statistics:\n")
-		for _, e := range tr.Perf.Excluded {
-			b.WriteString("  " + excludedLine(e) + "\n")
+		for _, e := range ex {
+			b.WriteString(wrap("  "+e, TextWidth, "    "))
 		}
 	}
-	if len(tr.Survival) > 0 {
-		b.WriteString("\nsurvival (base → patched):\n")
-		t := survivalTable(tr.Survival)
+	switch {
+	case len(tr.Changes) > 0:
+		b.WriteString("\nsurvival changes (base → patched):\n")
+		t := survivalTable(changedRows(tr.Survival))
 		if color {
 			t.paint = func(row, col int, s string) string {
 				if col != len(t.header)-1 {
@@ -170,7 +169,23 @@ func writeTreeText(b *strings.Builder, tr TreeReport, color bool) {
 			}
 		}
 		b.WriteString(t.text("  "))
+		fmt.Fprintf(b, "  (%d other cells unchanged)\n", len(tr.Survival)-len(tr.Changes))
+	case len(tr.Survival) > 0:
+		b.WriteString("\n" + survivalLine(tr) + "\n")
 	}
+}
+
+// TextWidth is the widest line of the text report.
+const TextWidth = 100
+
+func changedRows(rows []SurvivalRow) []SurvivalRow {
+	var out []SurvivalRow
+	for _, r := range rows {
+		if r.Change != "" {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 func colorize(on bool, code, s string) string {
@@ -212,7 +227,7 @@ func hostLine(run *Run) string {
 	accel := "accel " + orDash(h.Accel)
 	switch {
 	case run.ClockMode("") == ClockICount:
-		accel += ", icount (" + InstructionTimeLabel + ")"
+		accel += ", icount: " + InstructionTimeLabel
 	case run.Emulated(""):
 		accel += " (" + EmulatedLabel + ")"
 	}
@@ -229,152 +244,6 @@ func fmtDuration(d time.Duration) string {
 		return d.Round(10 * time.Millisecond).String()
 	}
 	return d.Round(time.Millisecond).String()
-}
-
-// perfHeading says what the A/B table's numbers are and how they were
-// decided.
-func perfHeading(ab TreeAB) string {
-	if ab.Deterministic() {
-		return InstructionTimeLabel + " " + ab.DetRule()
-	}
-	s := fmt.Sprintf("ns/pkt (median of boots; CI at 95%%; CV = boot-to-boot variation; shift = Hodges–Lehmann estimate of patched vs base "+
-		"with its 95%% interval; p = Mann–Whitney U, p adj = Holm over %s, and over a variant's programs only when its total moved; "+
-		"smallest effect of interest ±%.1f%%)", plural(ab.Family, "variant total"), ab.MinEffectPct)
-	if ab.Emulated {
-		s += " [" + EmulatedLabel + "]"
-	}
-	return s
-}
-
-// abTable lays out a tree's comparison: each variant's total first, then
-// its programs. Deterministic mode shows the observed ranges and spreads
-// instead of intervals and p-values.
-func abTable(ab TreeAB) *table {
-	if ab.Deterministic() {
-		t := &table{
-			header: []string{"variant", "prog", "base", "range", "spread", "patched", "range", "spread", "delta", "n", "verdict"},
-			right:  []bool{false, false, true, true, true, true, true, true, true, true, false},
-		}
-		for _, v := range ab.Variants {
-			for i, r := range append([]Row{v.Total}, v.Programs...) {
-				name := ""
-				if i == 0 {
-					name = v.Variant
-				}
-				t.add(name, r.Name,
-					fmtNs(r.Base.Median), fmtRange(r.Base), fmtSpread(r.Base.Spread),
-					fmtNs(r.Patched.Median), fmtRange(r.Patched), fmtSpread(r.Patched.Spread),
-					fmtDelta(r), fmt.Sprintf("%d+%d", r.Base.N, r.Patched.N), detVerdictText(r, ab.MinEffectPct))
-			}
-		}
-		return t
-	}
-	t := &table{
-		header: []string{"variant", "prog", "base", "±CI", "CV", "patched", "±CI", "CV", "delta", "shift (95% CI)", "p", "p adj", "n", "verdict"},
-		right:  []bool{false, false, true, true, true, true, true, true, true, true, true, true, true, false},
-	}
-	for _, v := range ab.Variants {
-		rows := append([]Row{v.Total}, v.Programs...)
-		for i, r := range rows {
-			name := ""
-			if i == 0 {
-				name = v.Variant
-			}
-			t.add(name, r.Name,
-				fmtNs(r.Base.Median), r.Base.CI, fmtPct(r.Base.CV),
-				fmtNs(r.Patched.Median), r.Patched.CI, fmtPct(r.Patched.CV),
-				fmtDelta(r), fmtShift(r.Shift), fmtP(r.P), fmtP(r.PAdj), fmt.Sprintf("%d+%d", r.Base.N, r.Patched.N), verdictText(r, ab.MinEffectPct))
-		}
-	}
-	return t
-}
-
-func fmtRange(d Dist) string {
-	if d.N == 0 {
-		return "-"
-	}
-	return fmtNs(d.Min) + ".." + fmtNs(d.Max)
-}
-
-// fmtSpread shows small spreads with the digits they need: identical
-// boots read 0%, a few hundredths of a percent stay visible.
-func fmtSpread(x float64) string {
-	switch {
-	case math.IsNaN(x):
-		return "-"
-	case x == 0:
-		return "0%"
-	case x < 0.1:
-		return fmt.Sprintf("%.3f%%", x)
-	}
-	return fmt.Sprintf("%.2f%%", x)
-}
-
-func fmtShift(s Shift) string {
-	if math.IsNaN(s.Est) {
-		return "-"
-	}
-	end := func(x float64) string {
-		switch {
-		case math.IsInf(x, -1):
-			return "-∞"
-		case math.IsInf(x, 1):
-			return "+∞"
-		}
-		return fmt.Sprintf("%+.1f", x)
-	}
-	return fmt.Sprintf("%+.1f%% (%s..%s)", s.Est, end(s.Lo), end(s.Hi))
-}
-
-func fmtPct(x float64) string {
-	if math.IsNaN(x) {
-		return "-"
-	}
-	return fmt.Sprintf("%.1f%%", x)
-}
-
-func fmtDelta(r Row) string {
-	if math.IsNaN(r.DeltaPct) {
-		return "-"
-	}
-	return fmt.Sprintf("%+.1f%%", r.DeltaPct)
-}
-
-func fmtP(p float64) string {
-	if math.IsNaN(p) {
-		return "-"
-	}
-	return fmt.Sprintf("%.3f", p)
-}
-
-// detVerdictText is a deterministic-mode verdict, in the row's words
-// (Row.DetText).
-func detVerdictText(r Row, _ float64) string { return r.DetText() }
-
-func verdictText(r Row, minEffect float64) string {
-	s := string(r.Verdict)
-	if (r.Verdict == Slower || r.Verdict == Faster) && r.Adjusted != nil {
-		s = r.ChangeText()
-	}
-	switch {
-	case r.Note == NoteNotExamined:
-		return "not examined"
-	case r.InNoise:
-		s += fmt.Sprintf(" (within ±%.1f%%)", minEffect)
-	case r.Verdict == TooFew && r.Need > 0:
-		s += fmt.Sprintf(" (needs >= %d boots)", r.Need)
-	case r.Note != "":
-		s += " (" + r.Note + ")"
-	}
-	return s
-}
-
-func excludedLine(e Excluded) string {
-	what := fmt.Sprintf("boot %d (%s rep %d)", e.Seq, e.Role, e.Rep)
-	if e.Variant != "" {
-		what += " " + e.Variant
-	}
-	return fmt.Sprintf("%s: %s: %s", what, e.Kind, e.Reason)
 }
 
 func survivalTable(rows []SurvivalRow) *table {

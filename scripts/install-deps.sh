@@ -31,6 +31,7 @@ pkgs=(
   clang llvm libbpf-dev
   qemu-system-x86
   linux-source-6.12 linux-config-6.12
+  chromium # headless: the tests open report.html in it
 )
 
 missing=()

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -22,6 +25,10 @@ type postOptions struct {
 	pr     int    // default: the event's pull request
 	sha    string // default: the event's head commit
 	dryRun bool
+	// reportURL is where the run's report.html is served (an artifact's
+	// URL); the comment links it. Default: the Actions run page, whose
+	// artifacts hold it.
+	reportURL string
 	// botLogin is the account whose marker comments are kci's; default
 	// $KCI_BOT_LOGIN, else the token's user, else (in Actions, where the
 	// GITHUB_TOKEN may not ask) github-actions[bot].
@@ -43,6 +50,9 @@ only ever from GITHUB_TOKEN. --dry-run prints what would be posted and sends
 nothing.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.validate(); err != nil {
+				return err
+			}
 			if _, err := os.Stat(filepath.Join(args[0], results.SeriesFile)); err == nil {
 				s, err := results.LoadSeries(args[0])
 				if err != nil {
@@ -62,6 +72,7 @@ nothing.`,
 	f.IntVar(&o.pr, "pr", 0, "pull request number (default: from the Actions event)")
 	f.StringVar(&o.sha, "sha", "", "commit for the check run (default: the pull request's head from the Actions event)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "print the comment and check run instead of posting")
+	f.StringVar(&o.reportURL, "report-url", "", "http(s) URL where the run's report.html is served, e.g. its artifact's; the comment links it (default: the Actions run page, whose artifacts hold it)")
 	f.StringVar(&o.botLogin, "bot-login", os.Getenv("KCI_BOT_LOGIN"), "account whose marker comments are kci's, e.g. my-app[bot] (default $KCI_BOT_LOGIN, else the token's user)")
 	return cmd
 }
@@ -78,7 +89,7 @@ func postRun(ctx context.Context, out, errOut io.Writer, run *results.Run, o pos
 	if n := len(run.TreeNames()); n > ci.MaxTrees {
 		return fmt.Errorf("post: the run has %d trees, more than %d: refusing to post (the run record is broken or forged)", n, ci.MaxTrees)
 	}
-	return postReports(ctx, out, errOut, env, runReports(run, env.RunURL), results.MarkdownRun(run), o)
+	return postReports(ctx, out, errOut, env, runReports(run, env.RunURL, o.reportURL), results.MarkdownRun(run), o)
 }
 
 // postSeries posts a kci series run: one comment and check per tree,
@@ -146,6 +157,9 @@ func postReports(ctx context.Context, out, errOut io.Writer, env ci.Env, reports
 	if t.PR == 0 && t.SHA == "" {
 		return errors.New("post: nothing to post to: give --pr (and --sha), or run in a pull_request or workflow_run workflow")
 	}
+	if t.SHA == "" {
+		fmt.Fprintf(errOut, "kci: no commit (--sha, or the event's head): no check run, only the comment on %s\n", t)
+	}
 
 	end := ci.NewGroups(errOut, env.Actions).Start(fmt.Sprintf("kci post to %s", t))
 	res, err := ci.PostAll(ctx, poster, t, reports)
@@ -171,14 +185,19 @@ func postReports(ctx context.Context, out, errOut io.Writer, env ci.Env, reports
 	return err
 }
 
-// runReports turns each tree of a run into what ci posts.
-func runReports(run *results.Run, detailsURL string) []ci.Report {
+// runReports turns each tree of a run into what ci posts: the comment
+// leads with the tree's answer and a link to report.html (reportURL, else
+// the run page that holds it as an artifact).
+func runReports(run *results.Run, detailsURL, reportURL string) []ci.Report {
+	if reportURL == "" {
+		reportURL = detailsURL
+	}
 	var out []ci.Report
 	for _, tree := range run.TreeNames() {
 		c := results.Conclude(run, tree)
 		out = append(out, ci.Report{
 			Tree:       tree,
-			Markdown:   results.Markdown(run, tree),
+			Markdown:   results.MarkdownComment(run, tree, reportURL),
 			Conclusion: c.State,
 			Title:      c.Title,
 			Summary:    c.Summary,
@@ -213,4 +232,23 @@ func postTarget(env ci.Env, o postOptions) (ci.Target, error) {
 		t.SHA = o.sha
 	}
 	return t, nil
+}
+
+var fullSHA = regexp.MustCompile(`^[0-9a-f]{40}$`)
+
+// validate refuses flags no post could use, before anything is read.
+func (o postOptions) validate() error {
+	if o.pr < 0 {
+		return fmt.Errorf("post: --pr %d: a pull request number is positive", o.pr)
+	}
+	if o.sha != "" && !fullSHA.MatchString(o.sha) {
+		return fmt.Errorf("post: --sha %q: want the full 40-hex-digit commit id (check runs take no abbreviation)", o.sha)
+	}
+	if o.reportURL != "" {
+		u, err := url.Parse(o.reportURL)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || strings.ContainsAny(o.reportURL, " \t\n<>") {
+			return fmt.Errorf("post: --report-url %q: want an http(s) URL", o.reportURL)
+		}
+	}
+	return nil
 }

@@ -119,17 +119,74 @@ func TestPostSeriesDryRun(t *testing.T) {
 	}
 }
 
+const testSHA = "0123456789abcdef0123456789abcdef01234567"
+
 // dryRunPost runs kci post --dry-run on dir for octo/bench#12 and returns
 // what it printed.
-func dryRunPost(t *testing.T, dir string) *bytes.Buffer {
+func dryRunPost(t *testing.T, dir string, extra ...string) *bytes.Buffer {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	cmd := newPostCmd()
-	cmd.SetArgs([]string{"--dry-run", "--repo", "octo/bench", "--pr", "12", "--sha", "abc123", dir})
+	cmd.SetArgs(append(append([]string{"--dry-run", "--repo", "octo/bench", "--pr", "12", "--sha", testSHA}, extra...), dir))
 	cmd.SetOut(&out)
 	cmd.SetErr(&errOut)
 	if err := cmd.ExecuteContext(context.Background()); err != nil {
 		t.Fatalf("kci post --dry-run %s: %v\n%s", dir, err, errOut.String())
 	}
 	return &out
+}
+
+// Flags no post could use are refused before the run is read.
+func TestPostRefusesBadFlags(t *testing.T) {
+	clearActionsEnv(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--pr", "-3"}, "--pr -3"},
+		{[]string{"--pr", "3", "--sha", "abc"}, `--sha "abc": want the full 40-hex-digit commit id`},
+		{[]string{"--pr", "3", "--sha", strings.ToUpper(testSHA)}, "40-hex-digit"},
+		{[]string{"--pr", "3", "--report-url", "javascript:alert(1)"}, "--report-url"},
+	} {
+		cmd := newPostCmd()
+		cmd.SetArgs(append(append([]string{"--dry-run", "--repo", "octo/bench"}, c.args...), "/nonexistent"))
+		cmd.SetOut(&bytes.Buffer{})
+		cmd.SetErr(&bytes.Buffer{})
+		err := cmd.ExecuteContext(context.Background())
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("kci post %v: %v, want an error naming %q", c.args, err, c.want)
+		}
+	}
+}
+
+// The dry run shows the check run's summary too, the comment leads with
+// the tree's answer and links report.html; without a commit, the missing
+// check run is said in one line.
+func TestPostDryRunShowsCheckRunAndLink(t *testing.T) {
+	clearActionsEnv(t)
+	dir := writeRun(t, "gtp")
+	out := dryRunPost(t, dir, "--report-url", "https://example.org/a/report.html").String()
+	comment, check, ok := strings.Cut(out, "check run summary")
+	if !ok || !strings.Contains(check, "**gtp: ") {
+		t.Fatalf("no check run summary leading with the answer:\n%s", out)
+	}
+	lead := strings.SplitN(comment, "\n", 3)
+	if len(lead) < 3 || !strings.HasPrefix(lead[2], "- ") || !strings.Contains(lead[2], "**gtp: ") {
+		t.Errorf("comment does not lead with the tree's answer:\n%s", comment)
+	}
+	if !strings.Contains(comment, "(https://example.org/a/report.html)") || !strings.Contains(comment, "<details>") {
+		t.Errorf("comment lacks the report.html link or the folded details:\n%s", comment)
+	}
+
+	var stdout, errOut bytes.Buffer
+	cmd := newPostCmd()
+	cmd.SetArgs([]string{"--dry-run", "--repo", "octo/bench", "--pr", "12", dir})
+	cmd.SetOut(&stdout)
+	cmd.SetErr(&errOut)
+	if err := cmd.ExecuteContext(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(errOut.String(), "no check run"); n != 1 || strings.Contains(stdout.String(), "check run summary") {
+		t.Errorf("without --sha: %d lines saying no check run (want 1):\n%s%s", n, errOut.String(), stdout.String())
+	}
 }

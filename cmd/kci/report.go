@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -18,6 +19,7 @@ func init() { commands = append(commands, newReportCmd) }
 // reportOptions are the flags of kci report.
 type reportOptions struct {
 	agg        bool
+	brief      bool
 	merge      bool
 	out        string
 	format     string
@@ -52,6 +54,7 @@ for 'benchstat base patched'.`,
 	}
 	f := cmd.Flags()
 	f.BoolVar(&o.agg, "agg", false, "print the user's aggregate table (mean ± spread across sets)")
+	f.BoolVar(&o.brief, "brief", false, "print only the answer: one line per tree (verdict, what changed with its interval and boots, what each \"no change\" would have shown)")
 	f.BoolVar(&o.merge, "merge", false, "merge shard run directories into --out")
 	f.StringVar(&o.out, "out", "", "output run directory for --merge")
 	f.StringVar(&o.format, "format", "text", "text, markdown, json or benchstat")
@@ -99,11 +102,35 @@ func runReport(w, errOut io.Writer, dirs []string, o reportOptions) error {
 			}
 			runs = append(runs, r)
 		}
+		for i, d := range dirs {
+			// The picture is derived from run.json: (re)drawn on every
+			// report, with this kci's renderer. A directory kci may not
+			// write (a read-only artifact) keeps its own, said so.
+			if err := results.WriteHTML(d, runs[i]); err != nil {
+				fmt.Fprintf(errOut, "kci: report: %s not written: %v\n", filepath.Join(d, results.HTMLFile), err)
+			}
+		}
 	}
 	if o.minEffect > 0 {
 		for _, r := range runs {
 			r.MinEffectPct = o.minEffect
 		}
+	}
+	for _, r := range runs {
+		if err := checkTrees(r, o.trees); err != nil {
+			return err
+		}
+	}
+	if o.format == "json" && len(runs) > 1 && !o.brief {
+		// Several directories are one document: {"runs": [...]}.
+		b, err := results.JSONRuns(runs, o.trees...)
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(b); err != nil {
+			return err
+		}
+		return failOnPerf(runs, o)
 	}
 	for i, r := range runs {
 		if i > 0 && o.format != "json" {
@@ -113,6 +140,10 @@ func runReport(w, errOut io.Writer, dirs []string, o reportOptions) error {
 			return err
 		}
 	}
+	return failOnPerf(runs, o)
+}
+
+func failOnPerf(runs []*results.Run, o reportOptions) error {
 	if o.failOnPerf >= 0 {
 		for _, r := range runs {
 			if err := results.FailOnRegression(r, o.failOnPerf); err != nil {
@@ -123,14 +154,24 @@ func runReport(w, errOut io.Writer, dirs []string, o reportOptions) error {
 	return nil
 }
 
-func renderRun(w io.Writer, r *results.Run, o reportOptions) error {
-	for _, t := range o.trees {
+func checkTrees(r *results.Run, trees []string) error {
+	for _, t := range trees {
 		if !hasTree(r, t) {
 			return fmt.Errorf("report: run %s has no tree %q (trees: %s)", r.ID, t, strings.Join(r.TreeNames(), ", "))
 		}
 	}
+	return nil
+}
+
+func renderRun(w io.Writer, r *results.Run, o reportOptions) error {
+	if o.brief && o.format != "text" && o.format != "markdown" {
+		return fmt.Errorf("report: --brief is text or markdown, not --format %s", o.format)
+	}
 	switch o.format {
 	case "markdown":
+		if o.brief {
+			return writeBriefMarkdown(w, r, o.trees)
+		}
 		if len(o.trees) == 0 {
 			_, err := io.WriteString(w, results.MarkdownRun(r))
 			return err
@@ -151,6 +192,10 @@ func renderRun(w io.Writer, r *results.Run, o reportOptions) error {
 	case "benchstat":
 		return results.BenchStream(w, r)
 	}
+	if o.brief {
+		_, err := io.WriteString(w, results.BriefText(r, o.trees, results.TextWidth))
+		return err
+	}
 	color := results.IsTerminal(w) && os.Getenv("NO_COLOR") == ""
 	return results.Text(w, r, results.TextOptions{Color: color, Trees: o.trees})
 }
@@ -162,4 +207,16 @@ func hasTree(r *results.Run, name string) bool {
 		}
 	}
 	return false
+}
+
+func writeBriefMarkdown(w io.Writer, r *results.Run, trees []string) error {
+	if len(trees) == 0 {
+		trees = r.TreeNames()
+	}
+	for _, t := range trees {
+		if _, err := io.WriteString(w, results.BriefMarkdown(results.BriefOf(results.Analyze(r, t)))); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -44,7 +44,7 @@ func TestReportFormats(t *testing.T) {
 	saveRun(t, dir, "cafe0001", 1)
 	for format, want := range map[string]string{
 		"text":      "== tree gtp ==",
-		"markdown":  "| **gtp-gtp** | total |",
+		"markdown":  "| **gtp-gtp total** |",
 		"benchstat": "Benchmarkgtp-gtp/gtp_write 1000000",
 	} {
 		var out strings.Builder

@@ -1,0 +1,360 @@
+package results
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"unicode/utf8"
+)
+
+// Effect is one compared row reduced to what a cover letter quotes: the
+// change of patched against base in percent with its interval, and how
+// many boots back it. A "no change" says the change it would have shown.
+type Effect struct {
+	Variant string  `json:"variant"`
+	Name    string  `json:"name"` // program, or TotalRow
+	Verdict Verdict `json:"verdict"`
+	// Pct is the estimate: the Hodges–Lehmann shift in noisy mode, the
+	// difference of medians in deterministic mode (where boots repeat).
+	Pct float64 `json:"effect_pct"`
+	// LowPct..HighPct is its interval: the 95 % Hodges–Lehmann interval
+	// (noisy), or every base/patched pair's ratio (deterministic: from
+	// min/max of the two observed ranges).
+	LowPct  float64 `json:"effect_low_pct"`
+	HighPct float64 `json:"effect_high_pct"`
+	// WouldShowPct: for a "no change", the smallest change in percent the
+	// row would have shown; 0 when not known.
+	WouldShowPct float64 `json:"would_show_pct,omitempty"`
+	BaseN        int     `json:"base_boots"`
+	PatchedN     int     `json:"patched_boots"`
+}
+
+// Label names the row as the brief shows it: "<variant>/<program>", or
+// the variant for its total.
+func (e Effect) Label() string {
+	if e.Name == TotalRow {
+		return e.Variant
+	}
+	return e.Variant + "/" + e.Name
+}
+
+// RowEffect reduces a row of ab to its effect: Row.Effect with its
+// interval (Row.Shift: Hodges–Lehmann in noisy mode, at the family's
+// level for a decided row (Row.Adjusted); Welch's over per-seed values in
+// deterministic mode); where a deterministic row has
+// none (seeds agree exactly), every base/patched pair's ratio.
+func RowEffect(ab TreeAB, variant string, r Row) Effect {
+	e := Effect{Variant: variant, Name: r.Name, Verdict: r.Verdict, BaseN: r.Base.N, PatchedN: r.Patched.N,
+		Pct: r.Effect(), LowPct: r.Shift.Lo, HighPct: r.Shift.Hi}
+	if r.Adjusted != nil {
+		// A decided noisy row: the interval at the family's level, which
+		// the decision used.
+		e.LowPct, e.HighPct = r.Adjusted.Lo, r.Adjusted.Hi
+	}
+	if math.IsNaN(e.LowPct) || math.IsNaN(e.HighPct) {
+		e.LowPct, e.HighPct = math.NaN(), math.NaN()
+		if ab.Deterministic() && r.Base.N > 0 && r.Patched.N > 0 && r.Base.Min > 0 && r.Base.Max > 0 {
+			e.LowPct = (r.Patched.Min/r.Base.Max - 1) * 100
+			e.HighPct = (r.Patched.Max/r.Base.Min - 1) * 100
+		}
+	}
+	if r.Verdict == NoChange {
+		e.WouldShowPct = wouldShow(ab, r)
+	}
+	return e
+}
+
+// wouldShow is the smallest change a "no change" row would have shown:
+// in deterministic mode the change it would have caught with 90 % power
+// (Row.Detectable); in noisy mode the farther end of the shift's
+// interval, at least the smallest effect.
+func wouldShow(ab TreeAB, r Row) float64 {
+	if ab.Deterministic() {
+		return r.Detectable
+	}
+	if math.IsInf(r.Shift.Lo, 0) || math.IsInf(r.Shift.Hi, 0) || math.IsNaN(r.Shift.Est) {
+		return 0
+	}
+	return math.Max(ab.MinEffectPct, math.Max(-r.Shift.Lo, r.Shift.Hi))
+}
+
+// couldHide: a "no change" that would not have shown a change of the
+// smallest effect.
+func couldHide(ab TreeAB, r Row, e Effect) bool {
+	if r.Verdict != NoChange {
+		return false
+	}
+	if ab.Deterministic() {
+		return r.Undecided(ab.MinEffectPct)
+	}
+	return e.WouldShowPct > ab.MinEffectPct+1e-9
+}
+
+// Ran reports whether the row's program ran at all on either kernel: a
+// program that never ran costs 0 in every sample and is no result.
+func (r Row) Ran() bool {
+	for _, d := range []Dist{r.Base, r.Patched} {
+		for _, x := range d.Values {
+			if x != 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Brief is a tree's short answer: its verdict, the rows that changed,
+// the "no change" rows that could hide one, and the rest in one count.
+type Brief struct {
+	Tree  string `json:"tree"`
+	State string `json:"state"`
+	Title string `json:"title"`
+	// Verdict is the tree's outcome in the report's one vocabulary
+	// (faster, slower, no change, survival regression, …).
+	Verdict string `json:"verdict"`
+	// PerfVerdict is what the numbers alone say; it differs from Verdict
+	// when survival, a failed boot or an incomplete run decided.
+	PerfVerdict string   `json:"perf_verdict"`
+	Changed     []Effect `json:"changed,omitempty"`
+	// Hiding are "no change" rows that would not have shown the smallest
+	// effect (with 90 % power, in deterministic mode).
+	Hiding []Effect `json:"could_hide,omitempty"`
+	// Unchanged counts the other "no change" rows; UnchangedShowPct is
+	// the largest change any of them would have missed.
+	Unchanged        int     `json:"unchanged"`
+	UnchangedShowPct float64 `json:"unchanged_would_show_pct,omitempty"`
+	MinEffectPct     float64 `json:"min_effect_pct"`
+	Metric           string  `json:"metric"`
+	Unit             string  `json:"unit"`
+}
+
+// Metric names what a tree's numbers measure, apart from their unit.
+func (ab TreeAB) Metric() string {
+	switch {
+	case ab.Deterministic():
+		return "instruction-time"
+	case ab.Emulated:
+		return "emulated wall-time"
+	}
+	return "wall-time"
+}
+
+// BriefOf computes a tree's brief from its report. Its headline is the
+// conclusion's title.
+func BriefOf(tr TreeReport) Brief {
+	b := perfBrief(tr)
+	b.State, b.Title, b.PerfVerdict = tr.Conclusion.State, tr.Conclusion.Title, b.Verdict
+	if h := b.headline(); !strings.HasPrefix(b.Title, h) {
+		// Decided by something else than the numbers (survival, a failed
+		// boot, an incomplete run): the title says what.
+		b.Verdict = strings.TrimPrefix(b.Title, tr.Tree+": ")
+	}
+	return b
+}
+
+// perfBrief sorts a tree's rows that ran into changed, could hide a
+// change, and unchanged, and words the verdict they give.
+func perfBrief(tr TreeReport) Brief {
+	ab := tr.Perf
+	b := Brief{Tree: tr.Tree, MinEffectPct: ab.MinEffectPct, Metric: ab.Metric(), Unit: "ns/pkt"}
+	for _, v := range ab.Variants {
+		for _, r := range briefRows(v) {
+			e := RowEffect(ab, v.Variant, r)
+			switch {
+			case changed(r):
+				b.Changed = append(b.Changed, e)
+			case r.Verdict != NoChange || r.Note == NoteNotExamined:
+			case couldHide(ab, r, e):
+				b.Hiding = append(b.Hiding, e)
+			default:
+				b.Unchanged++
+				b.UnchangedShowPct = math.Max(b.UnchangedShowPct, e.WouldShowPct)
+			}
+		}
+	}
+	slower, faster := hasVerdict(b.Changed, Slower), hasVerdict(b.Changed, Faster)
+	switch {
+	case slower && faster:
+		b.Verdict = "slower and faster"
+	case slower:
+		b.Verdict = string(Slower)
+	case faster:
+		b.Verdict = string(Faster)
+	case len(ab.Variants) == 0 && len(tr.Survival) > 0:
+		b.Verdict = "survival unchanged"
+	case len(ab.Variants) == 0:
+		b.Verdict = "no results"
+	default:
+		b.Verdict = "no change"
+	}
+	return b
+}
+
+// briefRows are the rows of a variant the brief speaks of: its programs
+// that ran, and its total.
+func briefRows(v VariantAB) []Row {
+	var out []Row
+	progChanged := false
+	for _, p := range v.Programs {
+		if p.Ran() {
+			out = append(out, p)
+			progChanged = progChanged || changed(p)
+		}
+	}
+	// A variant's total is what fails a tree: always named when it
+	// moved; otherwise only when no program of it did.
+	switch {
+	case len(out) == 1 && len(v.Programs) == 1:
+		return []Row{v.Total} // the total is its one program
+	case (changed(v.Total) || !progChanged) && v.Total.Ran():
+		out = append([]Row{v.Total}, out...)
+	}
+	return out
+}
+
+// changed: a decided change beyond the smallest effect.
+func changed(r Row) bool {
+	return (r.Verdict == Slower || r.Verdict == Faster) && !r.InNoise && r.Note != NoteNotExamined
+}
+
+func hasVerdict(es []Effect, v Verdict) bool {
+	for _, e := range es {
+		if e.Verdict == v {
+			return true
+		}
+	}
+	return false
+}
+
+// fmtEffect writes an effect as a cover letter quotes it:
+// "gtp_write -41.6% [-41.9, -41.3], 3+3 boots".
+func fmtEffect(e Effect) string {
+	s := e.Label() + " " + fmtSigned(e.Pct) + "%"
+	if !math.IsNaN(e.LowPct) && !math.IsNaN(e.HighPct) {
+		s += " [" + fmtSigned(e.LowPct) + ", " + fmtSigned(e.HighPct) + "]"
+	}
+	return s + fmt.Sprintf(", %d+%d boots", e.BaseN, e.PatchedN)
+}
+
+func fmtSigned(x float64) string {
+	switch {
+	case math.Abs(x) < 0.05:
+		return "0.0"
+	case math.IsNaN(x):
+		return "?"
+	case math.IsInf(x, -1):
+		return "-∞"
+	case math.IsInf(x, 1):
+		return "+∞"
+	}
+	return fmt.Sprintf("%+.1f", x)
+}
+
+// Headline is the brief's first line, the conclusion's title: "gtp:
+// faster (gtp_write -41.6% [-41.9, -41.3], 3+3 boots)".
+func (b Brief) Headline() string {
+	if b.Title != "" {
+		return b.Title
+	}
+	return b.headline()
+}
+
+// briefMaxRows is how many changed rows a headline names.
+const briefMaxRows = 3
+
+func (b Brief) headline() string {
+	s := b.Tree + ": " + b.Verdict
+	if len(b.Changed) > 0 {
+		var parts []string
+		for i, e := range b.Changed {
+			if i == briefMaxRows {
+				parts = append(parts, fmt.Sprintf("%d more in the table", len(b.Changed)-i))
+				break
+			}
+			parts = append(parts, fmtEffect(e))
+		}
+		s += " (" + strings.Join(parts, "; ") + ")"
+	}
+	return s
+}
+
+// Details are the brief's other lines: what could hide a change, and the
+// rest of the rows in one line with the change each would have shown.
+func (b Brief) Details() []string {
+	var out []string
+	if b.PerfVerdict != b.Verdict && len(b.Changed) > 0 {
+		c := b
+		c.Verdict = b.PerfVerdict
+		out = append(out, "numbers: "+strings.TrimPrefix(c.headline(), b.Tree+": "))
+	}
+	if len(b.Hiding) > 0 {
+		parts := make([]string, len(b.Hiding))
+		boots := ""
+		for i, e := range b.Hiding {
+			parts[i] = fmt.Sprintf("%s ±%.1f%%", e.Label(), e.WouldShowPct)
+			if n := fmt.Sprintf("%d+%d", e.BaseN, e.PatchedN); i == 0 || n == boots {
+				boots = n
+			} else {
+				boots = "varying"
+			}
+		}
+		out = append(out, fmt.Sprintf("no change, but ±%.1f%% not ruled out (%s boots); would show: %s",
+			b.MinEffectPct, boots, strings.Join(parts, ", ")))
+	}
+	if b.Unchanged > 0 {
+		s := "no change in " + plural(b.Unchanged, "other row")
+		if b.UnchangedShowPct > 0 {
+			s += fmt.Sprintf(" (each would show ±%.1f%% or less)", b.UnchangedShowPct)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// BriefText is the cover-letter block of a run: per tree its headline,
+// then its details indented, every line wrapped at width columns.
+func BriefText(run *Run, trees []string, width int) string {
+	var sb strings.Builder
+	for _, tree := range selectTrees(run, trees) {
+		b := BriefOf(Analyze(run, tree))
+		sb.WriteString(wrap(b.Headline(), width, "    "))
+		for _, d := range b.Details() {
+			sb.WriteString(wrap("  "+d, width, "    "))
+		}
+	}
+	return sb.String()
+}
+
+// BriefMarkdown is the cover-letter block as Markdown: one bullet per
+// tree, its details as a nested list.
+func BriefMarkdown(b Brief) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "- %s **%s**\n", stateIcon(b.State, b.Verdict), mdInline(b.Headline()))
+	for _, d := range b.Details() {
+		fmt.Fprintf(&sb, "  - %s\n", mdInline(d))
+	}
+	return sb.String()
+}
+
+// wrap breaks s at blanks so that no line is wider than width runes;
+// continuation lines start with indent. A word wider than the line stays
+// whole.
+func wrap(s string, width int, indent string) string {
+	var sb strings.Builder
+	line := s[:len(s)-len(strings.TrimLeft(s, " "))]
+	empty := true
+	for _, w := range strings.Fields(s) {
+		switch {
+		case empty:
+			line += w
+		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(w) > width:
+			sb.WriteString(line + "\n")
+			line = indent + w
+		default:
+			line += " " + w
+		}
+		empty = false
+	}
+	sb.WriteString(line + "\n")
+	return sb.String()
+}

@@ -1,0 +1,159 @@
+package results
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// demoDir is a recorded demo run (kci test patches/rht-no-shrink.patch).
+const demoDir = "testdata/demo"
+
+func loadDemo(t *testing.T) *Run {
+	t.Helper()
+	run, err := Load(demoDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return run
+}
+
+// golden compares got with testdata/demo/name, or rewrites it with
+// -update (schema_test.go's flag).
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join(demoDir, name)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -run %s -update to write it)", err, t.Name())
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from the golden file (go test -run %s -update rewrites it):\n--- got\n%s\n--- want\n%s", path, t.Name(), got, want)
+	}
+}
+
+func TestGoldenText(t *testing.T) {
+	var b strings.Builder
+	if err := Text(&b, loadDemo(t), TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "report.txt.golden", b.String())
+}
+
+func TestGoldenMarkdown(t *testing.T) {
+	golden(t, "report.md.golden", MarkdownRun(loadDemo(t)))
+}
+
+func TestGoldenBrief(t *testing.T) {
+	golden(t, "brief.txt.golden", BriefText(loadDemo(t), nil, TextWidth))
+}
+
+// Every line of the text report fits 100 columns: the demo run, and the
+// noisy-mode run with failures, survival changes and doctor findings.
+func TestTextWidth(t *testing.T) {
+	for name, run := range map[string]*Run{"demo": loadDemo(t), "tcg": fullRun(AccelTCG), "kvm": fullRun(AccelKVM)} {
+		var b strings.Builder
+		if err := Text(&b, run, TextOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for i, l := range strings.Split(b.String(), "\n") {
+			if n := utf8.RuneCountInString(l); n > TextWidth {
+				t.Errorf("%s: line %d is %d columns wide (> %d): %q", name, i+1, n, TextWidth, l)
+			}
+		}
+	}
+}
+
+// The demo's answer comes first and says what changed, with interval
+// and boots, and what each "no change" would have shown; the table
+// drops the programs that never ran and names the metric once.
+func TestBriefFirst(t *testing.T) {
+	var b strings.Builder
+	if err := Text(&b, loadDemo(t), TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	lines := strings.Split(out, "\n")
+	if !strings.HasPrefix(lines[2], "gtp: faster (") || !strings.Contains(lines[2], "gtp/gtp_write -41.6% [-41.8, -41.4], 3+3 boots") {
+		t.Errorf("third line is not gtp's answer with its interval and boots: %q", lines[2])
+	}
+	for _, bad := range []string{"gtp_reap", "((", "neutral —", "delta", "shift"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("text report has %q:\n%s", bad, out)
+		}
+	}
+	if n := strings.Count(out, "skipped"); n != 1 {
+		t.Errorf("skipped variants on %d lines, want 1", n)
+	}
+	if !strings.Contains(out, "would show") {
+		t.Errorf("no 'would show' for the no-change rows")
+	}
+	md := MarkdownRun(loadDemo(t))
+	if strings.Contains(md, "⚠️") {
+		t.Errorf("a speed-up is shown as a warning:\n%s", md)
+	}
+}
+
+// A program that never ran is no benchmark sample: benchstat refuses
+// zeros ("summaries must be >0").
+func TestBenchFormatSkipsProgramsThatNeverRan(t *testing.T) {
+	var b strings.Builder
+	if err := BenchFormat(&b, loadDemo(t), "gtp", RoleBase); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "gtp_reap") || !strings.Contains(b.String(), "Benchmarkgtp/gtp_write ") {
+		t.Errorf("bench file lists the never-run gtp_reap, or lacks gtp_write:\n%s", b.String())
+	}
+}
+
+// report.json has numbers as numbers and units as fields.
+func TestJSONNumbersAndUnits(t *testing.T) {
+	b, err := JSON(loadDemo(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Trees []struct {
+			Perf struct {
+				Unit, Metric string
+				Variants     []struct {
+					Programs []struct {
+						Name   string
+						Base   map[string]any
+						Effect struct {
+							Pct *float64 `json:"effect_pct"`
+							Lo  *float64 `json:"effect_low_pct"`
+							Hi  *float64 `json:"effect_high_pct"`
+						}
+					}
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	p := rep.Trees[0].Perf
+	if p.Unit != "ns/pkt" || p.Metric != "instruction-time" {
+		t.Errorf("unit %q metric %q, want ns/pkt instruction-time", p.Unit, p.Metric)
+	}
+	w := p.Variants[2].Programs[0]
+	if w.Name != "gtp_write" || w.Effect.Pct == nil || *w.Effect.Pct > -41 || *w.Effect.Lo > *w.Effect.Pct || *w.Effect.Hi < *w.Effect.Pct {
+		t.Errorf("gtp_write effect %+v: want about -41.6 inside its interval", w.Effect)
+	}
+	if _, ok := w.Base["ci"]; ok {
+		t.Errorf("base has the string ci %v", w.Base["ci"])
+	}
+	if _, ok := w.Base["ci_low_pct"]; !ok {
+		t.Errorf("base has no ci_low_pct: %v", w.Base)
+	}
+}
