@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // ANSI colours for the terminal report.
@@ -50,7 +51,7 @@ func Text(w io.Writer, run *Run, opt TextOptions) error {
 		b.WriteString("merged from shards: " + strings.Join(run.MergedFrom, ", ") + "\n")
 	}
 	b.WriteString("\n" + BriefText(run, opt.Trees, TextWidth) + "\n")
-	b.WriteString(wrap("host: "+hostLine(run), TextWidth, "  "))
+	b.WriteString(wrapParts("host: ", strings.Split(hostLine(run), " · "), TextWidth))
 	b.WriteString("boots: " + run.BootsLine("") + "\n")
 	for _, c := range run.Host.Checks {
 		if c.Status == CheckOK {
@@ -177,6 +178,27 @@ func writeTreeText(b *strings.Builder, run *Run, tr TreeReport, color bool) {
 
 // TextWidth is the widest line of the text report.
 const TextWidth = 100
+
+// wrapParts joins parts with " · " after head, breaking lines between
+// parts only: a part (a QEMU reason, a model) is never cut, so one
+// longer than the line stays whole.
+func wrapParts(head string, parts []string, width int) string {
+	var b strings.Builder
+	line := head
+	for i, p := range parts {
+		switch {
+		case i == 0:
+			line += p
+		case utf8.RuneCountInString(line)+3+utf8.RuneCountInString(p) > width:
+			b.WriteString(line + "\n")
+			line = "  " + p
+		default:
+			line += " · " + p
+		}
+	}
+	b.WriteString(line + "\n")
+	return b.String()
+}
 
 func changedRows(rows []SurvivalRow) []SurvivalRow {
 	var out []SurvivalRow
