@@ -255,6 +255,10 @@ func hostLine(run *Run) string {
 	}
 	parts = append(parts, accel)
 	parts = append(parts, guestCPU(h)...)
+	if run.KCIVersion != "" {
+		// Numbers compare within one kci version: say which made these.
+		parts = append(parts, "kci "+run.KCIVersion)
+	}
 	return strings.Join(parts, " · ")
 }
 
