@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -27,7 +28,13 @@ type AggEntry struct {
 // program's ns/pkt per set, and the variant total as mean ± spread with
 // spread = (max − min) / 2 over the sets.
 type AggTable struct {
-	Title    string       `json:"title,omitempty"`
+	Title string `json:"title,omitempty"`
+	// Median: the totals column is the median over the sets, as the main
+	// report's (kci run directories); otherwise the mean, as the user's
+	// mail prints his .bpfstats sets.
+	Median   bool         `json:"-"`
+	Unit     string       `json:"unit"`
+	Metric   string       `json:"metric,omitempty"`
 	Sets     []string     `json:"sets"`
 	Variants []AggVariant `json:"variants"`
 	Notes    []string     `json:"notes,omitempty"`
@@ -39,6 +46,7 @@ type AggVariant struct {
 	Programs []AggProg `json:"programs"`
 	Totals   []float64 `json:"totals"` // per set; NaN where the set lacks the variant
 	Mean     float64   `json:"mean"`
+	Median   float64   `json:"median"`
 	Spread   float64   `json:"spread"`
 }
 
@@ -99,6 +107,7 @@ func BuildAgg(title string, sets []AggSet) AggTable {
 			}
 		}
 		v.Mean, v.Spread = meanSpread(v.Totals)
+		v.Median = medianOf(v.Totals)
 	}
 	return t
 }
@@ -110,6 +119,38 @@ func findEntry(s AggSet, variant string) *AggEntry {
 		}
 	}
 	return nil
+}
+
+// neverRan: a program that cost 0 in every set did not run: no row.
+func neverRan(p AggProg) bool {
+	for _, x := range p.Values {
+		if x != 0 && !math.IsNaN(x) {
+			return false
+		}
+	}
+	return true
+}
+
+// medianOf is the median of the sets that have the variant.
+func medianOf(xs []float64) float64 {
+	var ok []float64
+	for _, x := range xs {
+		if !math.IsNaN(x) {
+			ok = append(ok, x)
+		}
+	}
+	if len(ok) == 0 {
+		return math.NaN()
+	}
+	return median(ok)
+}
+
+// center is the totals column's figure and its name.
+func (t AggTable) center(v AggVariant) (float64, string) {
+	if t.Median {
+		return v.Median, "median"
+	}
+	return v.Mean, "mean"
 }
 
 // meanSpread ignores NaN (absent) sets.
@@ -159,7 +200,8 @@ func (t AggTable) Render(w io.Writer) error {
 	for i, s := range t.Sets {
 		h += fmt.Sprintf("%*s ", widths[i], s)
 	}
-	line(h + "   total mean ± spread")
+	_, what := t.center(AggVariant{})
+	line(h + "   total " + what + " ± spread")
 	line(strings.Repeat("-", 2*(aggNameW+1)+setsW+24))
 	for _, v := range t.Variants {
 		for pi, p := range v.Programs {
@@ -172,7 +214,8 @@ func (t AggTable) Render(w io.Writer) error {
 				row += fmt.Sprintf("%*s ", widths[si], fmtNs(x))
 			}
 			if pi == 0 {
-				row += fmt.Sprintf("   %7s ± %-5s", fmtNs(v.Mean), fmtNs(v.Spread))
+				c, _ := t.center(v)
+				row += fmt.Sprintf("   %7s ± %-5s", fmtNs(c), fmtNs(v.Spread))
 			}
 			line(row)
 		}
@@ -294,7 +337,12 @@ func repOf(label string) int {
 // Agg builds the user's tables from dirs: directories of .bpfstats files
 // make one table, in the order given (one set each); kci run directories
 // add one table per kernel role whose sets are the runs' repetitions.
-func Agg(dirs []string) ([]AggTable, error) {
+func Agg(dirs []string) ([]AggTable, error) { return AggTrees(dirs, nil) }
+
+// AggTrees is Agg over the given trees of the run directories only (all
+// if empty); a tree no run has, or trees with plain .bpfstats sets, are
+// refused.
+func AggTrees(dirs, trees []string) ([]AggTable, error) {
 	var plain []AggSet
 	var runs []*Run
 	var runDirs []string
@@ -314,9 +362,23 @@ func Agg(dirs []string) ([]AggTable, error) {
 		}
 		plain = append(plain, s)
 	}
+	if len(trees) > 0 && len(plain) > 0 {
+		return nil, fmt.Errorf("results: agg: --tree picks trees of kci run directories; %s is a directory of .bpfstats sets, which has none", plain[0].Label)
+	}
+	for _, t := range trees {
+		found := false
+		for _, r := range runs {
+			found = found || slices.Contains(r.TreeNames(), t)
+		}
+		if !found {
+			return nil, fmt.Errorf("results: agg: no run has tree %q", t)
+		}
+	}
 	var tables []AggTable
 	if len(plain) > 0 {
-		tables = append(tables, BuildAgg("", plain))
+		t := BuildAgg("", plain)
+		t.Unit = "ns/pkt"
+		tables = append(tables, t)
 	}
 	if len(runs) == 0 {
 		return tables, nil
@@ -330,7 +392,7 @@ func Agg(dirs []string) ([]AggTable, error) {
 		if len(runs) > 1 {
 			prefix = r.ID
 		}
-		byRole, n := RunSets(r, prefix)
+		byRole, n := RunSets(onlyTrees(r, trees), prefix)
 		for role, s := range byRole {
 			sets[role] = append(sets[role], s...)
 		}
@@ -344,19 +406,45 @@ func Agg(dirs []string) ([]AggTable, error) {
 			continue
 		}
 		title := fmt.Sprintf("%s kernels, %s", role, strings.Join(names, " "))
+		metric := "wall-time"
 		switch {
 		case icount:
 			title += " (" + InstructionTimeLabel + ")"
+			metric = "instruction-time"
 		case emulated:
-			title += " (" + EmulatedLabel + ")"
+			title += " (ns/pkt, " + EmulatedLabel + ")"
+			metric = "emulated wall-time"
+		default:
+			title += " (ns/pkt)"
 		}
-		tables = append(tables, BuildAgg(title, sets[role]))
+		t := BuildAgg(title, sets[role])
+		t.Median, t.Unit, t.Metric = true, "ns/pkt", metric
+		for i := range t.Variants {
+			// As in the main report: a program that never ran is no row.
+			t.Variants[i].Programs = slices.DeleteFunc(t.Variants[i].Programs, neverRan)
+		}
+		tables = append(tables, t)
 	}
 	if len(notes) > 0 && len(tables) > 0 {
 		last := &tables[len(tables)-1]
 		last.Notes = append(last.Notes, notes...)
 	}
 	return tables, nil
+}
+
+// onlyTrees is run with the boots of the given trees only (all if none).
+func onlyTrees(r *Run, trees []string) *Run {
+	if len(trees) == 0 {
+		return r
+	}
+	c := *r
+	c.Boots = nil
+	for _, b := range r.Boots {
+		if slices.Contains(trees, b.Tree) {
+			c.Boots = append(c.Boots, b)
+		}
+	}
+	return &c
 }
 
 // RenderAgg writes tables one after another, separated by a blank line.

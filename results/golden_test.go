@@ -157,3 +157,23 @@ func TestJSONNumbersAndUnits(t *testing.T) {
 		t.Errorf("base has no ci_low_pct: %v", w.Base)
 	}
 }
+
+// --agg over a run: median ± spread, the unit in the title, only the
+// trees asked for and no program that never ran.
+func TestAggRunTables(t *testing.T) {
+	tables, err := AggTrees([]string{demoDir}, []string{"gtp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := tables[0].String()
+	for _, want := range []string{"total median ± spread", InstructionTimeLabel, "gtp-gtp", "gtp_write"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("agg table lacks %q:\n%s", want, out)
+		}
+	}
+	for _, bad := range []string{"ext-", "gtp_reap"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("agg table has %q:\n%s", bad, out)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -37,8 +38,11 @@ func newReportCmd() *cobra.Command {
 
 --agg prints the cross-set table of the user's bpfstats workflow: DIRs are
 directories of <variant>.bpfstats files (raw bpftool -j prog show output,
-one directory per repetition set) and/or kci run directories (each
-repetition one set, base and patched kernels as separate tables).
+one directory per repetition set; totals as his mail prints them, mean ±
+spread) and/or kci run directories (each repetition one set, base and
+patched kernels as separate tables, totals as median ± spread like the main
+report, unit in the title). It honours --format text|markdown|json and
+--tree, and refuses the flags that decide something.
 
 --merge --out DIR merges shard runs of one job (same trees and kernels,
 different repetitions) into one run directory with its reports.
@@ -71,14 +75,7 @@ func runReport(w, errOut io.Writer, dirs []string, o reportOptions) error {
 		return fmt.Errorf("report: unknown --format %q (text, markdown, json, benchstat)", o.format)
 	}
 	if o.agg {
-		if o.merge {
-			return errors.New("report: --agg and --merge do not go together")
-		}
-		tables, err := results.Agg(dirs)
-		if err != nil {
-			return err
-		}
-		return results.RenderAgg(w, tables)
+		return runAgg(w, dirs, o)
 	}
 	var runs []*results.Run
 	if o.merge {
@@ -219,4 +216,38 @@ func writeBriefMarkdown(w io.Writer, r *results.Run, trees []string) error {
 		}
 	}
 	return nil
+}
+
+// runAgg prints the cross-set table in --format text, markdown or json,
+// for --tree's trees; flags it cannot honour are refused by name.
+func runAgg(w io.Writer, dirs []string, o reportOptions) error {
+	var bad []string
+	for flag, set := range map[string]bool{
+		"--merge": o.merge, "--out": o.out != "", "--brief": o.brief, "--format benchstat": o.format == "benchstat",
+		"--min-effect (the table decides nothing)": o.minEffect != 0, "--fail-on-regression (the table decides nothing)": o.failOnPerf >= 0,
+	} {
+		if set {
+			bad = append(bad, flag)
+		}
+	}
+	if len(bad) > 0 {
+		sort.Strings(bad)
+		return fmt.Errorf("report: --agg does not take %s", strings.Join(bad, ", "))
+	}
+	tables, err := results.AggTrees(dirs, o.trees)
+	if err != nil {
+		return err
+	}
+	switch o.format {
+	case "markdown":
+		return results.RenderAggMarkdown(w, tables)
+	case "json":
+		b, err := results.AggJSON(tables)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	}
+	return results.RenderAgg(w, tables)
 }

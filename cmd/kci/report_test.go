@@ -132,3 +132,75 @@ func TestReportAggAndMerge(t *testing.T) {
 		t.Errorf("merged %d boots; report:\n%s", len(run.Boots), out.String())
 	}
 }
+
+// --agg honours --format and --tree, totals a run's sets by the median
+// with the unit in the title, and refuses flags that decide something.
+func TestAggFlags(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	saveRun(t, dir, "cafe0003", 1)
+	var txt strings.Builder
+	if err := runReport(&txt, &txt, []string{dir}, reportOptions{agg: true, format: "text", trees: []string{"gtp"}, failOnPerf: -1}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(txt.String(), "total median ± spread") || !strings.Contains(txt.String(), "(ns/pkt)") {
+		t.Errorf("agg text lacks the median or the unit:\n%s", txt.String())
+	}
+	var md strings.Builder
+	if err := runReport(&md, &md, []string{dir}, reportOptions{agg: true, format: "markdown", failOnPerf: -1}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "| variant | prog |") {
+		t.Errorf("agg markdown:\n%s", md.String())
+	}
+	var js strings.Builder
+	if err := runReport(&js, &js, []string{dir}, reportOptions{agg: true, format: "json", failOnPerf: -1}); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Tables []struct {
+			Unit     string
+			Variants []struct {
+				Center string
+				Total  *float64
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(js.String()), &doc); err != nil || len(doc.Tables) != 2 || doc.Tables[0].Unit != "ns/pkt" ||
+		doc.Tables[0].Variants[0].Center != "median" || doc.Tables[0].Variants[0].Total == nil {
+		t.Errorf("agg json %v: %s", err, js.String())
+	}
+	for _, c := range []struct {
+		o    reportOptions
+		want string
+	}{
+		{reportOptions{agg: true, format: "text", trees: []string{"nosuch"}, failOnPerf: -1}, `no run has tree "nosuch"`},
+		{reportOptions{agg: true, format: "text", minEffect: 1, failOnPerf: -1}, "--min-effect"},
+		{reportOptions{agg: true, format: "benchstat", failOnPerf: -1}, "--format benchstat"},
+		{reportOptions{agg: true, format: "text", failOnPerf: 3}, "--fail-on-regression"},
+	} {
+		var out strings.Builder
+		if err := runReport(&out, &out, []string{dir}, c.o); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("--agg %+v: %v, want an error naming %q", c.o, err, c.want)
+		}
+	}
+}
+
+// Several run directories give one JSON document.
+func TestJSONSeveralRuns(t *testing.T) {
+	a, b := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
+	saveRun(t, a, "cafe000a", 1)
+	saveRun(t, b, "cafe000b", 2)
+	var js strings.Builder
+	if err := runReport(&js, &js, []string{a, b}, reportOptions{format: "json", failOnPerf: -1}); err != nil {
+		t.Fatal(err)
+	}
+	var doc results.MultiReport
+	if err := json.Unmarshal([]byte(js.String()), &doc); err != nil || len(doc.Runs) != 2 || doc.Runs[1].RunID != "cafe000b" {
+		t.Errorf("two runs: %v, %d runs:\n%s", err, len(doc.Runs), js.String())
+	}
+	for _, d := range []string{a, b} {
+		if _, err := os.Stat(filepath.Join(d, results.HTMLFile)); err != nil {
+			t.Errorf("kci report did not draw %s: %v", results.HTMLFile, err)
+		}
+	}
+}

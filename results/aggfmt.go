@@ -1,0 +1,108 @@
+package results
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// RenderAggMarkdown writes the tables as GitHub Markdown: per table its
+// title, one row per program with its value per set, the variant's total
+// (median or mean ± spread) on its first row.
+func RenderAggMarkdown(w io.Writer, tables []AggTable) error {
+	var b strings.Builder
+	for _, t := range tables {
+		_, what := t.center(AggVariant{})
+		if t.Title != "" {
+			b.WriteString("**" + mdInline(t.Title) + "**\n\n")
+		}
+		tb := &table{header: append(append([]string{"variant", "prog"}, t.Sets...), "total "+what+" ± spread")}
+		tb.right = make([]bool, len(tb.header))
+		for i := 2; i < len(tb.right); i++ {
+			tb.right[i] = true
+		}
+		for _, v := range t.Variants {
+			for pi, p := range v.Programs {
+				row := []string{"", p.Name}
+				if pi == 0 {
+					row[0] = v.Variant
+				}
+				for _, x := range p.Values {
+					row = append(row, fmtNs(x))
+				}
+				total := ""
+				if pi == 0 {
+					c, _ := t.center(v)
+					total = fmtNs(c) + " ± " + fmtNs(v.Spread)
+				}
+				tb.add(append(row, total)...)
+			}
+		}
+		b.WriteString(escapeCells(tb).markdown())
+		fmt.Fprintf(&b, "\n<sub>%s</sub>\n\n", mdInline("unit: "+strings.TrimSpace(t.Metric+" "+t.Unit)+"; spread = (max − min) / 2 over the sets"))
+		for _, n := range t.Notes {
+			b.WriteString("- " + mdText(n) + "\n")
+		}
+		if len(t.Notes) > 0 {
+			b.WriteString("\n")
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// AggJSON is the tables as one JSON document, numbers as numbers
+// (absent sets null), with the center statistic named.
+func AggJSON(tables []AggTable) ([]byte, error) {
+	type prog struct {
+		Name   string     `json:"name"`
+		Values []*float64 `json:"values_ns_per_pkt"`
+	}
+	type variant struct {
+		Variant  string     `json:"variant"`
+		Programs []prog     `json:"programs"`
+		Totals   []*float64 `json:"totals"`
+		Center   string     `json:"center"`
+		Value    *float64   `json:"total"`
+		Mean     *float64   `json:"mean"`
+		Median   *float64   `json:"median"`
+		Spread   *float64   `json:"spread"`
+	}
+	type tab struct {
+		Title    string    `json:"title,omitempty"`
+		Unit     string    `json:"unit"`
+		Metric   string    `json:"metric,omitempty"`
+		Sets     []string  `json:"sets"`
+		Variants []variant `json:"variants"`
+		Notes    []string  `json:"notes,omitempty"`
+	}
+	nums := func(xs []float64) []*float64 {
+		out := make([]*float64, len(xs))
+		for i, x := range xs {
+			out[i] = finite(x)
+		}
+		return out
+	}
+	doc := struct {
+		Tables []tab `json:"tables"`
+	}{Tables: []tab{}}
+	for _, t := range tables {
+		jt := tab{Title: t.Title, Unit: t.Unit, Metric: t.Metric, Sets: t.Sets, Notes: t.Notes, Variants: []variant{}}
+		for _, v := range t.Variants {
+			c, what := t.center(v)
+			jv := variant{Variant: v.Variant, Totals: nums(v.Totals), Center: what, Value: finite(c),
+				Mean: finite(v.Mean), Median: finite(v.Median), Spread: finite(v.Spread)}
+			for _, p := range v.Programs {
+				jv.Programs = append(jv.Programs, prog{Name: p.Name, Values: nums(p.Values)})
+			}
+			jt.Variants = append(jt.Variants, jv)
+		}
+		doc.Tables = append(doc.Tables, jt)
+	}
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("results: agg: encode: %w", err)
+	}
+	return append(b, '\n'), nil
+}
