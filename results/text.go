@@ -52,7 +52,6 @@ func Text(w io.Writer, run *Run, opt TextOptions) error {
 	}
 	b.WriteString("\n" + BriefText(run, opt.Trees, TextWidth) + "\n")
 	b.WriteString(wrapParts("host: ", strings.Split(hostLine(run), " · "), TextWidth))
-	b.WriteString("boots: " + run.BootsLine("") + "\n")
 	for _, c := range run.Host.Checks {
 		if c.Status == CheckOK {
 			continue
@@ -70,6 +69,7 @@ func Text(w io.Writer, run *Run, opt TextOptions) error {
 		}
 		b.WriteString(wrap(line, TextWidth, "    "))
 	}
+	b.WriteString("boots: " + run.BootsLine("") + "\n")
 	for _, tree := range selectTrees(run, opt.Trees) {
 		tr := Analyze(run, tree)
 		b.WriteString("\n" + bold("== tree "+tree+" ==") + "\n")
@@ -170,7 +170,7 @@ func writeTreeText(b *strings.Builder, run *Run, tr TreeReport, color bool) {
 			}
 		}
 		b.WriteString(t.text("  "))
-		fmt.Fprintf(b, "  (%d other cells unchanged)\n", len(tr.Survival)-len(tr.Changes))
+		fmt.Fprintf(b, "  (%s unchanged)\n", plural(len(tr.Survival)-len(tr.Changes), "other cell"))
 	case len(tr.Survival) > 0:
 		b.WriteString("\n" + survivalLine(tr) + "\n")
 	}
