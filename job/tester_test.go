@@ -101,8 +101,10 @@ func TestTestExitsOKWhenNothingChanged(t *testing.T) {
 			t.Errorf("%s: console %q not in the run directory's console/", req.Label, req.Console)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(r.dir, "report.txt")); err != nil {
-		t.Errorf("report not written: %v", err)
+	for _, f := range []string{"report.txt", results.HTMLFile} {
+		if _, err := os.Stat(filepath.Join(r.dir, f)); err != nil {
+			t.Errorf("report not written: %v", err)
+		}
 	}
 }
 
