@@ -27,6 +27,10 @@ type Effect struct {
 	WouldShowPct float64 `json:"would_show_pct,omitempty"`
 	BaseN        int     `json:"base_boots"`
 	PatchedN     int     `json:"patched_boots"`
+	// Metric and Unit name what the compared numbers measure
+	// ("instruction-time", "ns/pkt"); the effect itself is in percent.
+	Metric string `json:"metric"`
+	Unit   string `json:"unit"`
 }
 
 // Label names the row as the brief shows it: "<variant>/<program>", or
@@ -45,7 +49,7 @@ func (e Effect) Label() string {
 // none (seeds agree exactly), every base/patched pair's ratio.
 func RowEffect(ab TreeAB, variant string, r Row) Effect {
 	e := Effect{Variant: variant, Name: r.Name, Verdict: r.Verdict, BaseN: r.Base.N, PatchedN: r.Patched.N,
-		Pct: r.Effect(), LowPct: r.Shift.Lo, HighPct: r.Shift.Hi}
+		Pct: r.Effect(), LowPct: r.Shift.Lo, HighPct: r.Shift.Hi, Metric: ab.Metric(), Unit: "ns/pkt"}
 	if r.Adjusted != nil {
 		// A decided noisy row: the interval at the family's level, which
 		// the decision used.

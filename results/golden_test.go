@@ -130,9 +130,10 @@ func TestJSONNumbersAndUnits(t *testing.T) {
 						Name   string
 						Base   map[string]any
 						Effect struct {
-							Pct *float64 `json:"effect_pct"`
-							Lo  *float64 `json:"effect_low_pct"`
-							Hi  *float64 `json:"effect_high_pct"`
+							Unit, Metric string
+							Pct          *float64 `json:"effect_pct"`
+							Lo           *float64 `json:"effect_low_pct"`
+							Hi           *float64 `json:"effect_high_pct"`
 						}
 					}
 				}
@@ -147,6 +148,9 @@ func TestJSONNumbersAndUnits(t *testing.T) {
 		t.Errorf("unit %q metric %q, want ns/pkt instruction-time", p.Unit, p.Metric)
 	}
 	w := p.Variants[2].Programs[0]
+	if w.Effect.Unit != "ns/pkt" || w.Effect.Metric != "instruction-time" {
+		t.Errorf("gtp_write effect unit %q metric %q", w.Effect.Unit, w.Effect.Metric)
+	}
 	if w.Name != "gtp_write" || w.Effect.Pct == nil || *w.Effect.Pct > -41 || *w.Effect.Lo > *w.Effect.Pct || *w.Effect.Hi < *w.Effect.Pct {
 		t.Errorf("gtp_write effect %+v: want about -41.6 inside its interval", w.Effect)
 	}

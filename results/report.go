@@ -135,7 +135,9 @@ func (e Effect) MarshalJSON() ([]byte, error) {
 		Show     *float64 `json:"would_show_pct,omitempty"`
 		BaseN    int      `json:"base_boots"`
 		PatchedN int      `json:"patched_boots"`
-	}{e.Variant, e.Name, e.Verdict, finite(e.Pct), finite(e.LowPct), finite(e.HighPct), positive(e.WouldShowPct), e.BaseN, e.PatchedN})
+		Metric   string   `json:"metric"`
+		Unit     string   `json:"unit"`
+	}{e.Variant, e.Name, e.Verdict, finite(e.Pct), finite(e.LowPct), finite(e.HighPct), positive(e.WouldShowPct), e.BaseN, e.PatchedN, e.Metric, e.Unit})
 }
 
 // MarshalJSON adds what the tree's numbers are: unit and metric.
