@@ -33,6 +33,11 @@ const (
 	StopLooks   = "last planned look taken with rows undecided"
 )
 
+// minSpreadSeeds is the fewest seeds per kernel a row with seed spread
+// is called a change from (rows that agree within half an instruction
+// decide from 2).
+const minSpreadSeeds = 6
+
 // LookSeeds are the guest seeds per kernel at each look of the adaptive
 // rule: the first is the default run, each later one adds seeds only to
 // variants with undecided rows.
@@ -209,7 +214,11 @@ func decideDet(r *Row, minEffect, perLook, level float64) {
 		r.Verdict = NoChange
 		return
 	}
-	sig := r.PAdj <= perLook
+	// A row with seed spread is tested from minSpreadSeeds seeds a side
+	// on: with 3, all of one side's seeds can land in one lump of a lumpy
+	// seed distribution, leaving a near-zero variance no t test survives
+	// (a null run with two-lump write rows flagged 1.75 % of runs so).
+	sig := r.PAdj <= perLook && (r.exact || r.Seeds >= minSpreadSeeds)
 	pct := math.Abs(r.DeltaPct) >= minEffect
 	big := pct && math.Abs(r.w.diff) >= ResolutionNs
 	switch {

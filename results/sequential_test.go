@@ -19,6 +19,9 @@ import (
 type simProg struct {
 	variant, name string
 	ns, sd        float64 // sd relative; 0 = no seed spread
+	// lumpy: the seed picks one of two costs 2.5 sd apart (70:30) with
+	// little else: a far-from-normal seed distribution.
+	lumpy bool
 }
 
 type simTree struct {
@@ -29,13 +32,13 @@ type simTree struct {
 // simTrees: two trees, 15 rows (5 variant totals, 10 programs).
 var simTrees = []simTree{
 	{"stock", []simProg{
-		{"cnt", "cnt_ingress", 73, 0}, {"cnt", "cnt_egress", 73, 0},
-		{"hash", "hash_read", 210, 0}, {"hash", "hash_write", 500, 0.008}, {"hash", "hash_consume", 333, 0},
-		{"lru", "lru_read", 200, 0}, {"lru", "lru_write", 520, 0.025},
+		{"cnt", "cnt_ingress", 73, 0, false}, {"cnt", "cnt_egress", 73, 0, false},
+		{"hash", "hash_read", 210, 0, false}, {"hash", "hash_write", 500, 0.008, false}, {"hash", "hash_consume", 333, 0, false},
+		{"lru", "lru_read", 200, 0, false}, {"lru", "lru_write", 520, 0.025, false},
 	}},
 	{"gtp", []simProg{
-		{"gtp", "gtp_read", 150, 0}, {"gtp", "gtp_write", 540, 0.008},
-		{"gtplru", "gtplru_write", 500, 0.025},
+		{"gtp", "gtp_read", 150, 0, false}, {"gtp", "gtp_write", 540, 0.008, false},
+		{"gtplru", "gtplru_write", 500, 0.025, false},
 	}},
 }
 
@@ -65,6 +68,13 @@ func simulate(rng *rand.Rand, trees []simTree, shift map[string]float64, ns bool
 				continue
 			}
 			x := p.ns * (1 + p.sd*rng.NormFloat64())
+			if p.lumpy {
+				hi := 0.0
+				if rng.Float64() < 0.3 {
+					hi = 2.5
+				}
+				x = p.ns * (1 + p.sd*(hi-0.75+0.2*rng.NormFloat64()))
+			}
 			if p.sd == 0 && rng.Float64() < 0.1 {
 				x += 0.45 * rng.Float64() // an interrupt in one boot's windows
 			}
@@ -148,9 +158,17 @@ type simCell struct {
 	affected []string // rows the shift may legitimately move
 }
 
+// lumpyTrees: stock with its write programs' seed costs in two lumps.
+var lumpyTrees = []simTree{{"stock", []simProg{
+	{"cnt", "cnt_ingress", 73, 0, false}, {"cnt", "cnt_egress", 73, 0, false},
+	{"hash", "hash_read", 210, 0, false}, {"hash", "hash_write", 500, 0.008, true}, {"hash", "hash_consume", 333, 0, false},
+	{"lru", "lru_read", 200, 0, false}, {"lru", "lru_write", 520, 0.025, true},
+}}}
+
 var simCells = []simCell{
 	{name: "null patch, stock and gtp (15 rows)", trees: simTrees},
 	{name: "null patch, stock (10 rows)"},
+	{name: "null patch, stock, write costs in two lumps", trees: lumpyTrees},
 	{name: "hash_write +1 % (σ 0.8 %)", shift: map[string]float64{"stock/hash/hash_write": 0.01}, target: "stock/hash/hash_write", affected: []string{"stock/hash/total"}},
 	{name: "hash_write +2 % (σ 0.8 %)", shift: map[string]float64{"stock/hash/hash_write": 0.02}, target: "stock/hash/hash_write", affected: []string{"stock/hash/total"}},
 	{name: "hash_write +5 % (σ 0.8 %)", shift: map[string]float64{"stock/hash/hash_write": 0.05}, target: "stock/hash/hash_write", affected: []string{"stock/hash/total"}},
