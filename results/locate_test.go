@@ -3,6 +3,7 @@ package results
 import (
 	"fmt"
 	"math/rand/v2"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -17,7 +18,8 @@ func simSeries(rng *rand.Rand, n, seeds int, progs map[string][2]float64, step m
 	for k := 0; k <= n; k++ {
 		prefixes = append(prefixes, k)
 		vals[k] = map[string][]float64{}
-		for key, ms := range progs {
+		for _, key := range sortedKeys(progs) {
+			ms := progs[key]
 			if k < from[key] {
 				continue
 			}
@@ -112,4 +114,13 @@ func TestLocateSeriesThroughTheTest(t *testing.T) {
 		}
 	}
 	t.Logf("%d runs per cell, 3-patch series, 5 programs:\n| series | seeds per prefix | right patch named | named as spread over patches | a wrong patch named |\n%s", runs, strings.Join(table, "\n"))
+}
+
+func sortedKeys(m map[string][2]float64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
