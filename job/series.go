@@ -584,11 +584,7 @@ func (st *SeriesTester) tree(ctx context.Context, tr *project.Tree, patches []ke
 				how = "every prefix measured"
 			}
 			if out.PerfNote == "" && seeded {
-				out.PerfNote = fmt.Sprintf("every prefix measured over seeds 1–%d; each step and the whole series tested (Welch t over per-seed values, Holm over %d tests at %.0f %% family-wise, >= %.1f %% and %g instruction-time ns), %d bench boot(s)",
-					seriesSeeds, family, results.DetAlpha*100, minPct, results.ResolutionNs, boots)
-				if len(out.Culprits) == 0 {
-					out.PerfNote = "no program changed at the family's level: " + out.PerfNote
-				}
+				out.PerfNote = seededNote(family, boots, minPct, len(out.Culprits))
 			}
 			if out.PerfNote == "" {
 				out.PerfNote = fmt.Sprintf("%s, threshold max(%.1f %%, each program's spread over seeds 1–%d of the tree kernel), %d bench boot(s) (%s)",

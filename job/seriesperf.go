@@ -277,3 +277,14 @@ func culpritsOf(located []results.Located, n int, minPct float64, subject func(k
 	}
 	return out
 }
+
+// seededNote is a deterministic series' perf note: how its changes were
+// tested, and that none was found when none was.
+func seededNote(family, boots int, minPct float64, culprits int) string {
+	s := fmt.Sprintf("every prefix measured over seeds 1–%d; each step and the whole series tested (Welch t over per-seed values, Holm over %d tests at %.0f %% family-wise, >= %.1f %% and %g instruction-time ns), %d bench boot(s)",
+		seriesSeeds, family, results.DetAlpha*100, minPct, results.ResolutionNs, boots)
+	if culprits == 0 {
+		s = "no program changed at the family's level: " + s
+	}
+	return s
+}

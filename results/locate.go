@@ -83,38 +83,10 @@ func LocateSeries(prefixes []int, vals map[int]map[string][]float64, minEffect f
 		}
 	}
 	for _, t := range tests {
-		if !t.overall || culprit[t.key] || !moved(t.row) {
-			continue
+		if t.overall && !culprit[t.key] && moved(t.row) {
+			lo, hi, r := narrow(ks[t.key], func(a, b int) Row { return cmp(t.key, a, b) }, t.row, minEffect, level)
+			out = append(out, locatedOf(t.key, lo, hi, false, r))
 		}
-		// Narrow the window while its ends still differ at the level a
-		// lone change must pass (raw p, floors): descriptive, the change
-		// itself was established by the whole series' test.
-		p := ks[t.key]
-		lo, hi := 0, len(p)-1
-		passes := func(a, b int) (Row, bool) {
-			r := cmp(t.key, p[a], p[b])
-			if detTestable(&r) {
-				r.PAdj = r.P
-			}
-			decideDet(&r, minEffect, level, level)
-			return r, moved(r)
-		}
-		best := t.row
-		for lo+1 < hi {
-			r, ok := passes(lo+1, hi)
-			if !ok {
-				break
-			}
-			lo, best = lo+1, r
-		}
-		for lo+1 < hi {
-			r, ok := passes(lo, hi-1)
-			if !ok {
-				break
-			}
-			hi, best = hi-1, r
-		}
-		out = append(out, locatedOf(t.key, p[lo], p[hi], false, best))
 	}
 	for i := range out {
 		p := ks[out[i].Key]
@@ -126,6 +98,38 @@ func LocateSeries(prefixes []int, vals map[int]map[string][]float64, minEffect f
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Patch < out[j].Patch })
 	return out, len(fam)
+}
+
+// narrow shrinks a change of the whole series (prefixes p, first to
+// last) from either end while the window's ends still differ at the level
+// a lone change must pass (raw p, floors): descriptive, the change itself
+// was established by the whole series' test in the family. It returns the
+// window's prefixes and the test of its ends.
+func narrow(p []int, cmp func(a, b int) Row, whole Row, minEffect, level float64) (from, to int, r Row) {
+	passes := func(a, b int) (Row, bool) {
+		r := cmp(p[a], p[b])
+		if detTestable(&r) {
+			r.PAdj = r.P
+		}
+		decideDet(&r, minEffect, level, level)
+		return r, r.Verdict == Slower || r.Verdict == Faster
+	}
+	lo, hi, best := 0, len(p)-1, whole
+	for lo+1 < hi {
+		r, ok := passes(lo+1, hi)
+		if !ok {
+			break
+		}
+		lo, best = lo+1, r
+	}
+	for lo+1 < hi {
+		r, ok := passes(lo, hi-1)
+		if !ok {
+			break
+		}
+		hi, best = hi-1, r
+	}
+	return p[lo], p[hi], best
 }
 
 func locatedOf(key string, from, to int, culprit bool, r Row) Located {
