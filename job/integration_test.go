@@ -87,6 +87,13 @@ func runTest(t *testing.T, tr *job.Tester, o job.TestOptions) outcome {
 			t.Fatalf("run record not on disk: %v", lerr)
 		}
 		out.run = r
+		// These tests exist to boot: newTester puts no result cache in
+		// front of the booter, and no boot may come from one.
+		for _, b := range r.Boots {
+			if b.Cache == results.CacheHit {
+				t.Errorf("boot %d (%s %s seed %d) came from the result cache", b.Seq, b.Tree, b.Role, b.Seed)
+			}
+		}
 	}
 	assertNoQEMU(t)
 	return out
