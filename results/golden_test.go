@@ -21,11 +21,22 @@ func loadDemo(t *testing.T) *Run {
 	return run
 }
 
-// golden compares got with testdata/demo/name, or rewrites it with
-// -update (schema_test.go's flag).
-func golden(t *testing.T, name, got string) {
+// runFixtures are the run directories under testdata with golden
+// reports: the demo-shaped run and any recorded run (testdata/recorded-*).
+func runFixtures(t *testing.T) []string {
 	t.Helper()
-	path := filepath.Join(demoDir, name)
+	dirs, err := filepath.Glob("testdata/recorded-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append([]string{demoDir}, dirs...)
+}
+
+// golden compares got with dir/name, or rewrites it with -update
+// (schema_test.go's flag).
+func golden(t *testing.T, dir, name, got string) {
+	t.Helper()
+	path := filepath.Join(dir, name)
 	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
@@ -41,26 +52,45 @@ func golden(t *testing.T, name, got string) {
 	}
 }
 
-func TestGoldenText(t *testing.T) {
-	var b strings.Builder
-	if err := Text(&b, loadDemo(t), TextOptions{}); err != nil {
+func loadRun(t *testing.T, dir string) *Run {
+	t.Helper()
+	run, err := Load(dir)
+	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "report.txt.golden", b.String())
+	return run
+}
+
+func TestGoldenText(t *testing.T) {
+	for _, dir := range runFixtures(t) {
+		var b strings.Builder
+		if err := Text(&b, loadRun(t, dir), TextOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		golden(t, dir, "report.txt.golden", b.String())
+	}
 }
 
 func TestGoldenMarkdown(t *testing.T) {
-	golden(t, "report.md.golden", MarkdownRun(loadDemo(t)))
+	for _, dir := range runFixtures(t) {
+		golden(t, dir, "report.md.golden", MarkdownRun(loadRun(t, dir)))
+	}
 }
 
 func TestGoldenBrief(t *testing.T) {
-	golden(t, "brief.txt.golden", BriefText(loadDemo(t), nil, TextWidth))
+	for _, dir := range runFixtures(t) {
+		golden(t, dir, "brief.txt.golden", BriefText(loadRun(t, dir), nil, TextWidth))
+	}
 }
 
 // Every line of the text report fits 100 columns: the demo run, and the
 // noisy-mode run with failures, survival changes and doctor findings.
 func TestTextWidth(t *testing.T) {
-	for name, run := range map[string]*Run{"demo": loadDemo(t), "tcg": fullRun(AccelTCG), "kvm": fullRun(AccelKVM)} {
+	runs := map[string]*Run{"tcg": fullRun(AccelTCG), "kvm": fullRun(AccelKVM)}
+	for _, dir := range runFixtures(t) {
+		runs[dir] = loadRun(t, dir)
+	}
+	for name, run := range runs {
 		var b strings.Builder
 		if err := Text(&b, run, TextOptions{}); err != nil {
 			t.Fatal(err)

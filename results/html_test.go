@@ -44,11 +44,16 @@ func runChromium(t *testing.T, bin, page string, extra ...string) []byte {
 	return out
 }
 
-// writeDemoHTML renders the recorded demo run's report.html into a
-// fresh run directory with one flame graph beside it.
+// writeDemoHTML renders the demo run's report.html into a fresh run
+// directory with one flame graph beside it.
 func writeDemoHTML(t *testing.T) (dir string, run *Run) {
 	t.Helper()
-	run = loadDemo(t)
+	return writeFixtureHTML(t, demoDir)
+}
+
+func writeFixtureHTML(t *testing.T, fixture string) (dir string, run *Run) {
+	t.Helper()
+	run = loadRun(t, fixture)
 	dir = t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "profiles"), 0o755); err != nil {
 		t.Fatal(err)
@@ -73,17 +78,38 @@ func hexColor(c color.RGBA) string { return fmt.Sprintf("#%02x%02x%02x", c.R, c.
 
 // The page as the browser builds it shows every program that ran, one
 // dot per boot and kernel, the survival grid and the flame graph link,
-// and what run.json says is escaped, not markup.
+// and what run.json says is escaped, not markup: the demo run and every
+// recorded run under testdata.
 func TestHTMLInChromium(t *testing.T) {
 	bin := chromium(t)
-	dir, run := writeDemoHTML(t)
-	dom := string(runChromium(t, bin, filepath.Join(dir, HTMLFile), "--dump-dom"))
+	for _, fixture := range runFixtures(t) {
+		dir, run := writeFixtureHTML(t, fixture)
+		dom := string(runChromium(t, bin, filepath.Join(dir, HTMLFile), "--dump-dom"))
+		checkDOM(t, fixture, run, dom)
+		if fixture != demoDir {
+			continue
+		}
+		for _, s := range []string{"gtp: faster (gtp -30.0% [-30.1, -29.9], 3+3 boots; gtp/gtp_write -41.6%", "&lt;script&gt;alert(1)&lt;/script&gt;"} {
+			if !strings.Contains(dom, s) {
+				t.Errorf("DOM lacks %q", s)
+			}
+		}
+		if strings.Contains(dom, "<script>alert(1)") {
+			t.Errorf("a patch subject from run.json became markup")
+		}
+	}
+}
 
+// checkDOM: a figure for every row that ran and none for a program that
+// never did, one dot per boot in each kernel's colour, every survival
+// cell of both kernels, the flame graph link.
+func checkDOM(t *testing.T, fixture string, run *Run, dom string) {
+	t.Helper()
 	figs := figureRE.FindAllStringSubmatch(dom, -1)
 	want := map[string]bool{}
 	for _, tree := range run.TreeNames() {
 		for _, v := range Compare(run, tree).Variants {
-			want[v.Variant+" total"] = true
+			want[v.Variant+" total"] = v.Total.Ran()
 			for _, p := range v.Programs {
 				want[v.Variant+"/"+p.Name] = p.Ran()
 			}
@@ -94,35 +120,36 @@ func TestHTMLInChromium(t *testing.T) {
 		label, body := f[1], f[4]
 		seen[label] = true
 		if !want[label] {
-			t.Errorf("figure for %q, which never ran", label)
+			t.Errorf("%s: figure for %q, which never ran", fixture, label)
 		}
 		n := map[string]int{}
 		for _, d := range dotRE.FindAllStringSubmatch(body, -1) {
 			n[strings.ToLower(d[1])]++
 		}
 		if fmt.Sprint(n[hexColor(baseColor)]) != f[2] || fmt.Sprint(n[hexColor(patchedColor)]) != f[3] {
-			t.Errorf("%s: %d base and %d patched dots, want %s and %s (one per boot)", label, n[hexColor(baseColor)], n[hexColor(patchedColor)], f[2], f[3])
+			t.Errorf("%s: %s: %d base and %d patched dots, want %s and %s (one per boot)", fixture, label, n[hexColor(baseColor)], n[hexColor(patchedColor)], f[2], f[3])
 		}
 	}
 	for label, ran := range want {
 		if ran && !seen[label] {
-			t.Errorf("no figure for %s", label)
+			t.Errorf("%s: no figure for %s", fixture, label)
 		}
 	}
-	if !seen["gtp/gtp_write"] || seen["gtp/gtp_reap"] {
-		t.Errorf("gtp_write shown %v (want true), gtp_reap (never ran) shown %v", seen["gtp/gtp_write"], seen["gtp/gtp_reap"])
-	}
-	cells := len(Survival(run, "gtp")) + len(Survival(run, "ext"))
-	if n := strings.Count(dom, `<td class="cell ok">`); n != 2*cells {
-		t.Errorf("%d passing survival cells in the DOM, want %d", n, 2*cells)
-	}
-	for _, s := range []string{`href="profiles/gtp-patched-rep1-gtp.svg"`, "gtp: faster (gtp -30.0% [-30.1, -29.9], 3+3 boots; gtp/gtp_write -41.6%", "&lt;script&gt;alert(1)&lt;/script&gt;"} {
-		if !strings.Contains(dom, s) {
-			t.Errorf("DOM lacks %q", s)
+	cells := 0
+	for _, tree := range run.TreeNames() {
+		for _, r := range Survival(run, tree) {
+			for _, c := range []*CellState{r.Base, r.Patched} {
+				if c != nil {
+					cells++
+				}
+			}
 		}
 	}
-	if strings.Contains(dom, "<script>alert(1)") {
-		t.Errorf("a patch subject from run.json became markup")
+	if n := strings.Count(dom, `<td class="cell ok">`) + strings.Count(dom, `<td class="cell fail">`); n != cells {
+		t.Errorf("%s: %d survival cells in the DOM, want %d", fixture, n, cells)
+	}
+	if !strings.Contains(dom, `href="profiles/gtp-patched-rep1-gtp.svg"`) {
+		t.Errorf("%s: no flame graph link", fixture)
 	}
 }
 
