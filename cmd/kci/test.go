@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -117,7 +118,7 @@ must agree exactly (kci's determinism check).`,
 						fmt.Fprintf(os.Stderr, "kci: report: %v\n", terr)
 					}
 				}
-				fmt.Fprintf(os.Stderr, "kci: run directory %s\n", dir)
+				fmt.Fprintf(os.Stderr, "kci: run directory %s (picture: %s)\n", dir, filepath.Join(dir, results.HTMLFile))
 				// A failed run is posted too: reviewers should see why.
 				if (post || postDry) && lerr == nil && len(run.TreeNames()) > 0 {
 					if perr := postRun(cmd.Context(), os.Stdout, os.Stderr, run, postOptions{dryRun: postDry}); perr != nil && err == nil {
