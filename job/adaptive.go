@@ -91,4 +91,3 @@ func (r *testRun) lookQueue(plan []results.LookPlan) []bootSlot {
 	}
 	return queue
 }
-

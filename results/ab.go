@@ -77,9 +77,9 @@ type Row struct {
 	// 95 % interval would claim more than the family's test does.
 	Adjusted *Shift  `json:"shift_adjusted,omitempty"`
 	AdjConf  float64 `json:"shift_adjusted_conf,omitempty"`
-	P       float64 `json:"p"`     // Mann–Whitney U; NaN in deterministic mode
-	PAdj    float64 `json:"p_adj"` // Holm-adjusted within the row's family
-	Verdict Verdict `json:"verdict"`
+	P        float64 `json:"p"`     // Mann–Whitney U (noisy); Welch t over per-seed values (deterministic)
+	PAdj     float64 `json:"p_adj"` // Holm-adjusted within the row's family
+	Verdict  Verdict `json:"verdict"`
 	// InNoise: significant, yet the whole interval of the change lies
 	// within ± the smallest effect of interest.
 	InNoise bool `json:"in_noise"`

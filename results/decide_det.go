@@ -251,6 +251,8 @@ func (r Row) Undecided(minEffect float64) bool {
 		return true
 	case r.Verdict != NoChange || r.Seeds < 2:
 		return false
+	case r.untested():
+		return true
 	}
 	return r.Detectable > r.floorPct(minEffect)*(1+1e-9)
 }
@@ -272,14 +274,16 @@ func (r Row) DetText() string {
 		if r.Note != "" {
 			s += " (" + r.Note + ")"
 		}
-		if r.Detectable > 0 {
+		switch {
+		case r.untested():
+			s += fmt.Sprintf("; not tested yet: a row with seed spread is tested from %d seeds (has %d)", minSpreadSeeds, r.Seeds)
+		case r.Detectable > 0:
 			s += fmt.Sprintf("; would show ±%.1f%% (%.0f%% power, %d seeds)", r.Detectable, PowerLevel*100, r.Seeds)
 		}
 		return s
 	}
 	return string(r.Verdict)
 }
-
 
 // spanOf is max − min.
 func spanOf(xs []float64) float64 {
@@ -301,4 +305,10 @@ func (ab TreeAB) DetRule() string {
 		s += fmt.Sprintf("; adaptive seeds: %d of %d looks, %d boots (--max-boots %d): %s", sq.Done, sq.Looks, sq.Boots, sq.MaxBoots, sq.Stop)
 	}
 	return s
+}
+
+// untested: a row with seed spread and fewer seeds than minSpreadSeeds,
+// which cannot be called a change whatever its numbers.
+func (r Row) untested() bool {
+	return r.Verdict == NoChange && !r.exact && r.w.se > 0 && r.Seeds < minSpreadSeeds
 }

@@ -146,4 +146,3 @@ func seedIdx(n int) []uint64 {
 	}
 	return out
 }
-

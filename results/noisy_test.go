@@ -81,4 +81,3 @@ func TestNoisyBelowSmallestEffectUsesTheAdjustedInterval(t *testing.T) {
 		t.Errorf("conclusion %q does not use the shown estimate %+.1f%%", c.Summary, b.Effect())
 	}
 }
-

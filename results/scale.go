@@ -69,4 +69,3 @@ func scaleWarnings(run *Run, tree string) []string {
 	}
 	return out
 }
-

@@ -47,7 +47,7 @@ type simOutcome struct {
 	flagged map[string]bool // tree/variant/row called slower or faster
 	first   map[string]bool // the same at the first look
 	boots   int
-	seeds   map[string]int // tree/variant/row: seeds per side at the end
+	seeds   map[string]int     // tree/variant/row: seeds per side at the end
 	bound   map[string]float64 // its 90 % bound when a no change
 	stop    string
 }
@@ -178,9 +178,9 @@ var simCells = []simCell{
 
 type simResult struct {
 	runs, falseRuns, hits, firstHits int
-	boots, seeds          []int
-	bound                 []float64 // hash_write's stated 90 % bound
-	budget                int
+	boots, seeds                     []int
+	bound                            []float64 // hash_write's stated 90 % bound
+	budget                           int
 }
 
 func runCell(c simCell, runs int, seed uint64) simResult {

@@ -178,10 +178,10 @@ type Culprit struct {
 	// Deterministic series, located through the test: From > 0 says no
 	// single patch explains the change, spread over patches From..Patch;
 	// Lo, Hi are the change's 95 % interval over Seeds seeds per prefix.
-	From   int     `json:"from_patch,omitempty"`
-	Lo     float64 `json:"lo_pct,omitempty"`
-	Hi     float64 `json:"hi_pct,omitempty"`
-	Seeds  int     `json:"seeds,omitempty"`
+	From  int     `json:"from_patch,omitempty"`
+	Lo    float64 `json:"lo_pct,omitempty"`
+	Hi    float64 `json:"hi_pct,omitempty"`
+	Seeds int     `json:"seeds,omitempty"`
 }
 
 func (c Culprit) String() string {
