@@ -110,6 +110,8 @@ func rowVerdict(r Row, e Effect, minEffect float64) string {
 		return fmt.Sprintf("%s, within ±%.1f%%", r.Verdict, minEffect)
 	case r.Verdict == TooFew && r.Need > 0:
 		return fmt.Sprintf("%s: needs %d boots", TooFew, r.Need)
+	case r.untested():
+		return fmt.Sprintf("not tested (%d of %d seeds)", r.Seeds, minSpreadSeeds)
 	case r.Verdict == NoChange:
 		s := "no change"
 		if e.WouldShowPct > 0 {

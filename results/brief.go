@@ -62,7 +62,7 @@ func RowEffect(ab TreeAB, variant string, r Row) Effect {
 			e.HighPct = (r.Patched.Max/r.Base.Min - 1) * 100
 		}
 	}
-	if r.Verdict == NoChange {
+	if r.Verdict == NoChange && !r.untested() {
 		e.WouldShowPct = wouldShow(ab, r)
 	}
 	return e
@@ -123,6 +123,9 @@ type Brief struct {
 	// Hiding are "no change" rows that would not have shown the smallest
 	// effect (with 90 % power, in deterministic mode).
 	Hiding []Effect `json:"could_hide,omitempty"`
+	// Untested are deterministic rows with seed spread and too few seeds
+	// to be tested at all (Row.untested): no bound can be stated.
+	Untested []Effect `json:"untested,omitempty"`
 	// Unchanged counts the other "no change" rows; UnchangedShowPct is
 	// the largest change any of them would have missed.
 	Unchanged        int     `json:"unchanged"`
@@ -167,6 +170,8 @@ func perfBrief(tr TreeReport) Brief {
 			switch {
 			case changed(r):
 				b.Changed = append(b.Changed, e)
+			case r.untested():
+				b.Untested = append(b.Untested, e)
 			case r.Verdict != NoChange || r.Note == NoteNotExamined:
 			case couldHide(ab, r, e):
 				b.Hiding = append(b.Hiding, e)
@@ -304,6 +309,14 @@ func (b Brief) Details() []string {
 		}
 		out = append(out, fmt.Sprintf("no change, but ±%.1f%% not ruled out (%s boots); would show: %s",
 			b.MinEffectPct, boots, strings.Join(parts, ", ")))
+	}
+	if len(b.Untested) > 0 {
+		names := make([]string, len(b.Untested))
+		for i, e := range b.Untested {
+			names[i] = e.Label()
+		}
+		out = append(out, fmt.Sprintf("not tested yet (seed spread; a row with spread is tested from %d seeds a side): %s",
+			minSpreadSeeds, strings.Join(names, ", ")))
 	}
 	if b.Unchanged > 0 {
 		s := "no change in " + plural(b.Unchanged, "other row")
