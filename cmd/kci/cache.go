@@ -139,7 +139,9 @@ func writeCacheList(w io.Writer, dir string, list []rcache.Info) error {
 			fmt.Fprintf(tw, "%s\tCORRUPT: %s (kci cache prune removes it)\t\t\t\t%s\t%s\n", in.ID, in.Bad, humanize.Time(in.Used), humanize.IBytes(uint64(in.Size)))
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", in.ID, in.Key.Release, in.Key.Seed, planVariants(in.Key.Plan),
+		// Every tree's kernel has the same release: the build key tells them apart.
+		build, _, _ := strings.Cut(in.Key.Kernel, " ")
+		fmt.Fprintf(tw, "%s\t%s %.12s\t%d\t%s\t%s\t%s\t%s\n", in.ID, in.Key.Release, build, in.Key.Seed, planVariants(in.Key.Plan),
 			in.Stored.Local().Format("2006-01-02 15:04"), humanize.Time(in.Used), humanize.IBytes(uint64(in.Size)))
 	}
 	if err := tw.Flush(); err != nil {
