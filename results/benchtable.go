@@ -161,11 +161,25 @@ func treeOf(label string) string {
 	return t
 }
 
-// isDesign reports whether a variant is a metadata design: not the
-// baseline and not the bare counter (cnt) every tree runs as its floor.
-func isDesign(label string) bool {
-	_, v, _ := strings.Cut(label, "-")
-	return v != BaselineVariant && v != "cnt"
+// designsOf are the variants that are a tree's own design: those that
+// ran on one tree only (ext, gtp*), not the baseline, not the counter
+// floor and not the stock designs every tree runs (hash, lru), whose
+// cross-tree ratio compares a kernel with itself.
+func designsOf(vs []AggVariant) map[string]bool {
+	trees := map[string]map[string]bool{} // bare variant → trees
+	for _, v := range vs {
+		t, bare, _ := strings.Cut(v.Variant, "-")
+		if trees[bare] == nil {
+			trees[bare] = map[string]bool{}
+		}
+		trees[bare][t] = true
+	}
+	out := map[string]bool{}
+	for _, v := range vs {
+		_, bare, _ := strings.Cut(v.Variant, "-")
+		out[v.Variant] = bare != BaselineVariant && bare != "cnt" && len(trees[bare]) == 1
+	}
+	return out
 }
 
 // designRatios compares every design with every design of another tree,
@@ -173,10 +187,11 @@ func isDesign(label string) bool {
 func designRatios(bt BenchTable) []DesignRatio {
 	var out []DesignRatio
 	vs := bt.Agg.Variants
+	design := designsOf(vs)
 	for i, a := range vs {
 		for j := i + 1; j < len(vs); j++ {
 			b := vs[j]
-			if !isDesign(a.Variant) || !isDesign(b.Variant) || treeOf(a.Variant) == treeOf(b.Variant) {
+			if !design[a.Variant] || !design[b.Variant] || treeOf(a.Variant) == treeOf(b.Variant) {
 				continue
 			}
 			if ma, mb := pathValues(bt.Paths[i], MarginalRow), pathValues(bt.Paths[j], MarginalRow); ma != nil && mb != nil {

@@ -106,6 +106,10 @@ func TestBuildBench(t *testing.T) {
 			Boot{Seq: len(run.Boots) + 2, Tree: "gtp", Role: RoleBase, Rep: int(seed), Seed: seed, Clock: ClockICount,
 				Variants: []VariantResult{costVariant("none", 4_000_000, 0, 10_000), costVariant("gtp", 8_000_000+seed*20_000, 900_000, 10_000)}})
 	}
+	// hash runs on both trees: no design of either, no ratio.
+	for i := range run.Boots {
+		run.Boots[i].Variants = append(run.Boots[i].Variants, costVariant("hash", 6_000_000, 1_000_000, 10_000))
+	}
 	bt := BuildBench(run)
 	if len(bt.Agg.Sets) != 3 || bt.Agg.Sets[0] != "seed-1" {
 		t.Fatalf("sets = %v, want seed-1..3", bt.Agg.Sets)
