@@ -237,7 +237,11 @@ func TestVMBooterCacheKey(t *testing.T) {
 		"host":    func() (*VMBooter, BootRequest) { c := icount; c.Clock = vm.ClockHost; return newBooter(c), req },
 		"smp":     func() (*VMBooter, BootRequest) { c := icount; c.CPUs = 2; return newBooter(c), req },
 		"profile": func() (*VMBooter, BootRequest) { r := req; r.Plan.Profile = true; return newBooter(icount), r },
-		"command": func() (*VMBooter, BootRequest) { r := req; r.Plan.Command = []string{"true"}; return newBooter(icount), r },
+		"command": func() (*VMBooter, BootRequest) {
+			r := req
+			r.Plan.Command = []string{"true"}
+			return newBooter(icount), r
+		},
 	}
 	for name, f := range inexact {
 		b, r := f()
@@ -246,12 +250,26 @@ func TestVMBooterCacheKey(t *testing.T) {
 		}
 	}
 	changed := map[string]func() (*VMBooter, BootRequest){
-		"seed":    func() (*VMBooter, BootRequest) { r := req; r.Seed = 3; return newBooter(icount), r },
-		"memory":  func() (*VMBooter, BootRequest) { c := icount; c.MemoryMiB = 2048; return newBooter(c), req },
-		"qemu":    func() (*VMBooter, BootRequest) { b := newBooter(icount); b.qemu = "QEMU emulator version 8.0"; return b, req },
-		"image":   func() (*VMBooter, BootRequest) { b := &VMBooter{VM: icount, qemu: "QEMU emulator version 7.2.15"}; b.once.Do(func() { b.image = &vmimage.Image{Key: "img2"} }); return b, req },
-		"plan":    func() (*VMBooter, BootRequest) { r := req; r.Plan.Bench.Pairs = 1; return newBooter(icount), r },
-		"build":   func() (*VMBooter, BootRequest) { r := req; k := *r.Kernel; k.BuildID = "b2"; r.Kernel = &k; return newBooter(icount), r },
+		"seed":   func() (*VMBooter, BootRequest) { r := req; r.Seed = 3; return newBooter(icount), r },
+		"memory": func() (*VMBooter, BootRequest) { c := icount; c.MemoryMiB = 2048; return newBooter(c), req },
+		"qemu": func() (*VMBooter, BootRequest) {
+			b := newBooter(icount)
+			b.qemu = "QEMU emulator version 8.0"
+			return b, req
+		},
+		"image": func() (*VMBooter, BootRequest) {
+			b := &VMBooter{VM: icount, qemu: "QEMU emulator version 7.2.15"}
+			b.once.Do(func() { b.image = &vmimage.Image{Key: "img2"} })
+			return b, req
+		},
+		"plan": func() (*VMBooter, BootRequest) { r := req; r.Plan.Bench.Pairs = 1; return newBooter(icount), r },
+		"build": func() (*VMBooter, BootRequest) {
+			r := req
+			k := *r.Kernel
+			k.BuildID = "b2"
+			r.Kernel = &k
+			return newBooter(icount), r
+		},
 		"cmdline": func() (*VMBooter, BootRequest) { c := icount; c.Append = []string{"quiet"}; return newBooter(c), req },
 		"cpu":     func() (*VMBooter, BootRequest) { c := icount; c.CPUModel = "Haswell"; return newBooter(c), req },
 		"bzImage": func() (*VMBooter, BootRequest) {

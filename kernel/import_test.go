@@ -13,8 +13,10 @@ import (
 // lineMeter records what a phase meter was told.
 type lineMeter struct{ lines []string }
 
-func (m *lineMeter) Begin(f string, a ...any) { m.lines = append(m.lines, "begin "+fmt.Sprintf(f, a...)) }
-func (m *lineMeter) End(f string, a ...any)   { m.lines = append(m.lines, "end "+fmt.Sprintf(f, a...)) }
+func (m *lineMeter) Begin(f string, a ...any) {
+	m.lines = append(m.lines, "begin "+fmt.Sprintf(f, a...))
+}
+func (m *lineMeter) End(f string, a ...any) { m.lines = append(m.lines, "end "+fmt.Sprintf(f, a...)) }
 
 // The one-time base import said nothing for 20 s and more: it is a phase
 // of its own, announced with an estimate, and a cached base is silent.
