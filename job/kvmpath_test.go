@@ -98,7 +98,7 @@ func TestTestKVMNoisyPath(t *testing.T) {
 	}
 	assertRunnerRecord(t, run)
 	ab := results.Compare(run, "stock")
-	if ab.Clock != results.ClockKVM || ab.Deterministic() || ab.Emulated || ab.Label != "" {
+	if ab.Clock != results.ClockKVM || ab.Deterministic() || ab.Emulated || ab.Label != results.WallTimeLabel {
 		t.Errorf("comparison clock %q deterministic %v emulated %v label %q, want real time", ab.Clock, ab.Deterministic(), ab.Emulated, ab.Label)
 	}
 	for _, v := range ab.Variants {
@@ -145,7 +145,7 @@ func assertRealTimeReport(t *testing.T, txt string) {
 	t.Helper()
 	// The text report wraps at 100 columns: compare words.
 	flat := strings.Join(strings.Fields(txt), " ")
-	for _, w := range []string{"accel kvm", "95% CI", "Mann–Whitney", "-cpu " + runnerCPU + " (" + runnerCPUReason + ")", "accelerator: " + runnerAccelWhy} {
+	for _, w := range []string{"accel kvm", "95% CI", "Mann–Whitney", "-cpu " + runnerCPU + " (" + runnerCPUReason + ")", "accelerator: " + runnerAccelWhy, results.WallTimeLabel} {
 		if !strings.Contains(flat, w) {
 			t.Errorf("report lacks %q", w)
 		}

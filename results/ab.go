@@ -249,6 +249,8 @@ func compareTree(run *Run, tree string) TreeAB {
 		ab.Label = InstructionTimeLabel
 	case ab.Emulated:
 		ab.Label = EmulatedLabel
+	default:
+		ab.Label = WallTimeLabel
 	}
 	var order []string
 	samples := map[string]map[string][]sample{} // variant → role → samples

@@ -27,6 +27,12 @@ func abTable(ab TreeAB) *table {
 			if i > 0 && !r.Ran() {
 				continue // a program that never ran is no result
 			}
+			if i == 0 && !r.Ran() {
+				// No program ran (the baseline variant 'none'): its rows
+				// are the cost outside BPF, not a 0 ns/pkt total.
+				t.add(append([]string{v.Variant + " (no BPF programs)"}, make([]string, len(t.header)-1)...)...)
+				continue
+			}
 			name := v.Variant + " total"
 			if i > 0 {
 				name = "  " + r.Name

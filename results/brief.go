@@ -1,8 +1,10 @@
 package results
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -287,6 +289,34 @@ func (b Brief) headline() string {
 	return s
 }
 
+// maxHiding is how many "could hide" rows the answer names; the rest are
+// counted, and the table has them all.
+const maxHiding = 3
+
+// hidingLine names the widest "no change" rows that could hide a change
+// of the smallest effect (widest first), and counts the others.
+func (b Brief) hidingLine() string {
+	hiding := slices.Clone(b.Hiding)
+	slices.SortStableFunc(hiding, func(x, y Effect) int { return cmp.Compare(y.WouldShowPct, x.WouldShowPct) })
+	boots := ""
+	for i, e := range hiding {
+		if n := fmt.Sprintf("%d+%d", e.BaseN, e.PatchedN); i == 0 || n == boots {
+			boots = n
+		} else {
+			boots = "varying"
+		}
+	}
+	var parts []string
+	for _, e := range hiding[:min(len(hiding), maxHiding)] {
+		parts = append(parts, fmt.Sprintf("%s ±%.1f%%", e.Label(), e.WouldShowPct))
+	}
+	if rest := hiding[min(len(hiding), maxHiding):]; len(rest) > 0 {
+		parts = append(parts, fmt.Sprintf("%d more (each ±%.1f%% or less)", len(rest), rest[0].WouldShowPct))
+	}
+	return fmt.Sprintf("no change, but ±%.1f%% not ruled out (%s boots); would show: %s",
+		b.MinEffectPct, boots, strings.Join(parts, ", "))
+}
+
 // Details are the brief's other lines: what could hide a change, and the
 // rest of the rows in one line with the change each would have shown.
 func (b Brief) Details() []string {
@@ -297,18 +327,7 @@ func (b Brief) Details() []string {
 		out = append(out, "numbers: "+strings.TrimPrefix(c.headline(), b.Tree+": "))
 	}
 	if len(b.Hiding) > 0 {
-		parts := make([]string, len(b.Hiding))
-		boots := ""
-		for i, e := range b.Hiding {
-			parts[i] = fmt.Sprintf("%s ±%.1f%%", e.Label(), e.WouldShowPct)
-			if n := fmt.Sprintf("%d+%d", e.BaseN, e.PatchedN); i == 0 || n == boots {
-				boots = n
-			} else {
-				boots = "varying"
-			}
-		}
-		out = append(out, fmt.Sprintf("no change, but ±%.1f%% not ruled out (%s boots); would show: %s",
-			b.MinEffectPct, boots, strings.Join(parts, ", ")))
+		out = append(out, b.hidingLine())
 	}
 	if len(b.Untested) > 0 {
 		names := make([]string, len(b.Untested))

@@ -53,6 +53,10 @@ const (
 // never real nanoseconds.
 const InstructionTimeLabel = "instruction-time ns/pkt, emulated and deterministic"
 
+// WallTimeLabel names the unit of numbers measured under KVM: real
+// time, so every one carries its interval over the boots behind it.
+const WallTimeLabel = "wall-clock ns/pkt under KVM"
+
 // EmulatedLabel marks numbers measured under TCG: only base-vs-patched
 // ratios from the same run mean anything there.
 const EmulatedLabel = "emulated — relative only"

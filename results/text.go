@@ -134,14 +134,6 @@ func writeTreeText(b *strings.Builder, run *Run, tr TreeReport, color bool) {
 			b.WriteString(wrap("  "+n, TextWidth, "    "))
 		}
 	}
-	if len(tr.Loads) > 0 {
-		t, notes := loadsTable(tr.Loads)
-		b.WriteString("\nverifier and JIT (base → patched; insns and sizes are the kernel's counts, times guest medians):\n")
-		b.WriteString(t.text("  "))
-		for _, n := range notes {
-			b.WriteString("  " + n + "\n")
-		}
-	}
 	for _, w := range tr.Perf.Warnings {
 		b.WriteString(wrap(colorize(color, ansiYellow, "warning: ")+w, TextWidth, "  "))
 	}
@@ -190,13 +182,13 @@ func wrapParts(head string, parts []string, width int) string {
 		case i == 0:
 			line += p
 		case utf8.RuneCountInString(line)+3+utf8.RuneCountInString(p) > width:
-			b.WriteString(line + "\n")
+			b.WriteString(wrap(line, width, "    ")) // a part wider than a line wraps inside
 			line = "  " + p
 		default:
 			line += " · " + p
 		}
 	}
-	b.WriteString(line + "\n")
+	b.WriteString(wrap(line, width, "    "))
 	return b.String()
 }
 
