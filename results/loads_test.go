@@ -38,3 +38,18 @@ func TestLoads(t *testing.T) {
 		t.Errorf("notes = %q", notes)
 	}
 }
+
+// TestLoadsInTextOnce: the text report shows the verifier table once per
+// tree (a rebase once left two copies).
+func TestLoadsInTextOnce(t *testing.T) {
+	run := &Run{Schema: SchemaVersion, ID: "x", Trees: []Tree{{Name: "gtp"}}, Boots: []Boot{
+		{Seq: 1, Tree: "gtp", Role: RoleBase, Rep: 1, Variants: []VariantResult{{Variant: "cnt", Valid: true,
+			Loads: []ProgLoad{{Name: "cnt_egress", VerifiedInsns: 13, XlatedBytes: 168, JitedBytes: 113}}}}}}}
+	var b strings.Builder
+	if err := Text(&b, run, TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(b.String(), "verifier and JIT"); n != 1 {
+		t.Errorf("verifier table %d times in the text report, want 1:\n%s", n, b.String())
+	}
+}
