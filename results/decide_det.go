@@ -38,6 +38,12 @@ const (
 // decide from 2).
 const minSpreadSeeds = 6
 
+// grossEffectPct is the change a row with seed spread is called from
+// below minSpreadSeeds: four times the widest seed-to-seed spread measured
+// (lru_write, 2.5 %), so no lumpy seed draw reaches it, while a gross
+// change (a busy-wait, rht-no-shrink's -41 %) is decided at the first look.
+const grossEffectPct = 10
+
 // LookSeeds are the guest seeds per kernel at each look of the adaptive
 // rule: the first is the default run, each later one adds seeds only to
 // variants with undecided rows.
@@ -218,7 +224,7 @@ func decideDet(r *Row, minEffect, perLook, level float64) {
 	// on: with 3, all of one side's seeds can land in one lump of a lumpy
 	// seed distribution, leaving a near-zero variance no t test survives
 	// (a null run with two-lump write rows flagged 1.75 % of runs so).
-	sig := r.PAdj <= perLook && (r.exact || r.Seeds >= minSpreadSeeds)
+	sig := r.PAdj <= perLook && (r.exact || r.Seeds >= minSpreadSeeds || math.Abs(r.DeltaPct) >= grossEffectPct)
 	pct := math.Abs(r.DeltaPct) >= minEffect
 	big := pct && math.Abs(r.w.diff) >= ResolutionNs
 	switch {
@@ -308,7 +314,7 @@ func (ab TreeAB) DetRule() string {
 }
 
 // untested: a row with seed spread and fewer seeds than minSpreadSeeds,
-// which cannot be called a change whatever its numbers.
+// which cannot be called a change below grossEffectPct.
 func (r Row) untested() bool {
 	return r.Verdict == NoChange && !r.exact && r.w.se > 0 && r.Seeds < minSpreadSeeds
 }

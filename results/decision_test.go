@@ -667,3 +667,36 @@ func TestDeterministicResolution(t *testing.T) {
 		t.Errorf("tiny program +0.39 ns: %s (%s), want no change below one instruction", tiny.Verdict, tiny.Note)
 	}
 }
+
+// A gross change on a row with seed spread is decided at the first look
+// (3 seeds): a busy-wait in the update path put hash/total at +195 % in
+// a real run and the 6-seed guard called it "no change". A change below
+// grossEffectPct at 3 seeds still waits for more seeds.
+func TestDeterministicGrossChangeAtFirstLook(t *testing.T) {
+	run := icountRun(t, func(v, p string) float64 {
+		if p == "hash_write" {
+			return 3
+		}
+		return 1
+	})
+	rows := rowsOf(Compare(run, "gtp"))
+	for _, k := range []string{"hash/hash_write", "hash/total"} {
+		if r := rows[k]; r.Verdict != Slower {
+			t.Errorf("%s x3 at 3 seeds: %s (%+.1f%%, exact %v), want slower", k, r.Verdict, r.DeltaPct, r.exact)
+		}
+	}
+	for k, r := range rows {
+		if !strings.HasPrefix(k, "hash/") && r.Verdict != NoChange {
+			t.Errorf("%s: %s, want no change", k, r.Verdict)
+		}
+	}
+	run = icountRun(t, func(v, p string) float64 {
+		if p == "hash_write" {
+			return 1.05
+		}
+		return 1
+	})
+	if r := rowsOf(Compare(run, "gtp"))["hash/hash_write"]; !r.exact && (r.Verdict != NoChange || !r.untested()) {
+		t.Errorf("hash_write +5 %% at 3 seeds with spread: %s, untested %v, want no change, not tested yet", r.Verdict, r.untested())
+	}
+}
