@@ -7,7 +7,6 @@ package bpf
 import (
 	"errors"
 	"fmt"
-	"sort"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
@@ -32,16 +31,6 @@ var loaders = map[string]func() (*ebpf.CollectionSpec, error){
 	Hash:    loadHash,
 	LRU:     loadLru,
 	Survive: loadSurvive,
-}
-
-// Objects lists the object names, sorted.
-func Objects() []string {
-	names := make([]string, 0, len(loaders))
-	for n := range loaders {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
 }
 
 // Spec returns a fresh, unloaded collection spec for the named object; the

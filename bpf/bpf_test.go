@@ -59,7 +59,7 @@ func TestUseRHash(t *testing.T) {
 }
 
 func TestObjectsLayout(t *testing.T) {
-	for _, o := range Objects() {
+	for _, o := range objects() {
 		spec, err := Spec(o)
 		if err != nil {
 			t.Fatalf("%s: %v", o, err)

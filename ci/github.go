@@ -149,12 +149,6 @@ func WithAPIURL(u string) Option {
 	}
 }
 
-// WithTransport sets the underlying HTTP transport (default
-// http.DefaultTransport).
-func WithTransport(rt http.RoundTripper) Option {
-	return func(c *config) error { c.base = rt; return nil }
-}
-
 // WithRetry bounds retries: total attempts per request, the first backoff
 // (doubling up to 30 s), and the longest rate-limit wait accepted before
 // failing.

@@ -503,36 +503,6 @@ func pairStats(name string, base, patched []float64) Row {
 	return row
 }
 
-// CompareSamples compares two samples of ns/pkt on their own (a family of
-// one) in noisy mode: Mann–Whitney U at alpha 0.05, the Hodges–Lehmann
-// interval against DefaultMinEffectPct. When no difference could be
-// significant at these sample sizes, the verdict says so instead of "no
-// change".
-func CompareSamples(name string, base, patched []float64) Row {
-	r := pairStats(name, base, patched)
-	r.PAdj = r.P
-	decideRow(&r, 1, DefaultMinEffectPct, detectable(len(base), len(patched), 1))
-	return r
-}
-
-// compareDeterministic decides one deterministic row on its own (a
-// family of one, one look), each value from its own seed.
-func compareDeterministic(name string, base, patched []float64, minEffect float64) Row {
-	seeds := func(xs []float64, off uint64) []uint64 {
-		out := make([]uint64, len(xs))
-		for i := range out {
-			out[i] = off + uint64(i) + 1
-		}
-		return out
-	}
-	r := compareDet(name, base, patched, seeds(base, 0), seeds(patched, 1<<20))
-	if detTestable(&r) {
-		r.PAdj = r.P
-	}
-	decideDet(&r, minEffect, DetAlpha, DetAlpha)
-	return r
-}
-
 func deltaPct(base, patched float64) float64 {
 	switch base {
 	case patched:

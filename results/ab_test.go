@@ -9,7 +9,7 @@ import (
 func TestCompareIdenticalDistributions(t *testing.T) {
 	base := normal(1, 10, 500, 0.02)
 	patched := normal(2, 10, 500, 0.02)
-	r := CompareSamples("total", base, patched)
+	r := compareSamples("total", base, patched)
 	if r.Verdict != NoChange {
 		t.Fatalf("verdict %q (p=%.3f, delta %+.2f%%), want %q", r.Verdict, r.P, r.DeltaPct, NoChange)
 	}
@@ -24,7 +24,7 @@ func TestCompareIdenticalDistributions(t *testing.T) {
 func TestCompareTenPercentShift(t *testing.T) {
 	base := normal(3, 10, 500, 0.02)
 	patched := normal(4, 10, 550, 0.02)
-	r := CompareSamples("total", base, patched)
+	r := compareSamples("total", base, patched)
 	if r.Verdict != Slower {
 		t.Fatalf("verdict %q (p=%.4f), want %q", r.Verdict, r.P, Slower)
 	}
@@ -41,7 +41,7 @@ func TestCompareTenPercentShift(t *testing.T) {
 		t.Errorf("10 samples should give a finite CI, got %q", r.Base.CI)
 	}
 	// And the other way round.
-	if r := CompareSamples("total", patched, base); r.Verdict != Faster {
+	if r := compareSamples("total", patched, base); r.Verdict != Faster {
 		t.Errorf("reverse verdict %q, want %q", r.Verdict, Faster)
 	}
 }
@@ -49,7 +49,7 @@ func TestCompareTenPercentShift(t *testing.T) {
 func TestCompareThreeSamplesAreTooFew(t *testing.T) {
 	// Even a doubling cannot be significant with 3+3 samples (the smallest
 	// possible Mann-Whitney p is 0.1), so the verdict must not pretend.
-	r := CompareSamples("total", []float64{100, 101, 102}, []float64{200, 201, 202})
+	r := compareSamples("total", []float64{100, 101, 102}, []float64{200, 201, 202})
 	if r.Verdict != TooFew {
 		t.Fatalf("verdict %q (p=%.3f), want %q", r.Verdict, r.P, TooFew)
 	}
@@ -60,7 +60,7 @@ func TestCompareThreeSamplesAreTooFew(t *testing.T) {
 		t.Errorf("CI of 3 samples %q, want ∞", r.Base.CI)
 	}
 	// 4+4 completely separated samples can be significant.
-	if r := CompareSamples("total", []float64{100, 101, 102, 103}, []float64{200, 201, 202, 203}); r.Verdict != Slower {
+	if r := compareSamples("total", []float64{100, 101, 102, 103}, []float64{200, 201, 202, 203}); r.Verdict != Slower {
 		t.Errorf("4+4 separated: verdict %q, want %q", r.Verdict, Slower)
 	}
 }
@@ -74,7 +74,7 @@ func TestCompareFlagsChangeBelowSmallestEffect(t *testing.T) {
 		x := 500 * (1 + 0.002*(float64(i)/39-0.5))
 		base, patched = append(base, x), append(patched, x*1.002)
 	}
-	r := CompareSamples("total", base, patched)
+	r := compareSamples("total", base, patched)
 	if r.Verdict != Slower {
 		t.Fatalf("verdict %q (p=%.4f delta %+.2f%%), want %q", r.Verdict, r.P, r.DeltaPct, Slower)
 	}
@@ -88,14 +88,14 @@ func TestCompareFlagsChangeBelowSmallestEffect(t *testing.T) {
 		x := 500 * (0.83 + 0.34*float64(i)/79)
 		base, patched = append(base, x), append(patched, x*1.05)
 	}
-	r = CompareSamples("total", base, patched)
+	r = compareSamples("total", base, patched)
 	if r.Verdict != Slower || r.InNoise {
 		t.Errorf("5%% shift at CV 10%% with 80+80 samples: %s in-noise=%v shift %+.1f%% (%+.1f..%+.1f)", r.Verdict, r.InNoise, r.Shift.Est, r.Shift.Lo, r.Shift.Hi)
 	}
 }
 
 func TestCompareNoSamplesOnOneSide(t *testing.T) {
-	r := CompareSamples("total", nil, []float64{1, 2, 3})
+	r := compareSamples("total", nil, []float64{1, 2, 3})
 	if r.Verdict != NotComparable {
 		t.Errorf("verdict %q, want %q", r.Verdict, NotComparable)
 	}
@@ -174,4 +174,34 @@ func TestFailOnRegression(t *testing.T) {
 	if err := FailOnRegression(few, 10); err != nil {
 		t.Errorf("3 samples cannot show a significant regression: %v", err)
 	}
+}
+
+// compareSamples compares two samples of ns/pkt on their own (a family of
+// one) in noisy mode: Mann–Whitney U at alpha 0.05, the Hodges–Lehmann
+// interval against DefaultMinEffectPct. When no difference could be
+// significant at these sample sizes, the verdict says so instead of "no
+// change".
+func compareSamples(name string, base, patched []float64) Row {
+	r := pairStats(name, base, patched)
+	r.PAdj = r.P
+	decideRow(&r, 1, DefaultMinEffectPct, detectable(len(base), len(patched), 1))
+	return r
+}
+
+// compareDeterministic decides one deterministic row on its own (a
+// family of one, one look), each value from its own seed.
+func compareDeterministic(name string, base, patched []float64, minEffect float64) Row {
+	seeds := func(xs []float64, off uint64) []uint64 {
+		out := make([]uint64, len(xs))
+		for i := range out {
+			out[i] = off + uint64(i) + 1
+		}
+		return out
+	}
+	r := compareDet(name, base, patched, seeds(base, 0), seeds(patched, 1<<20))
+	if detTestable(&r) {
+		r.PAdj = r.P
+	}
+	decideDet(&r, minEffect, DetAlpha, DetAlpha)
+	return r
 }

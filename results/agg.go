@@ -334,13 +334,8 @@ func repOf(label string) int {
 	return n
 }
 
-// Agg builds the user's tables from dirs: directories of .bpfstats files
-// make one table, in the order given (one set each); kci run directories
-// add one table per kernel role whose sets are the runs' repetitions.
-func Agg(dirs []string) ([]AggTable, error) { return AggTrees(dirs, nil) }
-
-// AggTrees is Agg over the given trees of the run directories only (all
-// if empty); a tree no run has, or trees with plain .bpfstats sets, are
+// AggTrees aggregates the run directories' (or .bpfstats sets') bench
+// results, over the given trees only (all if empty); a tree no run has, or trees with plain .bpfstats sets, are
 // refused.
 func AggTrees(dirs, trees []string) ([]AggTable, error) {
 	var plain []AggSet

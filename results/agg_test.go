@@ -154,7 +154,7 @@ func TestAggReproducesMailTable(t *testing.T) {
 		writeMailSet(t, d, i)
 		dirs = append(dirs, d)
 	}
-	tables, err := Agg(dirs)
+	tables, err := AggTrees(dirs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func sp(n int) string { return strings.Repeat(" ", n) }
 // there and its total is over the sets that have it, and the kernel's
 // preloaded iterators are not listed.
 func TestAggHandmadeSets(t *testing.T) {
-	tables, err := Agg([]string{"testdata/agg/set-a", "testdata/agg/set-b"})
+	tables, err := AggTrees([]string{"testdata/agg/set-a", "testdata/agg/set-b"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,12 +216,12 @@ func TestAggLongSetNamesWidenColumns(t *testing.T) {
 }
 
 func TestAggErrors(t *testing.T) {
-	if _, err := Agg([]string{t.TempDir()}); err == nil || !strings.Contains(err.Error(), "no .bpfstats") {
+	if _, err := AggTrees([]string{t.TempDir()}, nil); err == nil || !strings.Contains(err.Error(), "no .bpfstats") {
 		t.Errorf("empty dir: err %v, want one naming the missing .bpfstats files", err)
 	}
 	d := t.TempDir()
 	os.WriteFile(filepath.Join(d, "v.bpfstats"), []byte("# c\n[{\"name\": \"x\","), 0o644)
-	if _, err := Agg([]string{d}); err == nil || !strings.Contains(err.Error(), "v.bpfstats") {
+	if _, err := AggTrees([]string{d}, nil); err == nil || !strings.Contains(err.Error(), "v.bpfstats") {
 		t.Errorf("bad JSON: err %v, want one naming the file", err)
 	}
 }
@@ -244,7 +244,7 @@ func TestAggRunDir(t *testing.T) {
 	if err := Save(dir, run); err != nil {
 		t.Fatal(err)
 	}
-	tables, err := Agg([]string{dir})
+	tables, err := AggTrees([]string{dir}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,19 +74,6 @@ func NewRecorder(dir, id string) (*Recorder, error) {
 	return rec, nil
 }
 
-// Dir is the run directory.
-func (r *Recorder) Dir() string { return r.dir }
-
-// ID is the run id.
-func (r *Recorder) ID() string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.run.ID
-}
-
-// Path returns rel inside the run directory, for logs the stages write.
-func (r *Recorder) Path(rel string) string { return filepath.Join(r.dir, rel) }
-
 // Snapshot returns a deep copy of the record as it is now.
 func (r *Recorder) Snapshot() (*Run, error) {
 	r.mu.Lock()

@@ -17,13 +17,13 @@ func TestRecorderWritesAfterEveryAddition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rec.ID()) != 8 {
-		t.Errorf("id %q, want 8 hex digits", rec.ID())
-	}
 	// A run that dies right away still leaves a record marked incomplete.
 	r, err := Load(dir)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(r.ID) != 8 {
+		t.Errorf("id %q, want 8 hex digits", r.ID)
 	}
 	if !r.Incomplete || r.IncompleteReason == "" || r.Schema != SchemaVersion {
 		t.Errorf("fresh record: incomplete %v reason %q schema %d", r.Incomplete, r.IncompleteReason, r.Schema)
@@ -93,7 +93,8 @@ func TestRecorderWritesAfterEveryAddition(t *testing.T) {
 }
 
 func TestRecorderConcurrentBoots(t *testing.T) {
-	rec, err := NewRecorder(t.TempDir(), "conc0001")
+	dir := t.TempDir()
+	rec, err := NewRecorder(dir, "conc0001")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +109,7 @@ func TestRecorderConcurrentBoots(t *testing.T) {
 		}(i)
 	}
 	wg.Wait()
-	r, err := Load(rec.Dir())
+	r, err := Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,7 +57,7 @@ func fullRun(accel string) *Run {
 
 func TestSurvivalChanges(t *testing.T) {
 	run := fullRun(AccelKVM)
-	ch := SurvivalChanges(run, "gtp")
+	ch := changesOf(Survival(run, "gtp"))
 	if len(ch) != 2 {
 		t.Fatalf("changes %+v, want one regression and one fix", ch)
 	}

@@ -37,19 +37,6 @@ const DeterministicReps = 3
 // at complete separation) after Holm over up to 23 variant totals.
 const NoisyReps = 6
 
-// DefaultReps is the number of boots per kernel to run when the user
-// gives no --reps: DeterministicReps under icount, else the project's
-// reps (kci.yaml), else NoisyReps.
-func DefaultReps(clock string, projectReps int) int {
-	switch {
-	case clock == ClockICount:
-		return DeterministicReps
-	case projectReps > 0:
-		return projectReps
-	}
-	return NoisyReps
-}
-
 // alpha is the family-wise error rate of the noisy-mode decision.
 const alpha = 0.05
 

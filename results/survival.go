@@ -133,8 +133,3 @@ func Survival(run *Run, tree string) []SurvivalRow {
 	}
 	return rows
 }
-
-// SurvivalChanges lists the regressions and fixes of a tree.
-func SurvivalChanges(run *Run, tree string) []CellChange {
-	return changesOf(Survival(run, tree))
-}

@@ -22,8 +22,6 @@ type hook struct {
 	dir direction
 }
 
-func (h hook) String() string { return h.ns.name + "/" + h.dev + " " + h.dir.String() }
-
 // topology is one built path: where the carrier's writer, generic XDP
 // writer and reader go, how the writer hands the packet on, and how to
 // send a test packet.

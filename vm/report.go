@@ -370,14 +370,3 @@ func (w *Watchdog) Report() *Report {
 	}
 	return r
 }
-
-// ParseReport returns the first crash report in a console log, or nil.
-func ParseReport(console string) *Report {
-	var w Watchdog
-	for _, l := range strings.Split(console, "\n") {
-		if w.Feed(l) {
-			break
-		}
-	}
-	return w.Report()
-}

@@ -32,7 +32,7 @@ func TestReportGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := formatReport(ParseReport(string(b)))
+			got := formatReport(parseReport(string(b)))
 			golden := strings.TrimSuffix(c, ".console") + ".golden"
 			if *update {
 				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
@@ -60,15 +60,15 @@ func TestReportTitleNormalised(t *testing.T) {
 	b := `[   17.000001] BUG: kernel NULL pointer dereference, address: 0000000000000010
 [   17.000002] RIP: 0010:skb_ext_find_meta.isra.3+0x1a/0x60
 [   17.000003] ---[ end trace 0000000000000000 ]---`
-	ra, rb := ParseReport(a), ParseReport(b)
+	ra, rb := parseReport(a), parseReport(b)
 	if ra == nil || rb == nil {
 		t.Fatalf("reports not found: %v %v", ra, rb)
 	}
 	if ra.Title != rb.Title {
 		t.Errorf("titles differ: %q vs %q", ra.Title, rb.Title)
 	}
-	p1 := ParseReport("[ 1.0] Kernel panic - not syncing: Attempted to kill init! exitcode=0x0000000b")
-	p2 := ParseReport("[ 9.5] Kernel panic - not syncing: Attempted to kill init! exitcode=0x00000009")
+	p1 := parseReport("[ 1.0] Kernel panic - not syncing: Attempted to kill init! exitcode=0x0000000b")
+	p2 := parseReport("[ 9.5] Kernel panic - not syncing: Attempted to kill init! exitcode=0x00000009")
 	if p1 == nil || p2 == nil || p1.Title != p2.Title {
 		t.Errorf("panic titles differ: %+v vs %+v", p1, p2)
 	}
@@ -125,4 +125,15 @@ func TestBugKind(t *testing.T) {
 			t.Errorf("bugKind(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// parseReport returns the first crash report in a console log, or nil.
+func parseReport(console string) *Report {
+	var w Watchdog
+	for _, l := range strings.Split(console, "\n") {
+		if w.Feed(l) {
+			break
+		}
+	}
+	return w.Report()
 }
