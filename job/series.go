@@ -179,7 +179,13 @@ func (st *SeriesTester) Series(ctx context.Context, o SeriesOptions) (string, *r
 	}
 
 	for _, tr := range trees {
-		t, err := st.tree(ctx, tr, patches, o, rep, logf, dir)
+		save := func(cur *results.SeriesTree) error {
+			if err := rep.SaveProgress(dir, *cur); err != nil {
+				return classify("results", err)
+			}
+			return nil
+		}
+		t, err := st.tree(ctx, tr, patches, o, rep, logf, dir, save)
 		if t != nil {
 			rep.Trees = append(rep.Trees, *t)
 		}
@@ -227,7 +233,9 @@ func seriesVerdict(s *results.Series, failOnWarnings bool) error {
 }
 
 // tree validates the series on one tree.
-func (st *SeriesTester) tree(ctx context.Context, tr *project.Tree, patches []kernel.Patch, o SeriesOptions, rep *results.Series, logf func(string, ...any), dir string) (*results.SeriesTree, error) {
+//
+// save stores the report so far after every prefix.
+func (st *SeriesTester) tree(ctx context.Context, tr *project.Tree, patches []kernel.Patch, o SeriesOptions, rep *results.Series, logf func(string, ...any), dir string, save func(*results.SeriesTree) error) (*results.SeriesTree, error) {
 	meter := o.Progress
 	n := len(patches)
 	out := &results.SeriesTree{Tree: tr.Name}
@@ -437,7 +445,10 @@ func (st *SeriesTester) tree(ctx context.Context, tr *project.Tree, patches []ke
 		if row.Build == results.StepOK && o.Boot {
 			pb, res, err := boot(a, fmt.Sprintf("patch %d of %d", k, n), survivalPlan, 1)
 			row.Boot = pb
-			if res != nil {
+			if ctx.Err() != nil {
+				row.Boot = nil // interrupted: no result, and nobody's fault
+			}
+			if res != nil && row.Boot != nil {
 				pb.Lost = lostCells(baseCells, res.Cells)
 				if len(survivalPlan.Variants) > 0 && err == nil && pb.Result == results.StepOK {
 					perf[k] = progCosts(res.Variants)
@@ -449,6 +460,9 @@ func (st *SeriesTester) tree(ctx context.Context, tr *project.Tree, patches []ke
 			}
 		}
 		out.Patches = append(out.Patches, row)
+		if err := save(out); err != nil {
+			return out, err
+		}
 	}
 	if brokenAt > 0 {
 		out.Bisect = append(out.Bisect, results.Bisectability{Broken: brokenAt, BrokenTitle: patches[brokenAt-1].Subject, Error: brokenErr})

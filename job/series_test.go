@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/kci-dev/kci/internal/version"
@@ -94,6 +96,7 @@ type fakeSeriesBooter struct {
 	read     map[string]float64 // kernel key -> gtp_read ns/pkt
 	readSeed map[uint64]float64 // guest seed -> percent added to gtp_read
 	boots    []string           // key, "+bench" when the plan measured, " seed N" unless seed 1
+	onBoot   func(BootRequest)  // called as each boot starts
 }
 
 func (f *fakeSeriesBooter) Boot(ctx context.Context, req BootRequest) (*BootResult, error) {
@@ -106,6 +109,12 @@ func (f *fakeSeriesBooter) Boot(ctx context.Context, req BootRequest) (*BootResu
 		label += fmt.Sprintf(" seed %d", req.Seed)
 	}
 	f.boots = append(f.boots, label)
+	if f.onBoot != nil {
+		f.onBoot(req)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+	}
 	if f.crash[key] {
 		return &BootResult{ErrorKind: "crash"}, errors.New("kernel panic: BUG: kernel NULL pointer dereference")
 	}
@@ -288,6 +297,55 @@ func TestSeriesBootAndSurvival(t *testing.T) {
 	// Warnings are reported, and fail the run only when asked.
 	if seriesVerdict(&results.Series{Trees: []results.SeriesTree{{Patches: []results.PatchResult{{Index: 1, Of: 1, Apply: "ok", Build: "ok", NewWarnings: []kernel.Warning{{Message: "x"}}}}}}}, false) != nil {
 		t.Error("a new warning fails the run without --fail-on-warnings")
+	}
+}
+
+// TestSeriesInterruptKeepsRows: SIGINT (through signal.NotifyContext, as
+// kci's main does) while prefix 3 boots. series.json held rows 1-2 when
+// that boot began, saved after every prefix, so a series that is killed
+// keeps them too; after the interrupt it keeps them, marked interrupted,
+// and patch 3 gets no boot result (nothing of it is blamed).
+func TestSeriesInterruptKeepsRows(t *testing.T) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	dir := filepath.Join(t.TempDir(), "run")
+	var during *results.Series
+	var derr error
+	boot := &fakeSeriesBooter{onBoot: func(req BootRequest) {
+		if req.Kernel.Key != "prefix-3" {
+			return
+		}
+		during, derr = results.LoadSeries(dir)
+		if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+			t.Error(err)
+		}
+		<-ctx.Done()
+	}}
+	st := seriesTester(&fakeSeriesBuilder{treeLog: filepath.Join(warnDir, "0-tree.log")}, boot)
+	_, _, err := st.Series(ctx, SeriesOptions{Patches: []string{"testdata/series-bisect"}, Trees: []string{"stock"}, Boot: true, Survival: true, Out: dir})
+	var ee *ExitError
+	if !errors.As(err, &ee) || ee.Code != ExitInterrupted {
+		t.Errorf("err %v, want exit %d (interrupted)", err, ExitInterrupted)
+	}
+	if derr != nil || during == nil {
+		t.Fatalf("series.json while prefix 3 booted: %v", derr)
+	}
+	if p := during.Trees[0].Patches; len(p) != 2 || p[1].Boot == nil || p[1].Boot.Result != results.StepOK || !during.Incomplete {
+		t.Errorf("series.json while prefix 3 booted: %d rows %+v, incomplete %v: want rows 1-2 booted, marked incomplete", len(p), p, during.Incomplete)
+	}
+	after, err := results.LoadSeries(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := after.Trees[0].Patches
+	if len(p) < 2 || p[0].Boot == nil || p[1].Boot == nil || !after.Incomplete || after.IncompleteReason != "interrupted" {
+		t.Fatalf("series.json after SIGINT: %d rows, incomplete %v (%q): want rows 1-2, interrupted", len(p), after.Incomplete, after.IncompleteReason)
+	}
+	if len(p) > 2 && p[2].Boot != nil {
+		t.Errorf("patch 3's interrupted boot recorded as %+v", p[2].Boot)
+	}
+	if len(p) > 3 {
+		t.Errorf("%d rows: prefix 4 was not reached", len(p))
 	}
 }
 

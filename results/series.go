@@ -258,6 +258,16 @@ func WriteSeries(dir string, s *Series) error {
 	return writeAtomic(filepath.Join(dir, "series.md"), []byte(SeriesMarkdown(s)))
 }
 
+// SaveProgress stores s with cur, the tree being checked, after its
+// finished trees, marked as not finished: a series that is killed keeps
+// every row it finished, as run.json does. Finish with WriteSeries.
+func (s *Series) SaveProgress(dir string, cur SeriesTree) error {
+	snap := *s
+	snap.Trees = append(append([]SeriesTree(nil), s.Trees...), cur)
+	snap.Incomplete, snap.IncompleteReason = true, inProgress
+	return WriteSeries(dir, &snap)
+}
+
 // LoadSeries reads series.json from a run directory.
 func LoadSeries(dir string) (*Series, error) {
 	data, err := os.ReadFile(filepath.Join(dir, SeriesFile))
