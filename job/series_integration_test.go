@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -130,10 +131,10 @@ func TestSeriesPerPatch(t *testing.T) {
 // TestSeriesFindsPerfPatch: 3 patches on the stock tree; patch 2 adds a
 // 2 us busy-wait to htab_map_update_elem, patches 1 and 3 only add comments
 // (to net/core/skbuff.c and lib/string.c: line numbers shift, no code
-// changes). Deterministic mode, one boot per measured prefix plus the tree
-// kernel under seeds 2 and 3, no validation boots: bisection names patch 2
-// for hash_write, and nothing on patch 1 or 3, because a program moves
-// only beyond its own spread over seeds on the tree kernel.
+// changes). Deterministic mode: every prefix and the tree's kernel are
+// booted with seeds 1-6 and each step is a Welch test over the per-seed
+// values, Holm over all steps and programs (results.LocateSeries): patch 2
+// is named for hash_write, and nothing is named on patch 1 or 3.
 func TestSeriesFindsPerfPatch(t *testing.T) {
 	rep, code, _ := runSeries(t, vm.AccelTCG, job.SeriesOptions{
 		Patches: []string{"testdata/series-perf"}, Trees: []string{"stock"}, Variants: []string{"hash"}, Bench: testBench()})
@@ -165,12 +166,17 @@ func TestSeriesFindsPerfPatch(t *testing.T) {
 			t.Logf("patch %d: %s %.4g (%+.2f %% vs %d)", p.Index, d.Key, d.Value, d.Pct, d.Against)
 		}
 	}
-	// The tree kernel under seeds 1-3 and the whole series, then the
-	// midpoints 1 and 2 at most.
-	if tr.PerfBoots > 6 {
-		t.Errorf("%d bench boots: want at most 2 beyond the two ends and the 2 extra seeds", tr.PerfBoots)
+	// The tree kernel and the 3 prefixes, each under seeds 1-6; the
+	// tree's seeds 1-3 are the spread boots, counted once.
+	if want := 4 * 6; tr.PerfBoots != want {
+		t.Errorf("%d bench boots: want %d (tree + 3 prefixes, 6 seeds each)", tr.PerfBoots, want)
 	}
-	if !strings.Contains(tr.PerfNote, "each program's spread over seeds 1–3 of the tree kernel") {
-		t.Errorf("perf note %q does not say how the threshold was set", tr.PerfNote)
+	for _, w := range []string{"seeds 1–6", "Welch t over per-seed values", "Holm over"} {
+		if !strings.Contains(tr.PerfNote, w) {
+			t.Errorf("perf note %q does not say how the changes were tested (%q)", tr.PerfNote, w)
+		}
+	}
+	if !regexp.MustCompile(`>= [0-9.]+ % and [0-9.]+ instruction-time ns`).MatchString(tr.PerfNote) {
+		t.Errorf("perf note %q does not name the floors a step must clear", tr.PerfNote)
 	}
 }
