@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kci-dev/kci/internal/failure"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/project"
 	"github.com/kci-dev/kci/rcache"
@@ -174,7 +175,7 @@ func TestInexactAndFailedBootsAreNotCached(t *testing.T) {
 			t.Errorf("inexact boot recorded cache %q", b.Cache)
 		}
 	}
-	cb := WithResultCache(&keyedBooter{fakeBooter: &fakeBooter{base: []boot{bootFails(KindCrash, "oops")}}}, store, &log)
+	cb := WithResultCache(&keyedBooter{fakeBooter: &fakeBooter{base: []boot{bootFails(failure.Crash, "oops")}}}, store, &log)
 	k := fakeKernel("base-stock")
 	if _, err := cb.Boot(context.Background(), BootRequest{Kernel: k, Seed: 1}); err == nil {
 		t.Fatal("failed boot returned no error")

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/kci-dev/kci/internal/failure"
 	"github.com/kci-dev/kci/internal/lines"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/results"
@@ -104,29 +105,19 @@ func Classify(stage string, err error) error {
 // classify is Classify, under the name the job's files use.
 func classify(stage string, err error) error { return Classify(stage, err) }
 
-// Boot failure kinds, as a Booter reports them in BootResult.ErrorKind.
-const (
-	KindBoot    = "boot"                 // the kernel did not come up
-	KindCrash   = "crash"                // panic, oops, WARN on the console
-	KindTimeout = "timeout"              // hung: a step passed its deadline
-	KindGuest   = "guest"                // the agent failed on this kernel
-	KindInfra   = results.ErrorKindInfra // qemu, the image, the disk: the machine
-	// KindCancelled: stopped because another boot of its kernel failed
-	// first; nobody's fault, and never the job's error.
-	KindCancelled = results.ErrorKindCancelled
-)
-
 // bootExit is whose fault each kind of failed boot is. A guest agent that
 // fails on the kernel under test is blamed on that kernel: the same agent
 // runs on base too, so kci test and kci run both exit ExitBoot for it.
 var bootExit = map[string]int{
-	KindBoot:    ExitBoot,
-	KindCrash:   ExitBoot,
-	KindTimeout: ExitBoot,
-	KindGuest:   ExitBoot,
-	KindInfra:   ExitInternal,
+	failure.Boot:    ExitBoot,
+	failure.Crash:   ExitBoot,
+	failure.Timeout: ExitBoot,
+	failure.Agent:   ExitBoot,
+	failure.Infra:   ExitInternal,
+	// Nobody's fault: the run was stopped.
+	failure.Interrupted: ExitInterrupted,
 	// Only ever beside a failure, whose code is the job's.
-	KindCancelled: ExitInternal,
+	failure.Cancelled: ExitInternal,
 }
 
 // BootExitCode is the exit code of a boot that failed with kind; an unknown

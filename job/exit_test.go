@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kci-dev/kci/internal/failure"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/vm"
 )
@@ -85,8 +86,8 @@ func TestExitCodeTable(t *testing.T) {
 	// Failed boots, by the kind a booter reports: kci test and kci run
 	// share this, an agent failure included (it exited 1 from kci run).
 	for kind, want := range map[string]int{
-		KindBoot: ExitBoot, KindCrash: ExitBoot, KindTimeout: ExitBoot, KindGuest: ExitBoot,
-		KindInfra: ExitInternal, "no such kind": ExitInternal,
+		failure.Boot: ExitBoot, failure.Crash: ExitBoot, failure.Timeout: ExitBoot, failure.Agent: ExitBoot,
+		failure.Infra: ExitInternal, failure.Interrupted: ExitInterrupted, "no such kind": ExitInternal,
 	} {
 		if got := BootExitCode(kind); got != want {
 			t.Errorf("BootExitCode(%q) = %d, want %d", kind, got, want)
@@ -96,15 +97,15 @@ func TestExitCodeTable(t *testing.T) {
 		err  error
 		kind string
 	}{
-		{&vm.CrashError{}, KindCrash},
-		{&vm.BootError{}, KindBoot},
-		{&vm.TimeoutError{}, KindTimeout},
-		{fmt.Errorf("boot: %w", &vm.AgentError{}), KindGuest},
-		{context.Canceled, KindInfra},
-		{errors.New("qemu: no such file"), KindInfra},
+		{&vm.CrashError{}, failure.Crash},
+		{&vm.BootError{}, failure.Boot},
+		{&vm.TimeoutError{}, failure.Timeout},
+		{fmt.Errorf("boot: %w", &vm.AgentError{}), failure.Agent},
+		{context.Canceled, failure.Interrupted},
+		{errors.New("qemu: no such file"), failure.Infra},
 	} {
-		if got := BootErrorKind(c.err); got != c.kind {
-			t.Errorf("BootErrorKind(%T) = %q, want %q", c.err, got, c.kind)
+		if got := vm.Kind(c.err); got != c.kind {
+			t.Errorf("vm.Kind(%T) = %q, want %q", c.err, got, c.kind)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kci-dev/kci/internal/failure"
 	"github.com/kci-dev/kci/results"
 )
 
@@ -27,7 +28,7 @@ func (g *gate) wrap(b boot, hold time.Duration) boot {
 		select {
 		case <-time.After(hold):
 		case <-ctx.Done():
-			return &BootResult{ErrorKind: KindInfra}, ctx.Err()
+			return &BootResult{ErrorKind: failure.Infra}, ctx.Err()
 		}
 		return b(ctx, req)
 	}
@@ -97,7 +98,7 @@ func TestParallelFailureCancelsTheSameKernel(t *testing.T) {
 	hang := func(ctx context.Context, req BootRequest) (*BootResult, error) {
 		select {
 		case <-ctx.Done():
-			return &BootResult{ErrorKind: KindInfra}, ctx.Err()
+			return &BootResult{ErrorKind: failure.Infra}, ctx.Err()
 		case <-time.After(10 * time.Second):
 			return nil, nil
 		}
@@ -117,7 +118,7 @@ func TestParallelFailureCancelsTheSameKernel(t *testing.T) {
 	kinds := map[string][]string{}
 	for _, b := range r.run.Boots {
 		kinds[b.Role] = append(kinds[b.Role], b.ErrorKind)
-		if b.ErrorKind == KindCancelled && !strings.Contains(b.Error, "stock patched rep") || strings.Contains(b.Error, "context canceled") {
+		if b.ErrorKind == failure.Cancelled && !strings.Contains(b.Error, "stock patched rep") || strings.Contains(b.Error, "context canceled") {
 			t.Errorf("boot %s rep %d recorded as %q", b.Role, b.Rep, b.Error)
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -258,9 +257,7 @@ func (st *SeriesTester) tree(ctx context.Context, tr *project.Tree, patches []ke
 			return nil
 		}
 		accelDone = true
-		if r, ok := st.Booter.(interface {
-			ResolveAccel(context.Context, *kernel.Artifacts) (string, string, error)
-		}); ok {
+		if r, ok := st.Booter.(AccelResolver); ok {
 			accel, why, err := r.ResolveAccel(ctx, base)
 			if err != nil {
 				return err
@@ -284,12 +281,11 @@ func (st *SeriesTester) tree(ctx context.Context, tr *project.Tree, patches []ke
 			p.Bench = o.Bench
 		}
 		p.StepTimeout = stepTimeout(o.Bench) // as kci test: survival steps get the same bound
-		console := filepath.Join("console", fmt.Sprintf("%s-%s.log", tr.Name, strings.ReplaceAll(label, " ", "-")))
-		_ = os.MkdirAll(filepath.Join(dir, "console"), 0o755) // the booter's console copy creates it too
+		spec := bootSpec{Kernel: k, Plan: p, Tree: tr.Name, Name: label, Label: tr.Name + " " + label, Seed: seed}
 		meter.Begin("[%s] boot %s", tr.Name, label)
 		s := time.Now()
-		res, err := st.Booter.Boot(ctx, BootRequest{Kernel: k, Plan: p, Console: filepath.Join(dir, console), Label: tr.Name + " " + label, Seed: seed})
-		pb := &results.PatchBoot{Result: results.StepOK, Time: time.Since(s), ConsoleLog: console}
+		res, kind, err := bootOnce(ctx, st.Booter, dir, spec)
+		pb := &results.PatchBoot{Result: results.StepOK, Time: time.Since(s), ConsoleLog: spec.consoleFile()}
 		if res != nil {
 			if res.Clock != "" && rep.Clock == "" {
 				rep.Clock = res.Clock
@@ -310,14 +306,11 @@ func (st *SeriesTester) tree(ctx context.Context, tr *project.Tree, patches []ke
 			if ctx.Err() != nil {
 				return pb, res, ctx.Err()
 			}
-			pb.Result, pb.Error = results.StepFail, lines.First(err.Error())
-			if res != nil {
-				pb.ErrorKind = res.ErrorKind
+			pb.Result, pb.Error, pb.ErrorKind = results.StepFail, lines.First(err.Error()), kind
+			if blame := bootBlame(spec.Label, label, kind, pb.Error, err); blame.Code == ExitInternal {
+				return pb, res, blame
 			}
-			if pb.ErrorKind == "" || pb.ErrorKind == "infra" {
-				return pb, res, &ExitError{Code: ExitInternal, Cause: fmt.Sprintf("%s %s: %s (machine fault, not the patch's)", tr.Name, label, pb.Error), Err: err}
-			}
-			return pb, res, nil
+			return pb, res, nil // the prefix's own failure: its row says so
 		}
 		meter.End("done")
 		return pb, res, nil

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kci-dev/kci/internal/failure"
 	"github.com/kci-dev/kci/internal/version"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/project"
@@ -132,7 +133,7 @@ func TestTestExitsBuildOnABuildFailure(t *testing.T) {
 }
 
 func TestTestExitsBootWhenThePatchedKernelFails(t *testing.T) {
-	for _, kind := range []string{KindCrash, KindTimeout, KindBoot, KindGuest} {
+	for _, kind := range []string{failure.Crash, failure.Timeout, failure.Boot, failure.Agent} {
 		t.Run(kind, func(t *testing.T) {
 			boots := &fakeBooter{base: []boot{bootOK(100)}, patched: []boot{bootFails(kind, "Kernel panic - not syncing: skb_ext_add")}}
 			r := runTest(t, context.Background(), &fakeBuilder{}, boots, TestOptions{})
@@ -150,10 +151,10 @@ func TestTestExitsBootWhenThePatchedKernelFails(t *testing.T) {
 
 func TestTestExitsInternalOnTheMachinesFault(t *testing.T) {
 	// qemu failing is the machine's fault, never the patch's.
-	boots := &fakeBooter{base: []boot{bootFails(KindInfra, "qemu: could not open /dev/kvm")}, patched: []boot{bootOK(100)}}
+	boots := &fakeBooter{base: []boot{bootFails(failure.Infra, "qemu: could not open /dev/kvm")}, patched: []boot{bootOK(100)}}
 	r := runTest(t, context.Background(), &fakeBuilder{}, boots, TestOptions{})
 	r.want(t, ExitInternal, "machine fault, not the patch's")
-	if len(r.run.Boots) != 1 || r.run.Boots[0].ErrorKind != KindInfra {
+	if len(r.run.Boots) != 1 || r.run.Boots[0].ErrorKind != failure.Infra {
 		t.Errorf("boots %+v, want one infra failure", r.run.Boots)
 	}
 	// So is a cache that fails while building.
@@ -231,7 +232,7 @@ func TestTestExitsInterruptedAndKeepsTheRecord(t *testing.T) {
 	// The user presses ^C during the second boot.
 	interrupt := func(ctx context.Context, req BootRequest) (*BootResult, error) {
 		cancel()
-		return &BootResult{ErrorKind: KindInfra}, ctx.Err()
+		return &BootResult{ErrorKind: failure.Infra}, ctx.Err()
 	}
 	boots := &fakeBooter{base: []boot{bootOK(100)}, patched: []boot{interrupt}}
 	r := runTest(t, ctx, &fakeBuilder{}, boots, TestOptions{})

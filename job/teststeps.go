@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/kci-dev/kci/internal/failure"
 	"github.com/kci-dev/kci/internal/lines"
 
 	"github.com/kci-dev/kci/internal/progress"
@@ -374,19 +374,21 @@ func (r *testRun) boot(ctx context.Context, s bootSlot) error {
 	if s.variants != nil {
 		p.Variants = s.variants
 	}
-	label := fmt.Sprintf("%s %s rep %d/%d", j.tree.Name, role, rep, r.reps)
+	spec := bootSpec{Kernel: k, Plan: p, Tree: j.tree.Name, Name: fmt.Sprintf("%s-%d", role, rep),
+		Label: fmt.Sprintf("%s %s rep %d/%d", j.tree.Name, role, rep, r.reps), Seed: r.seed(rep)}
+	label := spec.Label
 	end := r.beginBoot(label)
-	console := filepath.Join("console", fmt.Sprintf("%s-%s-%d.log", j.tree.Name, role, rep))
 	var res *BootResult
+	var kind string
 	err := r.phase("boot+suite", j.tree.Name, role, func() (err error) {
-		res, err = r.t.Booter.Boot(ctx, BootRequest{Kernel: k, Plan: p, Console: filepath.Join(r.dir, console), Label: label, Seed: r.seed(rep)})
+		res, kind, err = bootOnce(ctx, r.t.Booter, r.dir, spec)
 		return err
 	})
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.done++
 	end(err)
-	b := results.Boot{Tree: j.tree.Name, Role: role, Rep: rep, ConsoleLog: console}
+	b := results.Boot{Tree: j.tree.Name, Role: role, Rep: rep, ConsoleLog: spec.consoleFile(), ErrorKind: kind}
 	if res != nil && res.Clock == results.ClockICount {
 		b.Seed = r.seed(rep) // only icount boots repeat from their seed
 	}
@@ -394,7 +396,6 @@ func (r *testRun) boot(ctx context.Context, s bootSlot) error {
 		b.Accel, b.BootToReady = res.Accel, res.BootToReady
 		b.Sanity, b.Caps = results.SanityOf(res.Sanity), results.CapsOf(res.Caps)
 		b.Cells, b.Variants = results.CellsOf(res.Cells), results.VariantsOf(res.Variants)
-		b.ErrorKind = res.ErrorKind
 		b.Clock, b.TSCkHz, b.Clocksource = res.Clock, res.TSCkHz, res.Clocksource
 		b.Cache = res.Cache
 		b.CPU = res.CPU
@@ -403,13 +404,10 @@ func (r *testRun) boot(ctx context.Context, s bootSlot) error {
 	switch {
 	case cancelled:
 		// Not the machine's fault nor this kernel's: it was stopped.
-		b.Error, b.ErrorKind = context.Cause(ctx).Error(), KindCancelled
+		b.Error, b.ErrorKind = context.Cause(ctx).Error(), failure.Cancelled
 		err = context.Cause(ctx)
 	case err != nil:
 		b.Error = lines.First(err.Error())
-		if b.ErrorKind == "" {
-			b.ErrorKind = KindInfra
-		}
 	}
 	_, _ = r.rec.AddBoot(b)
 	if res != nil {
@@ -429,10 +427,7 @@ func (r *testRun) boot(ctx context.Context, s bootSlot) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	if BootExitCode(b.ErrorKind) == ExitInternal {
-		return &ExitError{Code: ExitInternal, Cause: fmt.Sprintf("%s: %s (machine fault, not the patch's)", label, b.Error), Err: err}
-	}
-	return &ExitError{Code: ExitBoot, Cause: fmt.Sprintf("%s kernel of tree %s: %s", role, j.tree.Name, b.Error), Err: err}
+	return bootBlame(label, fmt.Sprintf("%s kernel of tree %s", role, j.tree.Name), b.ErrorKind, b.Error, err)
 }
 
 // noteHost records what the first boot to report says of the host: the

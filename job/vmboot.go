@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/kci-dev/kci/internal/failure"
 	"github.com/kci-dev/kci/internal/fsutil"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/suite"
@@ -90,20 +91,20 @@ func (b *VMBooter) warnSMPICount() {
 func (b *VMBooter) Boot(ctx context.Context, req BootRequest) (*BootResult, error) {
 	img, err := b.Image(ctx)
 	if err != nil {
-		return &BootResult{ErrorKind: KindInfra}, fmt.Errorf("initramfs: %w", err)
+		return &BootResult{ErrorKind: failure.Infra}, fmt.Errorf("initramfs: %w", err)
 	}
 	tmp, err := os.MkdirTemp("", "kci-boot-")
 	if err != nil {
-		return &BootResult{ErrorKind: KindInfra}, err
+		return &BootResult{ErrorKind: failure.Infra}, err
 	}
 	defer func() { _ = os.RemoveAll(tmp) }() // a leftover temp dir is harmless
 	plan, err := json.Marshal(req.Plan)
 	if err != nil {
-		return &BootResult{ErrorKind: KindInfra}, err
+		return &BootResult{ErrorKind: failure.Infra}, err
 	}
 	initrd := filepath.Join(tmp, "initrd.cpio")
 	if err := img.Compose(initrd, vmimage.File{Path: suite.PlanPath[1:], Data: plan}); err != nil {
-		return &BootResult{ErrorKind: KindInfra}, err
+		return &BootResult{ErrorKind: failure.Infra}, err
 	}
 	cfg := b.VM
 	cfg.Kernel, cfg.Initrd, cfg.Dir = req.Kernel.BzImage, initrd, tmp
@@ -129,22 +130,22 @@ func (b *VMBooter) Boot(ctx context.Context, req BootRequest) (*BootResult, erro
 	if err != nil {
 		// The boot's own failure comes first; a lost console log rides along.
 		err = errors.Join(err, consoleErr)
-		out.ErrorKind = BootErrorKind(err)
+		out.ErrorKind = vm.Kind(err)
 		return out, err
 	}
 	if decodeErr != nil {
-		out.ErrorKind = KindInfra
+		out.ErrorKind = failure.Infra
 		return out, decodeErr
 	}
 	if consoleErr != nil {
 		// The console is the boot's evidence: losing it is the machine's fault.
-		out.ErrorKind = KindInfra
+		out.ErrorKind = failure.Infra
 		return out, fmt.Errorf("keep console log: %w", consoleErr)
 	}
 	// The guest must have booted the kernel we built: a stale image or a
 	// wrong path would otherwise measure the wrong kernel.
 	if out.Sanity != nil && req.Kernel.BuildID != "" && out.Sanity.BuildID != "" && out.Sanity.BuildID != req.Kernel.BuildID {
-		out.ErrorKind = KindInfra
+		out.ErrorKind = failure.Infra
 		return out, fmt.Errorf("booted kernel has build id %s, built kernel %s", out.Sanity.BuildID, req.Kernel.BuildID)
 	}
 	return out, nil
@@ -192,18 +193,4 @@ func collect(out *BootResult, ev event.Event, log io.Writer, label string) error
 		}
 	}
 	return nil
-}
-
-// BootErrorKind is the kind (KindCrash, ...) of a vm.Run error, for
-// BootExitCode: the mapping kci test and kci run share.
-func BootErrorKind(err error) string {
-	switch k := vm.Kind(err); k {
-	case vm.KindCrash, vm.KindBoot, vm.KindTimeout:
-		return k
-	case vm.KindAgent:
-		return KindGuest
-	}
-	// Canceled included: no kernel is blamed for an interrupted boot (the
-	// caller sees its context is done and exits ExitInterrupted).
-	return KindInfra
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/kci-dev/kci/internal/failure"
 	"golang.org/x/perf/benchmath"
 )
 
@@ -261,10 +262,10 @@ func compareTree(run *Run, tree string) TreeAB {
 		if b.Error != "" {
 			kind := "boot-error"
 			switch b.ErrorKind {
-			case ErrorKindInfra:
+			case failure.Infra:
 				kind = "infra"
-			case ErrorKindCancelled:
-				kind = ErrorKindCancelled
+			case failure.Cancelled, failure.Interrupted:
+				kind = b.ErrorKind
 			}
 			ab.Excluded = append(ab.Excluded, Excluded{Seq: b.Seq, Rep: b.Rep, Role: b.Role, Reason: b.Error, Kind: kind})
 			continue // nothing of a failed boot enters the statistics

@@ -3,6 +3,8 @@ package results
 import (
 	"fmt"
 	"strings"
+
+	"github.com/kci-dev/kci/internal/failure"
 )
 
 // Conclusion is the one-word outcome of a tree, as a CI check run shows it.
@@ -109,7 +111,7 @@ func conclude(run *Run, tr TreeReport) Conclusion {
 	}
 	var baseFail, patchedFail []string
 	for _, b := range run.Boots {
-		if b.Tree != name || b.Error == "" || b.ErrorKind == ErrorKindInfra || b.ErrorKind == ErrorKindCancelled {
+		if b.Tree != name || b.Error == "" || b.ErrorKind == failure.Infra || b.ErrorKind == failure.Cancelled || b.ErrorKind == failure.Interrupted {
 			continue
 		}
 		if b.Role == RolePatched {

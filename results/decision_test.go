@@ -9,6 +9,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/kci-dev/kci/internal/failure"
 )
 
 // Tests of the A/B decision (issue 13): each failure case the issue lists
@@ -147,7 +149,7 @@ func TestFailedBootExcludedEntirely(t *testing.T) {
 	crash := vr("gtp-x", pc{name: "x_prog", ns: 5e4})
 	run.Boots = append(run.Boots,
 		Boot{Seq: 13, Tree: "gtp", Role: RolePatched, Rep: 7, Error: "Kernel panic - not syncing", ErrorKind: "crash", Variants: []VariantResult{crash}},
-		Boot{Seq: 14, Tree: "gtp", Role: RolePatched, Rep: 8, Error: "qemu: cannot allocate memory", ErrorKind: ErrorKindInfra, Variants: []VariantResult{crash}})
+		Boot{Seq: 14, Tree: "gtp", Role: RolePatched, Rep: 8, Error: "qemu: cannot allocate memory", ErrorKind: failure.Infra, Variants: []VariantResult{crash}})
 	ab := Compare(run, "gtp")
 	tot := ab.Variants[0].Total
 	if tot.Patched.N != 6 || tot.Patched.Max > 1000 {
@@ -611,7 +613,7 @@ func TestDeterministicLabels(t *testing.T) {
 // deterministic tree into a noisy one.
 func TestClockModeIgnoresSilentBoots(t *testing.T) {
 	run := icountRun(t, func(string, string) float64 { return 1 })
-	run.Boots = append(run.Boots, Boot{Seq: 99, Tree: "gtp", Role: RolePatched, Rep: 4, Error: "qemu exited", ErrorKind: ErrorKindInfra})
+	run.Boots = append(run.Boots, Boot{Seq: 99, Tree: "gtp", Role: RolePatched, Rep: 4, Error: "qemu exited", ErrorKind: failure.Infra})
 	if m := run.ClockMode("gtp"); m != ClockICount {
 		t.Errorf("clock mode %q, want icount", m)
 	}

@@ -5,11 +5,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/kci-dev/kci/internal/version"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/kci-dev/kci/internal/version"
 )
 
 // DefaultRoot is where runs go when no --out is given.

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kci-dev/kci/internal/failure"
 )
 
 // fullRun is a realistic two-tree run: gtp with 6 interleaved repetitions
@@ -132,7 +134,7 @@ func TestConclude(t *testing.T) {
 		t.Errorf("patched kernel panics: %+v", c)
 	}
 	infra := abRun("gtp", AccelKVM, []float64{1, 2, 3}, nil)
-	infra.Boots = append(infra.Boots, Boot{Seq: 99, Tree: "gtp", Role: RolePatched, Rep: 1, Error: "qemu-system-x86_64 not found", ErrorKind: ErrorKindInfra})
+	infra.Boots = append(infra.Boots, Boot{Seq: 99, Tree: "gtp", Role: RolePatched, Rep: 1, Error: "qemu-system-x86_64 not found", ErrorKind: failure.Infra})
 	if c := Conclude(infra, "gtp"); c.State == Failure {
 		t.Errorf("an infrastructure failure is blamed on the patch: %+v", c)
 	}

@@ -247,15 +247,6 @@ func (r *Run) ClockMode(tree string) string {
 	return mode
 }
 
-// ErrorKindInfra marks a boot that failed for the machine's reasons, not
-// the kernel's; such failures are never blamed on the patch.
-const ErrorKindInfra = "infra"
-
-// ErrorKindCancelled marks a boot kci stopped because another boot of the
-// same kernel failed first: neither the machine's fault nor the kernel's,
-// and not a failure of its own.
-const ErrorKindCancelled = "cancelled"
-
 // TreeNames returns the trees of the run in recorded order, including trees
 // that only appear in boots.
 func (r *Run) TreeNames() []string {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/kci-dev/kci/internal/failure"
 )
 
 // The error types say whose fault a failed run is. CrashError, BootError
@@ -70,17 +72,6 @@ func (e *InfraError) Unwrap() error { return e.Err }
 
 func infra(op string, err error) error { return &InfraError{Op: op, Err: err} }
 
-// Kinds of failure, for reports and exit codes.
-const (
-	KindNone     = ""
-	KindCrash    = "crash"
-	KindBoot     = "boot"
-	KindTimeout  = "timeout"
-	KindAgent    = "agent"
-	KindInfra    = "infra"
-	KindCanceled = "canceled"
-)
-
 // Kind classifies err by the types above; unknown errors are infra.
 func Kind(err error) string {
 	var (
@@ -91,18 +82,18 @@ func Kind(err error) string {
 	)
 	switch {
 	case err == nil:
-		return KindNone
+		return failure.None
 	case errors.As(err, &c):
-		return KindCrash
+		return failure.Crash
 	case errors.As(err, &b):
-		return KindBoot
+		return failure.Boot
 	case errors.As(err, &t):
-		return KindTimeout
+		return failure.Timeout
 	case errors.As(err, &a):
-		return KindAgent
+		return failure.Agent
 	case errors.Is(err, context.Canceled):
-		return KindCanceled
+		return failure.Interrupted
 	default:
-		return KindInfra
+		return failure.Infra
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kci-dev/kci/internal/failure"
 	"github.com/kci-dev/kci/vm/event"
 )
 
@@ -378,15 +379,15 @@ func TestFakeAgentError(t *testing.T) {
 
 func TestFakeQEMUFailures(t *testing.T) {
 	_, err := fakeRun(t, context.Background(), "bad-args", nil)
-	if Kind(err) != KindInfra || !strings.Contains(err.Error(), "Could not access KVM") {
+	if Kind(err) != failure.Infra || !strings.Contains(err.Error(), "Could not access KVM") {
 		t.Errorf("bad args: %v, want an infra error with QEMU's message", err)
 	}
 	_, err = fakeRun(t, context.Background(), "qemu-dies", nil)
-	if Kind(err) != KindInfra || !strings.Contains(err.Error(), "lost the plot") {
+	if Kind(err) != failure.Infra || !strings.Contains(err.Error(), "lost the plot") {
 		t.Errorf("qemu dies: %v, want an infra error with QEMU's stderr", err)
 	}
 	_, err = Run(context.Background(), Config{QEMU: "/nonexistent/qemu", Kernel: "/etc/hostname", Initrd: "/etc/hostname", Accel: AccelTCG, Dir: t.TempDir()}, nil)
-	if Kind(err) != KindInfra {
+	if Kind(err) != failure.Infra {
 		t.Errorf("missing qemu: %v", err)
 	}
 }
@@ -399,7 +400,7 @@ func TestFakeCancelKillsGroup(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(500*time.Millisecond, cancel)
 	_, err := fakeRun(t, ctx, "hang-children", func(c *Config) { c.BootTimeout = time.Minute })
-	if Kind(err) != KindCanceled {
+	if Kind(err) != failure.Interrupted {
 		t.Fatalf("err = %v, want canceled", err)
 	}
 	b, err := os.ReadFile(pidfile)
@@ -425,7 +426,7 @@ func TestFakeSIGINT(t *testing.T) {
 	defer stop()
 	time.AfterFunc(500*time.Millisecond, func() { syscall.Kill(os.Getpid(), syscall.SIGINT) })
 	_, err := fakeRun(t, ctx, "hang", func(c *Config) { c.BootTimeout = time.Minute })
-	if Kind(err) != KindCanceled {
+	if Kind(err) != failure.Interrupted {
 		t.Fatalf("err = %v, want canceled by SIGINT", err)
 	}
 }
@@ -434,7 +435,7 @@ func TestFakeDeadline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
 	defer cancel()
 	_, err := fakeRun(t, ctx, "hang", func(c *Config) { c.BootTimeout = time.Minute })
-	if Kind(err) != KindTimeout {
+	if Kind(err) != failure.Timeout {
 		t.Fatalf("err = %v, want a timeout", err)
 	}
 }

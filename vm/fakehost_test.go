@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kci-dev/kci/internal/failure"
 )
 
 // The fake QEMU (fake_test.go) plays a host's KVM with the scenarios
@@ -285,7 +287,7 @@ func TestRunKVMRequested(t *testing.T) {
 	cfg, log = playHost(t, "host-pvm", true)
 	cfg.Accel, cfg.Dir = AccelKVM, t.TempDir()
 	_, err = Run(context.Background(), cfg, nil)
-	if Kind(err) != KindInfra || !strings.Contains(err.Error(), "PVM: runs only PVM guest kernels") {
+	if Kind(err) != failure.Infra || !strings.Contains(err.Error(), "PVM: runs only PVM guest kernels") {
 		t.Errorf("--accel kvm on PVM: %v", err)
 	}
 	if s := starts(t, log); len(s) != 0 {

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kci-dev/kci/internal/failure"
 	"github.com/kci-dev/kci/job/jobtest"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/suite"
@@ -137,7 +138,7 @@ func TestBootCancelLeavesNoQEMU(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(1500*time.Millisecond, cancel)
 	res, err := vm.Run(ctx, cfg, nil)
-	if vm.Kind(err) != vm.KindCanceled {
+	if vm.Kind(err) != failure.Interrupted {
 		t.Fatalf("err = %v, want canceled", err)
 	}
 	if res.PID == 0 {

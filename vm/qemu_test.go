@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kci-dev/kci/internal/failure"
 	"github.com/kci-dev/kci/vm/event"
 )
 
@@ -154,14 +155,14 @@ func TestParseCPUsFast(t *testing.T) {
 
 func TestKind(t *testing.T) {
 	for err, want := range map[error]string{
-		nil:                                   KindNone,
-		&CrashError{Title: "x"}:               KindCrash,
-		fmt.Errorf("run: %w", &BootError{}):   KindBoot,
-		&TimeoutError{Step: "s", Timeout: 1}:  KindTimeout,
-		&AgentError{Message: "m"}:             KindAgent,
-		infra("qemu", errors.New("missing")):  KindInfra,
-		errors.New("something else"):          KindInfra,
-		fmt.Errorf("x: %w", context.Canceled): KindCanceled,
+		nil:                                   failure.None,
+		&CrashError{Title: "x"}:               failure.Crash,
+		fmt.Errorf("run: %w", &BootError{}):   failure.Boot,
+		&TimeoutError{Step: "s", Timeout: 1}:  failure.Timeout,
+		&AgentError{Message: "m"}:             failure.Agent,
+		infra("qemu", errors.New("missing")):  failure.Infra,
+		errors.New("something else"):          failure.Infra,
+		fmt.Errorf("x: %w", context.Canceled): failure.Interrupted,
 	} {
 		if got := Kind(err); got != want {
 			t.Errorf("Kind(%v) = %q, want %q", err, got, want)

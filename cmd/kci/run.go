@@ -178,10 +178,7 @@ func runExit(err error) error {
 	if err == nil {
 		return nil
 	}
-	code := job.BootExitCode(job.BootErrorKind(err)) // kci test's table
-	if vm.Kind(err) == vm.KindCanceled {
-		code = job.ExitInterrupted
-	}
+	code := job.BootExitCode(vm.Kind(err)) // kci test's table
 	return &job.ExitError{Code: code, Cause: vm.Kind(err) + ": " + lines.First(err.Error()), Err: err}
 }
 
