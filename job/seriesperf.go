@@ -1,11 +1,13 @@
 package job
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
 	"strings"
 
+	"github.com/kci-dev/kci/internal/lines"
 	"github.com/kci-dev/kci/results"
 	"github.com/kci-dev/kci/suite"
 )
@@ -287,4 +289,158 @@ func seededNote(family, boots int, minPct float64, culprits int) string {
 		s = "no program changed at the family's level: " + s
 	}
 	return s
+}
+
+// locatePerf measures the prefixes that built and names the patches
+// behind each program's change: under icount every prefix over
+// seriesSeeds seeds through the test (locateSeeded); otherwise each
+// program's step against its spread over seeds on the tree's kernel,
+// bisecting or (--each) every prefix.
+func (r *seriesRun) locatePerf() error {
+	prefixes := []int{0} // measurable: the tree, then every prefix that built
+	for k := 1; k <= len(r.patches); k++ {
+		if r.built[k] != nil {
+			prefixes = append(prefixes, k)
+		}
+	}
+	if len(prefixes) < 2 {
+		r.out.PerfNote = "no prefix built: nothing to measure"
+		return nil
+	}
+	minPct := r.o.MinEffectPct
+	if minPct <= 0 {
+		minPct = results.DefaultMinEffectPct
+	}
+	runs, spread, err := r.treeSpread()
+	thr := func(key string) float64 { return math.Max(minPct, spread[key]) }
+	var steps []PerfStep
+	seeded, family := err == nil && r.rep.Clock == results.ClockICount, 0
+	switch {
+	case seeded:
+		var located []results.Located
+		located, family, err = locateSeeded(prefixes, runs, r.measure, func(k int, seed uint64) (map[string]float64, error) {
+			return r.bench(k, suite.Plan{Variants: r.o.Variants}, seed)
+		}, minPct)
+		r.out.Culprits = culpritsOf(located, len(r.patches), minPct, func(k int) string { return r.patches[k-1].Subject })
+	case err == nil && r.o.Each:
+		for _, k := range prefixes {
+			if _, err = r.measure(k); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			steps = AdjacentSteps(prefixes, r.perf, thr)
+		}
+	case err == nil:
+		steps, err = LocatePerf(prefixes, r.measure, thr)
+	}
+	if err != nil {
+		r.out.PerfNote = "stopped: " + lines.First(err.Error())
+		var ee *ExitError
+		if errors.As(err, &ee) || r.ctx.Err() != nil {
+			return err
+		}
+	}
+	r.noteSteps(steps, seeded, family, minPct)
+	return nil
+}
+
+// treeSpread measures the tree's kernel over spreadSeeds: a program
+// moves only beyond what a seed change alone does to it there, as any
+// code change perturbs the guest like a seed change. Seed 1's run is
+// prefix 0, paired with the others.
+func (r *seriesRun) treeSpread() ([]map[string]float64, map[string]float64, error) {
+	// The extra seeds run the plan seed 1 had: with --each and
+	// validation boots, survival ran before the bench.
+	seedPlan := suite.Plan{Variants: r.o.Variants}
+	if _, ok := r.perf[0]; ok {
+		seedPlan = r.survival
+	}
+	m, err := r.measure(0)
+	runs := []map[string]float64{m}
+	for _, seed := range spreadSeeds[1:] {
+		if err != nil {
+			break
+		}
+		m, err = r.bench(0, seedPlan, seed)
+		runs = append(runs, m)
+	}
+	spread := SeedSpread(runs)
+	if err == nil {
+		r.logf("kci: [%s] spread of the tree kernel over seeds 1–%d: %s", r.tr.Name, len(spreadSeeds), spreadLine(spread))
+	}
+	return runs, spread, err
+}
+
+// bench boots prefix k (0: the tree's kernel) with plan p and guest seed
+// seed, and returns its per-program costs.
+func (r *seriesRun) bench(k int, p suite.Plan, seed uint64) (map[string]float64, error) {
+	label, kern := "base bench", r.base
+	if k > 0 {
+		label, kern = fmt.Sprintf("patch %d of %d bench", k, len(r.patches)), r.built[k]
+	}
+	if seed != 1 {
+		label += fmt.Sprintf(" seed %d", seed)
+	}
+	pb, res, err := r.boot(kern, label, p, seed)
+	r.benchRuns++
+	if err != nil {
+		return nil, err
+	}
+	if pb.Result != results.StepOK || res == nil {
+		return nil, fmt.Errorf("%s: %s", label, pb.Error)
+	}
+	return progCosts(res.Variants), nil
+}
+
+// measure is prefix k's seed-1 costs, booted once.
+func (r *seriesRun) measure(k int) (map[string]float64, error) {
+	if m, ok := r.perf[k]; ok {
+		return m, nil
+	}
+	m, err := r.bench(k, suite.Plan{Variants: r.o.Variants}, 1)
+	if err != nil {
+		return nil, err
+	}
+	r.perf[k] = m
+	return m, nil
+}
+
+// noteSteps turns the noisy rule's steps into culprits, puts each
+// measured prefix's costs in its row (against the previous measured
+// prefix, 0: the tree's kernel) and says how perf was located.
+func (r *seriesRun) noteSteps(steps []PerfStep, seeded bool, family int, minPct float64) {
+	out, n := r.out, len(r.patches)
+	unit := "wall, one boot: noisy"
+	if r.rep.Clock == results.ClockICount {
+		unit = "instruction-time"
+	}
+	for _, s := range steps {
+		out.Culprits = append(out.Culprits, results.Culprit{Patch: s.Patch, Of: n, Subject: r.patches[s.Patch-1].Subject,
+			Key: s.Key, Before: s.Before, After: s.After, Pct: s.Pct, Share: s.Share, Unit: unit, ThrPct: s.ThrPct})
+	}
+	prev := 0
+	for i := range out.Patches {
+		k := out.Patches[i].Index
+		if m, ok := r.perf[k]; ok {
+			out.Patches[i].Perf = deltas(r.perf[prev], m, prev)
+			prev = k
+		}
+	}
+	out.PerfBoots = r.benchRuns
+	if out.PerfNote == "" && seeded {
+		out.PerfNote = seededNote(family, r.benchRuns, minPct, len(out.Culprits))
+	}
+	if out.PerfNote != "" {
+		return
+	}
+	how := "binary search over prefixes"
+	if r.o.Each {
+		how = "every prefix measured"
+	}
+	out.PerfNote = fmt.Sprintf("%s, threshold max(%.1f %%, each program's spread over seeds 1–%d of the tree kernel), %d bench boot(s) (%s)",
+		how, minPct, len(spreadSeeds), len(r.perf)+len(spreadSeeds)-1, unit)
+	if len(steps) == 0 {
+		out.PerfNote = "the series moves no program beyond the threshold: " + out.PerfNote
+	}
 }

@@ -1,0 +1,356 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/kci-dev/kci/internal/lines"
+	"github.com/kci-dev/kci/kernel"
+	"github.com/kci-dev/kci/project"
+	"github.com/kci-dev/kci/results"
+	"github.com/kci-dev/kci/suite"
+)
+
+// seriesRun is kci series on one tree, on its way: what its steps
+// share. Its boots go through the engine's bootOnce (engine.go).
+type seriesRun struct {
+	st      *SeriesTester
+	ctx     context.Context
+	tr      *project.Tree
+	patches []kernel.Patch
+	o       SeriesOptions
+	rep     *results.Series
+	logf    func(string, ...any)
+	dir     string
+	save    func(*results.SeriesTree) error // the report so far, after every prefix
+
+	out       *results.SeriesTree
+	base      *kernel.Artifacts
+	accelDone bool
+	survival  suite.Plan                 // a validation boot's plan
+	perf      map[int]map[string]float64 // prefix (0: the tree) -> variant/prog -> ns/pkt, seed 1
+	baseCells []suite.Cell               // the tree kernel's survival: the reference
+	built     map[int]*kernel.Artifacts  // prefixes that built
+	benchRuns int                        // bench boots
+
+	// Bisectability: a break in the middle, repaired later.
+	prevBuilt bool
+	brokenAt  int
+	brokenErr string
+}
+
+// tree validates the series on one tree: the tree's kernel, every prefix
+// (apply, build, new warnings, checkpatch, boot), then the performance
+// changes and the patches behind them. save stores the report so far
+// after every prefix.
+func (st *SeriesTester) tree(ctx context.Context, tr *project.Tree, patches []kernel.Patch, o SeriesOptions, rep *results.Series, logf func(string, ...any), dir string, save func(*results.SeriesTree) error) (*results.SeriesTree, error) {
+	r := &seriesRun{st: st, ctx: ctx, tr: tr, patches: patches, o: o, rep: rep, logf: logf, dir: dir, save: save,
+		out: &results.SeriesTree{Tree: tr.Name}, perf: map[int]map[string]float64{}, built: map[int]*kernel.Artifacts{}, prevBuilt: true}
+	began := time.Now()
+	defer func() { r.out.Time = time.Since(began) }()
+	err := r.run()
+	return r.out, err
+}
+
+func (r *seriesRun) run() error {
+	warnings, err := r.buildTree()
+	if err != nil {
+		return err
+	}
+	r.survival = suite.Plan{Survival: r.o.Survival}
+	if r.o.Each && len(r.o.Variants) > 0 {
+		r.survival.Variants = r.o.Variants // one boot per prefix does both
+	}
+	if err := r.bootTree(); err != nil {
+		return err
+	}
+	n := len(r.patches)
+	for k := 1; k <= n; k++ {
+		if r.ctx.Err() != nil {
+			return r.ctx.Err()
+		}
+		row, err := r.prefix(k, warnings)
+		if row != nil {
+			r.out.Patches = append(r.out.Patches, *row)
+		}
+		if err != nil {
+			return err
+		}
+		if err := r.save(r.out); err != nil {
+			return err
+		}
+	}
+	if r.brokenAt > 0 {
+		r.out.Bisect = append(r.out.Bisect, results.Bisectability{Broken: r.brokenAt, BrokenTitle: r.patches[r.brokenAt-1].Subject, Error: r.brokenErr})
+	}
+	if len(r.o.Variants) > 0 {
+		return r.locatePerf()
+	}
+	return nil
+}
+
+// buildTree gets the tree's kernel, and what its build warns about.
+func (r *seriesRun) buildTree() (kernel.WarningSet, error) {
+	meter := r.o.Progress
+	meter.Begin("[%s] building the tree's kernel", r.tr.Name)
+	began := time.Now()
+	base, err := r.st.Builder.Tree(r.ctx, r.tr)
+	r.out.BaseBuildTime = time.Since(began)
+	if err != nil {
+		meter.End("failed")
+		return kernel.WarningSet{}, classifyBuild("kernel of tree "+r.tr.Name, err)
+	}
+	meter.End("%s", base.Release)
+	r.base, r.out.Base = base, base.Release
+	return r.st.Builder.Warnings(base), nil
+}
+
+// bootTree boots the tree's kernel for the survival reference (and, with
+// --each, its seed-1 bench).
+func (r *seriesRun) bootTree() error {
+	if !r.o.Boot {
+		return nil
+	}
+	pb, res, err := r.boot(r.base, "base", r.survival, 1)
+	r.out.BaseBoot = pb
+	if err != nil {
+		return err
+	}
+	if res != nil {
+		r.baseCells = res.Cells
+		if len(r.survival.Variants) > 0 {
+			r.perf[0] = progCosts(res.Variants)
+		}
+	}
+	return nil
+}
+
+// resolve settles the accelerator once, before the first boot, and
+// sizes the bench for it.
+func (r *seriesRun) resolve() error {
+	if r.accelDone {
+		return nil
+	}
+	r.accelDone = true
+	ar, ok := r.st.Booter.(AccelResolver)
+	if !ok {
+		return nil
+	}
+	accel, why, err := ar.ResolveAccel(r.ctx, r.base)
+	if err != nil {
+		return err
+	}
+	r.logf("kci: accelerator %s: %s", accel, why)
+	r.rep.Accel, r.rep.AccelReason = accel, why
+	if r.o.BenchFor != nil {
+		r.o.Bench = r.o.BenchFor(accel)
+	}
+	return nil
+}
+
+// boot runs one kernel with guest seed seed (1 for every boot but the
+// extra seeds of perf location, so that all prefixes stay paired). A
+// failure the kernel caused is the returned boot's; one of the
+// machine's is the error.
+func (r *seriesRun) boot(k *kernel.Artifacts, label string, p suite.Plan, seed uint64) (*results.PatchBoot, *BootResult, error) {
+	if err := r.resolve(); err != nil {
+		return nil, nil, err
+	}
+	p.Sanity = true
+	if len(p.Variants) > 0 {
+		p.Bench = r.o.Bench
+	}
+	p.StepTimeout = stepTimeout(r.o.Bench) // as kci test: survival steps get the same bound
+	spec := bootSpec{Kernel: k, Plan: p, Tree: r.tr.Name, Name: label, Label: r.tr.Name + " " + label, Seed: seed}
+	meter := r.o.Progress
+	meter.Begin("[%s] boot %s", r.tr.Name, label)
+	s := time.Now()
+	res, kind, err := bootOnce(r.ctx, r.st.Booter, r.dir, spec)
+	pb := &results.PatchBoot{Result: results.StepOK, Time: time.Since(s), ConsoleLog: spec.consoleFile()}
+	if res != nil {
+		r.noteBoot(res, pb)
+	}
+	if err == nil {
+		meter.End("done")
+		return pb, res, nil
+	}
+	meter.End("failed: %s", lines.First(err.Error()))
+	if r.ctx.Err() != nil {
+		return pb, res, r.ctx.Err()
+	}
+	pb.Result, pb.Error, pb.ErrorKind = results.StepFail, lines.First(err.Error()), kind
+	if blame := bootBlame(spec.Label, label, kind, pb.Error, err); blame.Code == ExitInternal {
+		return pb, res, blame
+	}
+	return pb, res, nil // the prefix's own failure: its row says so
+}
+
+// noteBoot takes what a boot says of the host into the report, and its
+// survival tally into pb.
+func (r *seriesRun) noteBoot(res *BootResult, pb *results.PatchBoot) {
+	if res.Clock != "" && r.rep.Clock == "" {
+		r.rep.Clock = res.Clock
+	}
+	if res.CPU != "" && r.rep.GuestCPU == "" {
+		r.rep.GuestCPU, r.rep.GuestCPUReason = res.CPU, res.CPUReason
+	}
+	pb.Cache = res.Cache
+	for _, c := range res.Cells {
+		pb.Cells++
+		if c.Pass {
+			pb.Passed++
+		}
+	}
+}
+
+// prefix checks patches 1..k: checkpatch, apply and build, new warnings,
+// bisectability, and the boot. A nil row means none is to be added.
+func (r *seriesRun) prefix(k int, warnings kernel.WarningSet) (*results.PatchResult, error) {
+	n := len(r.patches)
+	p := r.patches[k-1]
+	row := &results.PatchResult{Index: k, Of: n, Subject: p.Subject, File: p.Name()}
+	// checkpatch needs nothing built: it answers even for a patch that
+	// cannot be applied.
+	if cp, err := r.st.Builder.Checkpatch(r.ctx, r.base, p); err != nil {
+		row.CheckpatchError = lines.First(err.Error())
+	} else {
+		row.Checkpatch = cp
+	}
+	if r.applyFailed() {
+		row.Apply, row.Build = results.StepBlocked, results.StepBlocked
+		return row, nil
+	}
+	a, logFile, err := r.build(k, row)
+	if err != nil && r.ctx.Err() != nil {
+		return nil, err // interrupted: the prefix has no result
+	}
+	if err != nil {
+		return row, err
+	}
+	if logFile != "" {
+		r.newWarnings(k, row, warnings, logFile)
+	}
+	r.bisectability(k, row)
+	if row.Build != results.StepOK || !r.o.Boot {
+		return row, nil
+	}
+	pb, res, err := r.boot(a, fmt.Sprintf("patch %d of %d", k, n), r.survival, 1)
+	row.Boot = pb
+	if r.ctx.Err() != nil {
+		row.Boot = nil // interrupted: no result, and nobody's fault
+	}
+	if res != nil && row.Boot != nil {
+		pb.Lost = lostCells(r.baseCells, res.Cells)
+		if len(r.survival.Variants) > 0 && err == nil && pb.Result == results.StepOK {
+			r.perf[k] = progCosts(res.Variants)
+		}
+	}
+	return row, err
+}
+
+// applyFailed says an earlier patch did not apply: the rest is blocked.
+func (r *seriesRun) applyFailed() bool {
+	for _, p := range r.out.Patches {
+		if p.Apply == results.StepFail {
+			return true
+		}
+	}
+	return false
+}
+
+// build applies and builds prefix k into row: a patch that does not
+// apply, a build or config failure, or a prefix not yet verifiable is
+// the row's result; the error is only for what is not the series'
+// doing. It returns the kernel (nil unless built) and the build log.
+func (r *seriesRun) build(k int, row *results.PatchResult) (*kernel.Artifacts, string, error) {
+	n := len(r.patches)
+	meter := r.o.Progress
+	meter.Begin("[%s] building patch %d/%d", r.tr.Name, k, n)
+	s := time.Now()
+	a, err := r.st.Builder.Patched(r.ctx, r.tr, r.base, r.patches[:k])
+	row.BuildTime = time.Since(s)
+	row.Apply, row.Build = results.StepOK, results.StepOK
+	var ae *kernel.ApplyError
+	var be *kernel.BuildError
+	var ce *kernel.ConfigError
+	var ve *kernel.VerifyError
+	switch {
+	case err == nil:
+		meter.End("%s", hitOrBuilt(a))
+		row.Release, row.BuildKey, row.CacheHit = a.Release, a.Key, a.CacheHit
+		r.built[k] = a
+		return a, a.Log, nil
+	case r.ctx.Err() != nil:
+		meter.End("interrupted")
+		return nil, "", r.ctx.Err()
+	case errors.As(err, &ae):
+		meter.End("does not apply")
+		row.Apply, row.Build = results.StepFail, results.StepSkipped
+		row.ApplyError = ae.Error()
+	case errors.As(err, &be):
+		meter.End("build failed")
+		row.Build, row.BuildError = results.StepFail, lines.First(be.Error())
+		if be.First != "" {
+			row.BuildError = strings.TrimPrefix(be.First, "../") // make runs in O=.kci-o
+		}
+		return nil, be.Log, nil
+	case errors.As(err, &ve):
+		// Built, but what the series adds so far is not all in BTF: in
+		// the middle of a series that can be legitimate (a kfunc declared
+		// now, compiled in by a later patch). Reported, not blamed;
+		// nothing published, so nothing to boot.
+		meter.End("unverified")
+		row.Build, row.BuildError = results.StepUnverified, ve.Error()
+	case errors.As(err, &ce) && notYetDefined(ce, definedLater(r.patches[k:], k)) != "":
+		// The fragments ask for what a later patch defines: not this
+		// prefix's fault, and nothing to boot.
+		meter.End("config not yet complete")
+		row.Build, row.BuildError = results.StepUnverified, notYetDefined(ce, definedLater(r.patches[k:], k))
+	case errors.As(err, &ce):
+		meter.End("config policy violated")
+		row.Build, row.BuildError = results.StepFail, lines.First(ce.Error())
+		if len(ce.Violations) > 0 {
+			row.BuildError = "config policy: " + ce.Violations[0].String()
+		}
+	default:
+		meter.End("failed")
+		return nil, "", classify(fmt.Sprintf("tree %s: patch %d/%d", r.tr.Name, k, n), err)
+	}
+	return nil, "", nil
+}
+
+// newWarnings are the warnings of prefix k's build log that the previous
+// prefix's build did not have.
+func (r *seriesRun) newWarnings(k int, row *results.PatchResult, warnings kernel.WarningSet, logFile string) {
+	bo, err := kernel.ParseMakeLog(logFile)
+	if err != nil {
+		r.logf("kci: [%s] patch %d/%d: build log: %v", r.tr.Name, k, len(r.patches), err)
+		return
+	}
+	if row.Build == results.StepFail {
+		// make stopped early: a file it started may not have got as far
+		// as its old warnings, which must not come back as new once the
+		// build works again.
+		bo.Compiled = nil
+	}
+	row.NewWarnings = warnings.Apply(bo)
+}
+
+// bisectability notes a break in the middle of the series and the patch
+// that repairs it.
+func (r *seriesRun) bisectability(k int, row *results.PatchResult) {
+	if row.Build == results.StepFail && r.prevBuilt {
+		r.brokenAt, r.brokenErr = k, row.BuildError
+	}
+	if row.Build == results.StepOK && !r.prevBuilt && r.brokenAt > 0 {
+		r.out.Bisect = append(r.out.Bisect, results.Bisectability{Broken: r.brokenAt, BrokenTitle: r.patches[r.brokenAt-1].Subject,
+			Fixed: k, FixedTitle: r.patches[k-1].Subject, Error: r.brokenErr})
+		r.brokenAt = 0
+	}
+	if row.Build == results.StepOK || row.Build == results.StepFail {
+		r.prevBuilt = row.Build == results.StepOK
+	}
+}
