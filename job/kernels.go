@@ -1,5 +1,11 @@
 // Package job wires the stages into kci's jobs: build the kernels a tree
 // needs, boot them, run the suite, record and compare the results.
+//
+// kci test (Tester, teststeps.go) and kci series (SeriesTester,
+// seriestree.go) are two plans over the same parts: the Builder
+// (kernels.go), one boot path (engine.go: bootOnce and bootBlame), the
+// result cache (bootcache.go) and one exit-code table (exit.go) over
+// internal/failure's kinds. Each saves its record after every step.
 package job
 
 import (
