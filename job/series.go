@@ -80,6 +80,10 @@ type SeriesOptions struct {
 	// MinEffectPct is the smallest change (percent) a program must show to
 	// be located; 0: results.DefaultMinEffectPct.
 	MinEffectPct float64
+	// Seeds is how many guest seeds each measured prefix is booted with
+	// under icount; 0: seriesSeeds. Fewer boots, less power on rows with
+	// seed spread (they are tested from 6 seeds, or when they move 10 %).
+	Seeds int
 	// FailOnWarnings makes new warnings and checkpatch errors fail the run
 	// (exit 3); otherwise they are reported only.
 	FailOnWarnings bool

@@ -360,6 +360,22 @@ func writeDiffs(t *testing.T, n int) string {
 	return dir
 }
 
+// TestSeriesSeedsOption: --seeds 4 boots every measured prefix with
+// seeds 1-4 (the tree's 1-3 are its spread runs) and the culprit says 4.
+func TestSeriesSeedsOption(t *testing.T) {
+	b := &fakeSeriesBuilder{treeLog: filepath.Join(warnDir, "0-tree.log")}
+	boot := &fakeSeriesBooter{perf: map[string]float64{"tree": 400, "prefix-1": 400, "prefix-2": 204}}
+	rep, _, _ := runSeries(t, seriesTester(b, boot), SeriesOptions{
+		Patches: []string{writeDiffs(t, 2)}, Trees: []string{"stock"}, Variants: []string{"gtp"}, Seeds: 4})
+	tr := rep.Trees[0]
+	if len(tr.Culprits) != 1 || tr.Culprits[0].Patch != 2 || tr.Culprits[0].Seeds != 4 {
+		t.Errorf("culprits %+v, want patch 2 over 4 seeds", tr.Culprits)
+	}
+	if tr.PerfBoots != 3*4 || !strings.Contains(tr.PerfNote, "seeds 1–4") {
+		t.Errorf("%d bench boots, note %q: want 12 (3 kernels x 4 seeds) and seeds 1–4", tr.PerfBoots, tr.PerfNote)
+	}
+}
+
 // TestSeriesPerfBisect: 3 patches, only patch 2 adds work to gtp_write;
 // gtp_read moves 1 % at patch 1, less than its 3.5 % spread over seeds on
 // the tree kernel. Under icount every prefix is measured over 6 seeds and

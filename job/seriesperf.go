@@ -238,12 +238,12 @@ const seriesSeeds = 6
 // (seed 1 through measure, whose runs are shared with the rest of the
 // series report; prefix 0's seeds 2 and 3 from runs) and locates each
 // program's changes through the test.
-func locateSeeded(prefixes []int, runs []map[string]float64, measure func(k int) (map[string]float64, error),
+func locateSeeded(prefixes []int, seeds int, runs []map[string]float64, measure func(k int) (map[string]float64, error),
 	bench func(k int, seed uint64) (map[string]float64, error), minPct float64) ([]results.Located, int, error) {
 	vals := map[int]map[string][]float64{}
 	for _, k := range prefixes {
 		vals[k] = map[string][]float64{}
-		for seed := uint64(1); seed <= seriesSeeds; seed++ {
+		for seed := uint64(1); seed <= uint64(seeds); seed++ {
 			var m map[string]float64
 			var err error
 			switch {
@@ -282,9 +282,9 @@ func culpritsOf(located []results.Located, n int, minPct float64, subject func(k
 
 // seededNote is a deterministic series' perf note: how its changes were
 // tested, and that none was found when none was.
-func seededNote(family, boots int, minPct float64, culprits int) string {
+func seededNote(seeds, family, boots int, minPct float64, culprits int) string {
 	s := fmt.Sprintf("every prefix measured over seeds 1–%d; each step and the whole series tested (Welch t over per-seed values, Holm over %d tests at %.0f %% family-wise, >= %.1f %% and %g instruction-time ns), %d bench boot(s)",
-		seriesSeeds, family, results.DetAlpha*100, minPct, results.ResolutionNs, boots)
+		seeds, family, results.DetAlpha*100, minPct, results.ResolutionNs, boots)
 	if culprits == 0 {
 		s = "no program changed at the family's level: " + s
 	}
@@ -318,7 +318,7 @@ func (r *seriesRun) locatePerf() error {
 	switch {
 	case seeded:
 		var located []results.Located
-		located, family, err = locateSeeded(prefixes, runs, r.measure, func(k int, seed uint64) (map[string]float64, error) {
+		located, family, err = locateSeeded(prefixes, r.seeds(), runs, r.measure, func(k int, seed uint64) (map[string]float64, error) {
 			return r.bench(k, suite.Plan{Variants: r.o.Variants}, seed)
 		}, minPct)
 		r.out.Culprits = culpritsOf(located, len(r.patches), minPct, func(k int) string { return r.patches[k-1].Subject })
@@ -343,6 +343,14 @@ func (r *seriesRun) locatePerf() error {
 	}
 	r.noteSteps(steps, seeded, family, minPct)
 	return nil
+}
+
+// seeds is how many guest seeds every measured prefix gets under icount.
+func (r *seriesRun) seeds() int {
+	if r.o.Seeds > 0 {
+		return r.o.Seeds
+	}
+	return seriesSeeds
 }
 
 // treeSpread measures the tree's kernel over spreadSeeds: a program
@@ -429,7 +437,7 @@ func (r *seriesRun) noteSteps(steps []PerfStep, seeded bool, family int, minPct 
 	}
 	out.PerfBoots = r.benchRuns
 	if out.PerfNote == "" && seeded {
-		out.PerfNote = seededNote(family, r.benchRuns, minPct, len(out.Culprits))
+		out.PerfNote = seededNote(r.seeds(), family, r.benchRuns, minPct, len(out.Culprits))
 	}
 	if out.PerfNote != "" {
 		return

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kci-dev/kci/ci"
+	"github.com/kci-dev/kci/job"
 	"github.com/kci-dev/kci/results"
 )
 
@@ -239,15 +240,15 @@ var fullSHA = regexp.MustCompile(`^[0-9a-f]{40}$`)
 // validate refuses flags no post could use, before anything is read.
 func (o postOptions) validate() error {
 	if o.pr < 0 {
-		return fmt.Errorf("post: --pr %d: a pull request number is positive", o.pr)
+		return job.Usagef("post: --pr %d: a pull request number is positive", o.pr)
 	}
 	if o.sha != "" && !fullSHA.MatchString(o.sha) {
-		return fmt.Errorf("post: --sha %q: want the full 40-hex-digit commit id (check runs take no abbreviation)", o.sha)
+		return job.Usagef("post: --sha %q: want the full 40-hex-digit commit id (check runs take no abbreviation)", o.sha)
 	}
 	if o.reportURL != "" {
 		u, err := url.Parse(o.reportURL)
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || strings.ContainsAny(o.reportURL, " \t\n<>") {
-			return fmt.Errorf("post: --report-url %q: want an http(s) URL", o.reportURL)
+			return job.Usagef("post: --report-url %q: want an http(s) URL", o.reportURL)
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kci-dev/kci/ci"
+	"github.com/kci-dev/kci/job"
 	"github.com/kci-dev/kci/results"
 )
 
@@ -155,6 +157,10 @@ func TestPostRefusesBadFlags(t *testing.T) {
 		err := cmd.ExecuteContext(context.Background())
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("kci post %v: %v, want an error naming %q", c.args, err, c.want)
+		}
+		var ee *job.ExitError
+		if !errors.As(err, &ee) || ee.Code != job.ExitUsage {
+			t.Errorf("kci post %v: %v, want exit %d (usage)", c.args, err, job.ExitUsage)
 		}
 	}
 }

@@ -28,6 +28,7 @@ func newSeriesCmd() *cobra.Command {
 		noResultCache  bool
 		failOnWarnings bool
 		minEffect      float64
+		seeds          int
 		window, warmup time.Duration
 		out            string
 		force          bool
@@ -47,10 +48,13 @@ scripts/checkpatch.pl on the patch, then boot the kernel with sanity and
 survival tests. A patch that breaks the build and a later one that repairs it
 is reported as a bisectability failure; later patches are still checked.
 
-With --variants the benchmark runs too: the tree's kernel and the whole series
-first, then the patch behind each moved program is found by binary search over
-prefixes (deterministic under TCG: one boot per prefix), or every prefix is
-measured with --each.
+With --variants the benchmark runs too. Under TCG's instruction clock every
+prefix and the tree's kernel are booted with guest seeds 1..--seeds (6), and
+each program's step from prefix to prefix is tested as kci test tests a row
+(Welch t over per-seed values, Holm over all steps at 1 %): a patch is named
+only when its own step passes. Otherwise (KVM, --clock host) the patch behind
+each moved program is found by binary search over prefixes, or every prefix
+is measured with --each.
 
 --own --tree gtp checks the gtp tree's own series (then the SERIES given, e.g.
 patches/rht-no-shrink.patch) on the stock kernel with the tree's fragments; a
@@ -82,6 +86,9 @@ build (or, with --fail-on-warnings, adds a warning or a checkpatch error);
 			if minEffect < 0 {
 				return job.Usagef("--min-effect %g: want a percentage >= 0", minEffect)
 			}
+			if cmd.Flags().Changed("seeds") && seeds < 3 {
+				return job.Usagef("--seeds %d: want 3 or more (a step is tested over per-seed values)", seeds)
+			}
 			if err := checkBenchFlags(cmd, window, warmup, variants); err != nil {
 				return err
 			}
@@ -98,7 +105,7 @@ build (or, with --fail-on-warnings, adds a warning or a checkpatch error);
 			}
 			o := job.SeriesOptions{
 				Patches: args, Trees: trees, Boot: !noBoot, Survival: !noSurvival,
-				Variants: variants, Each: each, MinEffectPct: minEffect, FailOnWarnings: failOnWarnings,
+				Variants: variants, Each: each, MinEffectPct: minEffect, Seeds: seeds, FailOnWarnings: failOnWarnings,
 				Out: out, Args: os.Args, Log: os.Stderr, Progress: progress.New(os.Stderr),
 			}
 			o.BenchFor = func(accel string) suite.BenchParams { return benchParams(p, accel, window, warmupFlag(cmd, warmup)) }
@@ -145,6 +152,7 @@ build (or, with --fail-on-warnings, adds a warning or a checkpatch error);
 	f.BoolVar(&noResultCache, "no-result-cache", false, "boot every prefix even when an exact boot of it is cached (also $KCI_RESULT_CACHE=off)")
 	f.BoolVar(&failOnWarnings, "fail-on-warnings", false, "exit 3 when a patch adds a compiler/linker warning or a checkpatch error")
 	f.Float64Var(&minEffect, "min-effect", 0, "smallest change of a program's cost, in percent, that is located (default 0.5)")
+	f.IntVar(&seeds, "seeds", 0, "with --variants under icount: guest seeds per measured prefix, 3 or more (default 6; rows with seed spread are tested from 6 seeds, or when they move 10 %)")
 	f.DurationVar(&window, "window", 0, "measurement window per variant (default: kci.yaml; emulated_window under TCG)")
 	f.DurationVar(&warmup, "warmup", 0, "warm-up before the window, 0 or more (default: kci.yaml)")
 	f.StringVar(&format, "format", "text", "report format on stdout: text, markdown (the PR comment) or json")

@@ -49,6 +49,7 @@ func TestUsageErrorsExit64(t *testing.T) {
 		{[]string{"test", "--memory", "32M", patch}, "--memory 32M: want 64M or more"},
 		{[]string{"test", "--variants", "nosuch", patch}, `--variants: unknown variant "nosuch" (known: none, cnt, ext, gtp, gtpchurn, gtplru, hash, lru)`},
 		{[]string{"series", "--variants", "cnt,nosuch", patch}, `unknown variant "nosuch"`},
+		{[]string{"series", "--variants", "hash", "--seeds", "2", patch}, "--seeds 2: want 3 or more"},
 		{[]string{"profile", "--variants", "nosuch", patch}, `unknown variant "nosuch"`},
 		{[]string{"test", "--out", old, patch}, "holds a run old00001"},
 		{[]string{"series", "--out", old, patch}, "holds a run old00001"},
