@@ -204,15 +204,6 @@ type sample struct {
 	total float64
 }
 
-// MinEffect is the smallest effect of interest in percent for this run:
-// the recorded MinEffectPct, or DefaultMinEffectPct.
-func (r *Run) MinEffect() float64 {
-	if r.MinEffectPct > 0 {
-		return r.MinEffectPct
-	}
-	return DefaultMinEffectPct
-}
-
 // Compare computes base vs patched for one tree from every valid variant
 // result of that tree's boots; each repetition is one sample. Invalid and
 // skipped results and failed boots are listed, never averaged: a failed

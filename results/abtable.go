@@ -261,20 +261,3 @@ func fmtP(p float64) string {
 	}
 	return fmt.Sprintf("%.3f", p)
 }
-
-// verdictText is a row's verdict with its qualifier, in noisy mode's
-// words (Row.DetText uses it for rows no test decided).
-func verdictText(r Row, minEffect float64) string {
-	s := string(r.Verdict)
-	switch {
-	case r.Note == NoteNotExamined:
-		return "not examined"
-	case r.InNoise:
-		s += fmt.Sprintf(" (within ±%.1f%%)", minEffect)
-	case r.Verdict == TooFew && r.Need > 0:
-		s += fmt.Sprintf(" (needs >= %d boots)", r.Need)
-	case r.Note != "":
-		s += " (" + r.Note + ")"
-	}
-	return s
-}

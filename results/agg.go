@@ -2,7 +2,6 @@ package results
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -176,67 +175,6 @@ const (
 	aggNameW = 16
 	aggSetW  = 10
 )
-
-// Render writes the table in the user's layout (the mail's): variant and
-// program columns 16 wide, one right-aligned column per set at least 10
-// wide, then "mean ± spread" on each variant's first line, a blank line
-// after each variant. Trailing blanks are trimmed.
-func (t AggTable) Render(w io.Writer) error {
-	var b strings.Builder
-	line := func(s string) {
-		b.WriteString(strings.TrimRight(s, " "))
-		b.WriteByte('\n')
-	}
-	widths := make([]int, len(t.Sets))
-	setsW := 0
-	for i, s := range t.Sets {
-		widths[i] = max(aggSetW, len([]rune(s)))
-		setsW += widths[i] + 1
-	}
-	if t.Title != "" {
-		line(t.Title)
-	}
-	h := fmt.Sprintf("%-*s %-*s ", aggNameW, "variant", aggNameW, "prog")
-	for i, s := range t.Sets {
-		h += fmt.Sprintf("%*s ", widths[i], s)
-	}
-	_, what := t.center(AggVariant{})
-	line(h + "   total " + what + " ± spread")
-	line(strings.Repeat("-", 2*(aggNameW+1)+setsW+24))
-	for _, v := range t.Variants {
-		for pi, p := range v.Programs {
-			name := ""
-			if pi == 0 {
-				name = v.Variant
-			}
-			row := fmt.Sprintf("%-*s %-*s ", aggNameW, name, aggNameW, p.Name)
-			for si, x := range p.Values {
-				row += fmt.Sprintf("%*s ", widths[si], fmtNs(x))
-			}
-			if pi == 0 {
-				c, _ := t.center(v)
-				row += fmt.Sprintf("   %7s ± %-5s", fmtNs(c), fmtNs(v.Spread))
-			}
-			line(row)
-		}
-		if len(v.Programs) == 0 {
-			line(fmt.Sprintf("%-*s %-*s", aggNameW, v.Variant, aggNameW, "(no programs)"))
-		}
-		line("")
-	}
-	for _, n := range t.Notes {
-		line(n)
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// String renders the table.
-func (t AggTable) String() string {
-	var b strings.Builder
-	_ = t.Render(&b) // a strings.Builder does not fail
-	return b.String()
-}
 
 func fmtNs(x float64) string {
 	if math.IsNaN(x) {
@@ -440,19 +378,4 @@ func onlyTrees(r *Run, trees []string) *Run {
 		}
 	}
 	return &c
-}
-
-// RenderAgg writes tables one after another, separated by a blank line.
-func RenderAgg(w io.Writer, tables []AggTable) error {
-	for i, t := range tables {
-		if i > 0 {
-			if _, err := io.WriteString(w, "\n"); err != nil {
-				return err
-			}
-		}
-		if err := t.Render(w); err != nil {
-			return err
-		}
-	}
-	return nil
 }

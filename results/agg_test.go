@@ -165,7 +165,7 @@ func TestAggReproducesMailTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	diffLines(t, tables[0].String(), string(want))
+	diffLines(t, AggString(tables[0]), string(want))
 }
 
 func sp(n int) string { return strings.Repeat(" ", n) }
@@ -195,14 +195,14 @@ func TestAggHandmadeSets(t *testing.T) {
 		"",
 		"",
 	}, "\n")
-	diffLines(t, tables[0].String(), want)
+	diffLines(t, AggString(tables[0]), want)
 }
 
 func TestAggLongSetNamesWidenColumns(t *testing.T) {
 	tab := BuildAgg("", []AggSet{
 		{Label: "a-long-set-name", Variants: []AggEntry{{Variant: "v", Costs: []ProgCost{{Name: "p", NsPerPkt: 1.25}}}}},
 	})
-	lines := strings.Split(tab.String(), "\n")
+	lines := strings.Split(AggString(tab), "\n")
 	// 16+1+16+1, then the label's own width 15 + 1, then the tail.
 	if want := "variant" + sp(10) + "prog" + sp(13) + "a-long-set-name" + sp(4) + "total mean ± spread"; lines[0] != want {
 		t.Errorf("header %q, want %q", lines[0], want)
@@ -269,7 +269,7 @@ func TestAggRunDir(t *testing.T) {
 	if !math.IsNaN(pg.Totals[1]) || pg.Mean != 400 {
 		t.Errorf("patched gtp-gtp totals %v mean %v: the invalid repetition must be left out", pg.Totals, pg.Mean)
 	}
-	out := patched.String()
+	out := AggString(patched)
 	if !strings.Contains(out, "invalid: FREE_REAPED 10 != EGRESS 12") {
 		t.Errorf("the invalid repetition and its reason are not listed:\n%s", out)
 	}

@@ -297,13 +297,6 @@ func oneSidedInvalid(ab TreeAB) (patched, base []string) {
 	return patched, base
 }
 
-func plural(n int, s string) string {
-	if n == 1 {
-		return "1 " + s
-	}
-	return fmt.Sprintf("%d %ss", n, s)
-}
-
 // determinism says whether a determinism check's repeated boots agreed.
 func determinism(ab TreeAB) string {
 	for _, v := range ab.Variants {

@@ -127,7 +127,7 @@ func TestBuildBench(t *testing.T) {
 	if b := bt.Ratios[1]; b.Metric != "bpf" || math.Abs(b.Ratio-50.0/90) > 1e-9 || b.Lo != b.Ratio {
 		t.Errorf("bpf ratio = %+v, want 50/90 with a zero-width interval (no spread)", b)
 	}
-	out := bt.String()
+	out := BenchString(bt)
 	t.Log("\n" + out)
 	for _, want := range []string{"ext-ext          ext_egress", "[marginal]", "102.0 ± 1.0", "ext-ext vs gtp-gtp marginal cost: 0.25× [", "gtp-none"} {
 		if !strings.Contains(out, want) {

@@ -14,25 +14,6 @@ const DetAlpha = 0.01
 // only (--seed): its boots can only agree with each other.
 const NoteOneSeed = "one seed per kernel: a determinism check, not a comparison"
 
-// Sequential records the adaptive rule of a deterministic run: how many
-// looks it was planned for (the false-alarm rate is split evenly over
-// them, Bonferroni, so stopping early never inflates it), how many it
-// took, the boot budget, and why it stopped.
-type Sequential struct {
-	Looks    int    `json:"looks"`      // planned: the alpha divisor
-	Done     int    `json:"looks_done"` // taken
-	MaxBoots int    `json:"max_boots"`
-	Boots    int    `json:"boots"` // booted by the run (cache hits not counted)
-	Stop     string `json:"stop"`  // why it stopped: StopDecided, StopBudget...
-}
-
-// Why the adaptive rule stopped.
-const (
-	StopDecided = "every row decided"
-	StopBudget  = "boot budget (--max-boots) reached with rows undecided"
-	StopLooks   = "last planned look taken with rows undecided"
-)
-
 // minSpreadSeeds is the fewest seeds per kernel a row with seed spread
 // is called a change from (rows that agree within half an instruction
 // decide from 2).
@@ -51,7 +32,7 @@ var LookSeeds = []int{DeterministicReps, 6, 10, 16}
 
 // looks is the run's planned number of looks (1 without the adaptive
 // rule: a plain --reps run is one look).
-func (r *Run) looks() int {
+func looks(r *Run) int {
 	if r.Sequential != nil && r.Sequential.Looks > 1 {
 		return r.Sequential.Looks
 	}
@@ -177,7 +158,7 @@ func decideDeterministic(run *Run, ab *TreeAB) {
 			}
 		}
 	}
-	looks := run.looks()
+	looks := looks(run)
 	ab.Family, ab.Looks, ab.Alpha = len(fam), looks, DetAlpha
 	holm(fam)
 	perLook := DetAlpha / float64(looks)
@@ -317,4 +298,21 @@ func (ab TreeAB) DetRule() string {
 // which cannot be called a change below grossEffectPct.
 func (r Row) untested() bool {
 	return r.Verdict == NoChange && !r.exact && r.w.se > 0 && r.Seeds < minSpreadSeeds
+}
+
+// verdictText is a row's verdict with its qualifier, in noisy mode's
+// words (Row.DetText uses it for rows no test decided).
+func verdictText(r Row, minEffect float64) string {
+	s := string(r.Verdict)
+	switch {
+	case r.Note == NoteNotExamined:
+		return "not examined"
+	case r.InNoise:
+		s += fmt.Sprintf(" (within ±%.1f%%)", minEffect)
+	case r.Verdict == TooFew && r.Need > 0:
+		s += fmt.Sprintf(" (needs >= %d boots)", r.Need)
+	case r.Note != "":
+		s += " (" + r.Note + ")"
+	}
+	return s
 }

@@ -1,12 +1,10 @@
 package results
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"testing"
 
@@ -15,43 +13,6 @@ import (
 
 // Tests of the A/B decision (issue 13): each failure case the issue lists
 // has a test here that failed before the decision was rebuilt.
-
-// varSpec is one variant of a synthetic run and its programs.
-type varSpec struct {
-	name  string
-	progs []string
-}
-
-// costFunc gives a program's ns/pkt in one boot.
-type costFunc func(role string, rep int, variant, prog string) float64
-
-// mkRun builds a one-tree run of nb base and np patched boots in ABBA
-// order, every boot running every variant, with the given accelerator
-// and clock ("" = unrecorded).
-func mkRun(accel, clock string, nb, np int, vars []varSpec, cost costFunc) *Run {
-	r := abRun("gtp", accel, nil, nil)
-	for rep := 1; rep <= max(nb, np); rep++ {
-		roles := []string{RoleBase, RolePatched}
-		if rep%2 == 0 {
-			roles = []string{RolePatched, RoleBase}
-		}
-		for _, role := range roles {
-			if role == RoleBase && rep > nb || role == RolePatched && rep > np {
-				continue
-			}
-			b := Boot{Seq: len(r.Boots) + 1, Tree: "gtp", Role: role, Rep: rep, Accel: accel, Clock: clock}
-			for _, v := range vars {
-				var ps []pc
-				for _, p := range v.progs {
-					ps = append(ps, pc{name: p, ns: cost(role, rep, v.name, p)})
-				}
-				b.Variants = append(b.Variants, vr(v.name, ps...))
-			}
-			r.Boots = append(r.Boots, b)
-		}
-	}
-	return r
-}
 
 func rowsOf(ab TreeAB) map[string]Row {
 	out := map[string]Row{}
@@ -142,33 +103,6 @@ func TestPatchedOnlyInvalidFailsNamingReason(t *testing.T) {
 	}
 }
 
-// A failed boot's variant results entered the statistics while the boot
-// was listed as excluded.
-func TestFailedBootExcludedEntirely(t *testing.T) {
-	run := abRun("gtp", AccelKVM, normal(70, 6, 500, 0.01), normal(71, 6, 500, 0.01))
-	crash := vr("gtp-x", pc{name: "x_prog", ns: 5e4})
-	run.Boots = append(run.Boots,
-		Boot{Seq: 13, Tree: "gtp", Role: RolePatched, Rep: 7, Error: "Kernel panic - not syncing", ErrorKind: "crash", Variants: []VariantResult{crash}},
-		Boot{Seq: 14, Tree: "gtp", Role: RolePatched, Rep: 8, Error: "qemu: cannot allocate memory", ErrorKind: failure.Infra, Variants: []VariantResult{crash}})
-	ab := Compare(run, "gtp")
-	tot := ab.Variants[0].Total
-	if tot.Patched.N != 6 || tot.Patched.Max > 1000 {
-		t.Errorf("patched n=%d max=%.0f: a failed boot's numbers entered the statistics", tot.Patched.N, tot.Patched.Max)
-	}
-	if len(ab.Excluded) != 2 || ab.Excluded[0].Kind != "boot-error" || ab.Excluded[1].Kind != "infra" {
-		t.Errorf("excluded %+v, want both failed boots listed", ab.Excluded)
-	}
-	var bench strings.Builder
-	BenchFormat(&bench, run, "gtp", RolePatched)
-	if strings.Contains(bench.String(), "50000.000") {
-		t.Errorf("a failed boot's numbers are in the benchstat file:\n%s", bench.String())
-	}
-	run.Boots[len(run.Boots)-1].Error = "" // an infra failure is neither blamed nor counted; a clean boot is
-	if n := Compare(run, "gtp").Variants[0].Total.Patched.N; n != 7 {
-		t.Errorf("n=%d after the boot succeeds, want 7", n)
-	}
-}
-
 // One outlier boot (base CV inflated to ~9 %) masked a significant 3.5 %
 // slowdown as "within noise" (delta < the larger CV). The rank test and
 // the Hodges–Lehmann interval are robust to it: a regression.
@@ -219,55 +153,6 @@ func TestCannotDecideNamesBootsNeeded(t *testing.T) {
 	if !detectable(6, 6, 23) || detectable(6, 6, 24) || detectable(3, 3, 1) {
 		t.Errorf("detectability: 6+6 reaches significance over up to 23 comparisons, 3+3 never")
 	}
-}
-
-type fixture struct {
-	Variants []struct {
-		Variant  string `json:"variant"`
-		Programs []struct {
-			Name string    `json:"name"`
-			NS   []float64 `json:"ns"`
-		} `json:"programs"`
-	} `json:"variants"`
-}
-
-// icountRun builds a deterministic-mode run from the issue's measured
-// icount numbers (3 boots of one kernel): base boots take them in order,
-// patched boots in another order (the same kernel), scaled by bump.
-func icountRun(t *testing.T, bump func(variant, prog string) float64) *Run {
-	return icountRunN(t, 3, bump)
-}
-
-// icountRunN is icountRun with n boots a side, the fixture's three
-// values taken in turn.
-func icountRunN(t *testing.T, n int, bump func(variant, prog string) float64) *Run {
-	t.Helper()
-	b, err := os.ReadFile("testdata/decision/icount-stock-3boots.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f fixture
-	if err := json.Unmarshal(b, &f); err != nil {
-		t.Fatal(err)
-	}
-	var vars []varSpec
-	vals := map[string][]float64{}
-	for _, v := range f.Variants {
-		vs := varSpec{name: v.Variant}
-		for _, p := range v.Programs {
-			vs.progs = append(vs.progs, p.Name)
-			vals[v.Variant+"/"+p.Name] = p.NS
-		}
-		vars = append(vars, vs)
-	}
-	perm := []int{2, 0, 1}
-	return mkRun(AccelTCG, ClockICount, n, n, vars, func(role string, rep int, v, p string) float64 {
-		xs := vals[v+"/"+p]
-		if role == RoleBase {
-			return xs[(rep-1)%3]
-		}
-		return xs[perm[(rep-1)%3]] * bump(v, p)
-	})
 }
 
 // Deterministic null: the same kernel on both sides, numbers identical up
@@ -546,66 +431,6 @@ func TestHodgesLehmannInterval(t *testing.T) {
 	approx := int(math.Floor(1250 - normalQuantile(0.975)*math.Sqrt(2500*101.0/12) - 0.5))
 	if d := exact - approx; d < -3 || d > 3 {
 		t.Errorf("critical U for 50+50: exact %d, normal approximation %d", exact, approx)
-	}
-}
-
-func TestScaleWarningsNameTheBoots(t *testing.T) {
-	run := abRun("gtp", AccelTCG, normal(1, 3, 100, 0.01), normal(2, 3, 100, 0.01))
-	for i := range run.Boots {
-		run.Boots[i].TSCkHz, run.Boots[i].Clocksource = 2995000, "tsc"
-	}
-	if w := Compare(run, "gtp").Warnings; len(w) != 0 {
-		t.Fatalf("uniform boots flagged: %v", w)
-	}
-	run.Boots[3].TSCkHz = 2995000 + 1000 // 0.03 %: within tolerance
-	run.Boots[4].TSCkHz = 2890000        // −3.5 %
-	run.Boots[1].Clocksource = "hpet"
-	w := Compare(run, "gtp").Warnings
-	if len(w) != 2 || !strings.Contains(w[0], "boot 5 (base rep 3) 2890000 kHz") || strings.Contains(w[0], "boot 4") ||
-		!strings.Contains(w[1], `boot 2 (patched rep 1) "hpet"`) {
-		t.Errorf("warnings %q", w)
-	}
-	var txt strings.Builder
-	Text(&txt, run, TextOptions{})
-	if !strings.Contains(txt.String(), "warning: guest tsc_khz differs") || !strings.Contains(Markdown(run, "gtp"), "tsc\\_khz differs") && !strings.Contains(Markdown(run, "gtp"), "tsc_khz differs") {
-		t.Errorf("scale warnings missing from the reports")
-	}
-	if c := Conclude(run, "gtp"); !strings.Contains(c.Summary, "clocksource differs") {
-		t.Errorf("summary lacks the clocksource flag: %q", c.Summary)
-	}
-}
-
-// Instruction-time numbers are labelled as such everywhere, never as real
-// ns.
-func TestDeterministicLabels(t *testing.T) {
-	run := icountRun(t, func(string, string) float64 { return 1 })
-	var txt strings.Builder
-	Text(&txt, run, TextOptions{})
-	md := Markdown(run, "gtp")
-	var bench strings.Builder
-	BenchFormat(&bench, run, "gtp", RoleBase)
-	for what, s := range map[string]string{"text": txt.String(), "markdown": md, "benchstat": bench.String()} {
-		if !strings.Contains(s, InstructionTimeLabel) {
-			t.Errorf("%s lacks %q", what, InstructionTimeLabel)
-		}
-		if strings.Contains(s, "performance, ns/pkt") || strings.Contains(s, "Performance, ns/pkt") || strings.Contains(s, " ns/pkt\n") {
-			t.Errorf("%s shows instruction time as real ns:\n%s", what, s)
-		}
-	}
-	if !strings.Contains(bench.String(), "insn-ns/pkt\n") || !strings.Contains(txt.String(), "per-seed means") || strings.Contains(txt.String(), "p adj") {
-		t.Errorf("benchstat unit or deterministic table wrong:\n%s\n%s", bench.String(), txt.String())
-	}
-	dir := t.TempDir()
-	if err := Save(dir, run); err != nil {
-		t.Fatal(err)
-	}
-	tables, err := AggTrees([]string{dir}, nil)
-	if err != nil || len(tables) == 0 || !strings.Contains(tables[0].Title, InstructionTimeLabel) {
-		t.Errorf("agg title: %v %+v", err, tables)
-	}
-	js, err := JSON(run)
-	if err != nil || !strings.Contains(string(js), `"clock": "icount"`) || !strings.Contains(string(js), `"spread_pct"`) {
-		t.Errorf("JSON report of a deterministic run: %v", err)
 	}
 }
 

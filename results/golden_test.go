@@ -199,7 +199,7 @@ func TestAggRunTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := tables[0].String()
+	out := AggString(tables[0])
 	for _, want := range []string{"total median ± spread", InstructionTimeLabel, "gtp-gtp", "gtp_write"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("agg table lacks %q:\n%s", want, out)

@@ -166,5 +166,5 @@ func cellClass(c *CellState) string {
 var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"cell":      cellText,
 	"cellClass": cellClass,
-	"details":   func(b Brief) []string { return b.Details() },
+	"details":   func(b Brief) []string { return Details(b) },
 }).Parse(pageHTML))

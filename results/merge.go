@@ -135,7 +135,8 @@ func keyOf(a *Kernel) string {
 }
 
 // MergeDirs merges the shard run directories into out: run.json, the
-// shards' console logs (under shard-<id>/) and the rendered reports.
+// shards' console logs (under shard-<id>/). The caller renders the
+// reports (render.WriteReports): a record does not render itself.
 func MergeDirs(out string, dirs ...string) (*Run, error) {
 	// The merge's console/ copies would mix with an earlier run's (and
 	// out may be one of the shards).
@@ -200,9 +201,6 @@ func MergeDirs(out string, dirs ...string) (*Run, error) {
 		}
 	}
 	if err := Save(out, m); err != nil {
-		return nil, err
-	}
-	if err := WriteReports(out, m); err != nil {
 		return nil, err
 	}
 	return m, nil

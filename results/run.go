@@ -331,3 +331,45 @@ func IsRunDir(dir string) bool {
 	_, err := os.Stat(filepath.Join(dir, RunFile))
 	return err == nil
 }
+
+// Sequential records the adaptive rule of a deterministic run: how many
+// looks it was planned for (the false-alarm rate is split evenly over
+// them, Bonferroni, so stopping early never inflates it), how many it
+// took, the boot budget, and why it stopped.
+type Sequential struct {
+	Looks    int    `json:"looks"`      // planned: the alpha divisor
+	Done     int    `json:"looks_done"` // taken
+	MaxBoots int    `json:"max_boots"`
+	Boots    int    `json:"boots"` // booted by the run (cache hits not counted)
+	Stop     string `json:"stop"`  // why it stopped: StopDecided, StopBudget...
+}
+
+// Why the adaptive rule stopped.
+const (
+	StopDecided = "every row decided"
+	StopBudget  = "boot budget (--max-boots) reached with rows undecided"
+	StopLooks   = "last planned look taken with rows undecided"
+)
+
+func plural(n int, s string) string {
+	if n == 1 {
+		return "1 " + s
+	}
+	return fmt.Sprintf("%d %ss", n, s)
+}
+
+// DefaultMinEffectPct is the smallest effect of interest, in percent of
+// the base, when the user sets none: in deterministic mode the threshold
+// a change must clear besides the observed spread; in noisy mode a
+// significant change whose whole interval lies within ± this much is
+// reported as below the smallest effect, not as a change.
+const DefaultMinEffectPct = 0.5
+
+// MinEffect is the smallest effect of interest in percent for this run:
+// the recorded MinEffectPct, or DefaultMinEffectPct.
+func (r *Run) MinEffect() float64 {
+	if r.MinEffectPct > 0 {
+		return r.MinEffectPct
+	}
+	return DefaultMinEffectPct
+}

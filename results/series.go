@@ -3,11 +3,9 @@ package results
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/kci-dev/kci/kernel"
@@ -238,34 +236,24 @@ func treeFailed(t SeriesTree) bool {
 	return false
 }
 
-// WriteSeries stores s as series.json and its text and Markdown renderings
-// (series.txt, series.md) in dir.
-func WriteSeries(dir string, s *Series) error {
+// SaveSeries stores s as series.json in dir, atomically.
+func SaveSeries(dir string, s *Series) error {
 	js, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return fmt.Errorf("results: encode series: %w", err)
 	}
-	if err := writeAtomic(filepath.Join(dir, SeriesFile), append(js, '\n')); err != nil {
-		return err
-	}
-	var b strings.Builder
-	if err := SeriesText(&b, s); err != nil {
-		return err
-	}
-	if err := writeAtomic(filepath.Join(dir, "series.txt"), []byte(b.String())); err != nil {
-		return err
-	}
-	return writeAtomic(filepath.Join(dir, "series.md"), []byte(SeriesMarkdown(s)))
+	return writeAtomic(filepath.Join(dir, SeriesFile), append(js, '\n'))
 }
 
 // SaveProgress stores s with cur, the tree being checked, after its
 // finished trees, marked as not finished: a series that is killed keeps
-// every row it finished, as run.json does. Finish with WriteSeries.
+// every row it finished, as run.json does. The finished series is
+// saved and rendered by render.WriteSeries.
 func (s *Series) SaveProgress(dir string, cur SeriesTree) error {
 	snap := *s
 	snap.Trees = append(append([]SeriesTree(nil), s.Trees...), cur)
 	snap.Incomplete, snap.IncompleteReason = true, inProgress
-	return WriteSeries(dir, &snap)
+	return SaveSeries(dir, &snap)
 }
 
 // LoadSeries reads series.json from a run directory.
@@ -279,270 +267,4 @@ func LoadSeries(dir string) (*Series, error) {
 		return nil, fmt.Errorf("results: %s: %w", filepath.Join(dir, SeriesFile), err)
 	}
 	return &s, nil
-}
-
-func seriesTable(t SeriesTree, md bool) *table {
-	tb := &table{
-		header: []string{"#", "patch", "apply", "build", "new warnings", "checkpatch", "boot", "survival", "perf (vs previous)", "build time", "boot time"},
-		right:  []bool{true, false, false, false, false, false, false, false, false, true, true},
-	}
-	for _, p := range t.Patches {
-		subj := p.Subject
-		if md {
-			subj = mdInline(subj)
-		} else if len([]rune(subj)) > 52 {
-			subj = string([]rune(subj)[:51]) + "…"
-		}
-		build := p.Build
-		if p.Build == StepOK && p.CacheHit {
-			build = "ok (cached)"
-		}
-		warn := "-"
-		if p.Build == StepOK || p.Build == StepFail {
-			warn = fmt.Sprint(len(p.NewWarnings))
-			if len(p.NewWarnings) > 0 {
-				warn = fmt.Sprintf("%d NEW", len(p.NewWarnings))
-			}
-		}
-		boot, surv := "-", "-"
-		if p.Boot != nil {
-			boot = p.Boot.Result
-			if p.Boot.Result == StepFail && p.Boot.ErrorKind != "" {
-				boot += " (" + p.Boot.ErrorKind + ")"
-			}
-			if p.Boot.Cells > 0 {
-				surv = fmt.Sprintf("%d/%d", p.Boot.Passed, p.Boot.Cells)
-				if len(p.Boot.Lost) > 0 {
-					surv += fmt.Sprintf(" (%d LOST)", len(p.Boot.Lost))
-				}
-			}
-		}
-		tb.add(fmt.Sprintf("%d/%d", p.Index, p.Of), subj, p.Apply, build, warn, p.Checkpatch.Summary(),
-			boot, surv, perfCell(p.Index, p.Perf), fmtDur(p.BuildTime), bootTime(p.Boot))
-	}
-	measured := false
-	for _, p := range t.Patches {
-		measured = measured || len(p.Perf) > 0
-	}
-	if !measured { // no perf column when nothing was measured
-		const col = 8
-		tb.header = append(tb.header[:col:col], tb.header[col+1:]...)
-		tb.right = append(tb.right[:col:col], tb.right[col+1:]...)
-		for i, r := range tb.rows {
-			tb.rows[i] = append(r[:col:col], r[col+1:]...)
-		}
-	}
-	return tb
-}
-
-func bootTime(b *PatchBoot) string {
-	if b == nil {
-		return "-"
-	}
-	return fmtDur(b.Time)
-}
-
-func fmtDur(d time.Duration) string {
-	if d <= 0 {
-		return "-"
-	}
-	if d < time.Minute {
-		return d.Round(100 * time.Millisecond).String()
-	}
-	return d.Round(time.Second).String()
-}
-
-// perfCell is the largest change at this prefix against the previous
-// measured one, if this prefix was measured.
-func perfCell(index int, ps []ProgDelta) string {
-	if len(ps) == 0 {
-		return "-"
-	}
-	best := ps[0]
-	for _, p := range ps[1:] {
-		if math.Abs(p.Pct) > math.Abs(best.Pct) {
-			best = p
-		}
-	}
-	if best.Before == 0 {
-		return "measured"
-	}
-	vs := ""
-	if best.Against != index-1 {
-		vs = fmt.Sprintf(" (vs %d)", best.Against)
-		if best.Against == 0 {
-			vs = " (vs tree)"
-		}
-	}
-	if math.Abs(best.Pct) < 0.05 {
-		return "no change" + vs
-	}
-	return best.Key + " " + fmtSignedPct(best.Pct) + vs
-}
-
-// SeriesText renders the per-patch table of every tree, then the
-// findings: failing apply/build with its cause, bisectability, new
-// warnings with file:line, checkpatch findings, lost survival cells, and
-// the patches behind performance changes.
-func SeriesText(w io.Writer, s *Series) error {
-	var b strings.Builder
-	b.WriteString(seriesMachine(s, false))
-	for _, t := range s.Trees {
-		fmt.Fprintf(&b, "Series on tree %s", t.Tree)
-		if t.Base != "" {
-			fmt.Fprintf(&b, " (base %s)", t.Base)
-		}
-		b.WriteString(":\n\n")
-		b.WriteString(seriesTable(t, false).text("  "))
-		b.WriteString("\n")
-		for _, f := range findings(t) {
-			b.WriteString("  " + f + "\n")
-		}
-		if t.PerfNote != "" {
-			b.WriteString("  perf: " + t.PerfNote + "\n")
-		}
-		b.WriteString("  " + costLine(t) + "\n\n")
-	}
-	if s.Incomplete {
-		fmt.Fprintf(&b, "INCOMPLETE: %s\n", s.IncompleteReason)
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// costLine is what the validation cost: per-prefix times are in the table.
-func costLine(t SeriesTree) string {
-	builds, boots := t.Cost()
-	return fmt.Sprintf("cost: %d prefixes, builds %s, boots %s, tree kernel %s, total %s",
-		len(t.Patches), fmtDur(builds), fmtDur(boots), fmtDur(t.BaseBuildTime), fmtDur(t.Time))
-}
-
-// findings are the lines under the table, most serious first.
-func findings(t SeriesTree) []string {
-	var out []string
-	for _, bi := range t.Bisect {
-		out = append(out, bi.String())
-	}
-	for _, p := range t.Patches {
-		id := fmt.Sprintf("patch %d/%d", p.Index, p.Of)
-		if p.ApplyError != "" {
-			out = append(out, fmt.Sprintf("%s does not apply: %s", id, p.ApplyError))
-		}
-		if p.BuildError != "" && p.Build == StepUnverified {
-			out = append(out, fmt.Sprintf("%s not checked: %s", id, p.BuildError))
-		} else if p.BuildError != "" {
-			out = append(out, fmt.Sprintf("%s build failed: %s", id, p.BuildError))
-		}
-		for _, w := range p.NewWarnings {
-			out = append(out, fmt.Sprintf("%s new warning: %s", id, w))
-		}
-		if p.Checkpatch != nil {
-			for _, it := range p.Checkpatch.Items {
-				if it.Level == "ERROR" || it.Level == "WARNING" || it.Level == "CHECK" {
-					out = append(out, fmt.Sprintf("%s checkpatch %s", id, it))
-				}
-			}
-		}
-		if p.CheckpatchError != "" {
-			out = append(out, fmt.Sprintf("%s checkpatch did not run: %s", id, p.CheckpatchError))
-		}
-		if p.Boot != nil && p.Boot.Error != "" {
-			out = append(out, fmt.Sprintf("%s boot: %s", id, p.Boot.Error))
-		}
-		if p.Boot != nil {
-			for _, c := range p.Boot.Lost {
-				out = append(out, fmt.Sprintf("%s survival lost: %s", id, c))
-			}
-		}
-	}
-	for _, c := range t.Culprits {
-		out = append(out, c.String())
-	}
-	return out
-}
-
-// SeriesMarkdown is the series report for a PR comment.
-func SeriesMarkdown(s *Series) string {
-	var b strings.Builder
-	b.WriteString("## kci series: patch by patch\n\n")
-	b.WriteString(seriesMachine(s, true))
-	for _, t := range s.Trees {
-		b.WriteString(seriesTreeMarkdown(t))
-	}
-	if s.Incomplete {
-		b.WriteString("**incomplete**: " + mdText(s.IncompleteReason) + "\n")
-	}
-	return b.String()
-}
-
-// SeriesTreeMarkdown is one tree's part of the series report, complete
-// on its own (one PR comment per tree).
-func SeriesTreeMarkdown(s *Series, tree string) string {
-	var b strings.Builder
-	b.WriteString("## kci series: patch by patch\n\n")
-	b.WriteString(seriesMachine(s, true))
-	for _, t := range s.Trees {
-		if t.Tree == tree {
-			b.WriteString(seriesTreeMarkdown(t))
-		}
-	}
-	if s.Incomplete {
-		b.WriteString("**incomplete**: " + mdText(s.IncompleteReason) + "\n")
-	}
-	return b.String()
-}
-
-func seriesTreeMarkdown(t SeriesTree) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "### tree %s\n\n", mdInline(t.Tree))
-	b.WriteString(seriesTable(t, true).markdown())
-	b.WriteString("\n")
-	if fs := findings(t); len(fs) > 0 {
-		for _, f := range fs {
-			b.WriteString("- " + mdText(f) + "\n")
-		}
-		b.WriteString("\n")
-	}
-	if t.PerfNote != "" {
-		b.WriteString("perf: " + mdText(t.PerfNote) + "\n\n")
-	}
-	b.WriteString(mdText(costLine(t)) + "\n\n")
-	return b.String()
-}
-
-// SeriesConclude is one tree's outcome as a CI check shows it: failure
-// when a patch does not apply, build, stay warning- and checkpatch-error
-// free, boot or keep survival, or the series is not bisectable; neutral
-// when the run stopped early; success otherwise. Perf culprits are
-// findings, not failures: a series may mean to change performance.
-func SeriesConclude(s *Series, tree string) Conclusion {
-	for _, t := range s.Trees {
-		if t.Tree != tree {
-			continue
-		}
-		n := len(t.Patches)
-		c := Conclusion{State: Success, Title: fmt.Sprintf("%s: %d patches, each applies, builds and boots", tree, n)}
-		if treeFailed(t) {
-			fs := findings(t)
-			c.State, c.Title = Failure, fmt.Sprintf("%s: %s", tree, firstOr(fs, "a patch failed"))
-			c.Summary = strings.Join(fs, "\n")
-		} else if s.Incomplete {
-			c.State, c.Title = Neutral, fmt.Sprintf("%s: incomplete: %s", tree, s.IncompleteReason)
-		}
-		for _, cu := range t.Culprits {
-			c.Summary = strings.TrimPrefix(c.Summary+"\n"+cu.String(), "\n")
-		}
-		if c.Summary == "" {
-			c.Summary = c.Title
-		}
-		return c
-	}
-	return Conclusion{State: Neutral, Title: tree + ": not in this series run", Summary: tree + ": not in this series run"}
-}
-
-func firstOr(xs []string, def string) string {
-	if len(xs) == 0 {
-		return def
-	}
-	return xs[0]
 }

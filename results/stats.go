@@ -11,13 +11,6 @@ import (
 // the Mann–Whitney U it needs, and what a sample size can reach at all
 // once a family of comparisons is corrected (Holm).
 
-// DefaultMinEffectPct is the smallest effect of interest, in percent of
-// the base, when the user sets none: in deterministic mode the threshold
-// a change must clear besides the observed spread; in noisy mode a
-// significant change whose whole interval lies within ± this much is
-// reported as below the smallest effect, not as a change.
-const DefaultMinEffectPct = 0.5
-
 // ResolutionNs is the smallest difference of medians deterministic mode
 // calls a change, in instruction-time ns/pkt: at icount shift 0 one guest
 // instruction is one ns, so a change to the code a packet runs moves its
