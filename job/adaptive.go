@@ -3,6 +3,8 @@ package job
 import (
 	"strings"
 
+	"github.com/kci-dev/kci/results/verdict"
+
 	"github.com/kci-dev/kci/results"
 )
 
@@ -27,9 +29,9 @@ func (r *testRun) adaptiveSeeds() error {
 			return nil // noisy boots: a fixed number, noisy mode's test
 		}
 	}
-	sq := results.Sequential{Looks: len(results.LookSeeds), Done: 1, MaxBoots: r.o.MaxBoots}
+	sq := results.Sequential{Looks: len(verdict.LookSeeds), Done: 1, MaxBoots: r.o.MaxBoots}
 	if sq.MaxBoots == 0 {
-		sq.MaxBoots = results.DefaultMaxBoots
+		sq.MaxBoots = verdict.DefaultMaxBoots
 	}
 	save := func(run *results.Run) {
 		n, cached := run.BootCount("")
@@ -43,7 +45,7 @@ func (r *testRun) adaptiveSeeds() error {
 			return err
 		}
 		n, cached := run.BootCount("")
-		plan, stop := results.PlanLook(run, look, sq.MaxBoots-(n-cached))
+		plan, stop := verdict.PlanLook(run, look, sq.MaxBoots-(n-cached))
 		if len(plan) == 0 {
 			sq.Stop = stop
 			r.logf("kci: adaptive seeds: %s after %d look(s)", stop, sq.Done)
@@ -68,7 +70,7 @@ func (r *testRun) adaptiveSeeds() error {
 
 // lookQueue turns a look's plan into boots, ABBA within each repetition
 // like the first look.
-func (r *testRun) lookQueue(plan []results.LookPlan) []bootSlot {
+func (r *testRun) lookQueue(plan []verdict.LookPlan) []bootSlot {
 	var queue []bootSlot
 	for _, lp := range plan {
 		r.logf("kci: adaptive seeds: [%s] seeds %d-%d for %s (rows undecided)", lp.Tree, r.seed(lp.From), r.seed(lp.To), strings.Join(lp.Variants, ", "))

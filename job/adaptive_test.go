@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kci-dev/kci/results/verdict"
+
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/project"
 	"github.com/kci-dev/kci/results"
@@ -49,7 +51,7 @@ func runAdaptive(t *testing.T, boots *fakeBooter, o TestOptions) *results.Run {
 	t.Helper()
 	proj := &project.File{Path: "kci.yaml", Trees: []project.Tree{{Name: "stock"}}}
 	o.Patches, o.Out, o.Clock, o.FailOnRegression = []string{testPatch}, filepath.Join(t.TempDir(), "run"), results.ClockICount, -1
-	o.RepsFor = func(string) int { return results.DeterministicReps }
+	o.RepsFor = func(string) int { return verdict.DeterministicReps }
 	dir, err := (&Tester{Kernels: &fakeBuilder{}, Booter: icountBooter{boots}, Project: proj}).Test(context.Background(), o)
 	if err != nil {
 		t.Fatalf("kci test: %v", err)
@@ -82,17 +84,17 @@ func TestAdaptiveSeedsBootOnlyUndecidedVariants(t *testing.T) {
 		}
 	}
 	sq := run.Sequential
-	if sq == nil || sq.Looks != len(results.LookSeeds) || sq.Done != 3 || sq.Boots != 14 || sq.Stop != results.StopBudget {
-		t.Fatalf("sequential record %+v, want 3 of %d looks, 14 boots, stopped by the budget", sq, len(results.LookSeeds))
+	if sq == nil || sq.Looks != len(verdict.LookSeeds) || sq.Done != 3 || sq.Boots != 14 || sq.Stop != results.StopBudget {
+		t.Fatalf("sequential record %+v, want 3 of %d looks, 14 boots, stopped by the budget", sq, len(verdict.LookSeeds))
 	}
-	ab := results.Compare(run, "stock")
+	ab := verdict.Compare(run, "stock")
 	for _, v := range ab.Variants {
 		seeds := map[string]int{"read": 3, "write": 7}[v.Variant]
-		if v.Total.Seeds != seeds || v.Total.Verdict != results.NoChange {
+		if v.Total.Seeds != seeds || v.Total.Verdict != verdict.NoChange {
 			t.Errorf("%s: %s over %d seeds, want no change over %d", v.Variant, v.Total.Verdict, v.Total.Seeds, seeds)
 		}
 	}
-	if c := results.Conclude(run, "stock"); !strings.Contains(c.Summary, "adaptive seeds: 3 of 4 planned looks, 14 boots (--max-boots 14): "+results.StopBudget) {
+	if c := verdict.Conclude(run, "stock"); !strings.Contains(c.Summary, "adaptive seeds: 3 of 4 planned looks, 14 boots (--max-boots 14): "+results.StopBudget) {
 		t.Errorf("summary does not state the budget: %q", c.Summary)
 	}
 

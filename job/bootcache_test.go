@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kci-dev/kci/results/render"
+
 	"github.com/kci-dev/kci/internal/failure"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/project"
@@ -128,7 +130,7 @@ func TestSecondRunBootsOnlyThePatchedSideAndOneRecheck(t *testing.T) {
 		t.Errorf("BootsLine %q", got)
 	}
 	var txt bytes.Buffer
-	if err := results.Text(&txt, run2, results.TextOptions{}); err != nil || !strings.Contains(txt.String(), "boots: 6 boots (2 from cache)") {
+	if err := render.Text(&txt, run2, render.TextOptions{}); err != nil || !strings.Contains(txt.String(), "boots: 6 boots (2 from cache)") {
 		t.Errorf("text report lacks the boot count (%v):\n%s", err, txt.String())
 	}
 	if !strings.Contains(log.String(), "from the result cache") || !strings.Contains(log.String(), "identical to entry") {

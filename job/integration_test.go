@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kci-dev/kci/results/verdict"
+
 	"github.com/kci-dev/kci/job"
 	"github.com/kci-dev/kci/job/jobtest"
 	"github.com/kci-dev/kci/results"
@@ -205,9 +207,9 @@ func firstLine(err error) string {
 }
 
 // abRows flattens a tree's comparison to "variant/program" → row.
-func abRows(run *results.Run, tree string) map[string]results.Row {
-	rows := map[string]results.Row{}
-	for _, v := range results.Compare(run, tree).Variants {
+func abRows(run *results.Run, tree string) map[string]verdict.Row {
+	rows := map[string]verdict.Row{}
+	for _, v := range verdict.Compare(run, tree).Variants {
 		rows[v.Variant+"/total"] = v.Total
 		for _, p := range v.Programs {
 			rows[v.Variant+"/"+p.Name] = p
@@ -216,7 +218,7 @@ func abRows(run *results.Run, tree string) map[string]results.Row {
 	return rows
 }
 
-func logRows(t *testing.T, rows map[string]results.Row) {
+func logRows(t *testing.T, rows map[string]verdict.Row) {
 	for k, r := range rows {
 		t.Logf("%-22s base %8.1f patched %8.1f delta %+6.1f%% p=%.3f %s", k, r.Base.Median, r.Patched.Median, r.DeltaPct, r.P, r.Verdict)
 	}
@@ -237,8 +239,8 @@ func TestNullPatchNoSignificantChange(t *testing.T) {
 		t.Fatalf("compared only %d rows: %v", len(rows), rows)
 	}
 	for k, row := range rows {
-		if row.Verdict != results.NoChange {
-			t.Errorf("%s: %s (%+.1f%%, p=%.3f), want %q", k, row.Verdict, row.DeltaPct, row.P, results.NoChange)
+		if row.Verdict != verdict.NoChange {
+			t.Errorf("%s: %s (%+.1f%%, p=%.3f), want %q", k, row.Verdict, row.DeltaPct, row.P, verdict.NoChange)
 		}
 	}
 }
@@ -253,15 +255,15 @@ func TestInjectedSlowdownDetected(t *testing.T) {
 	}
 	rows := abRows(r.run, "stock")
 	logRows(t, rows)
-	if w := rows["hash/hash_write"]; w.Verdict != results.Slower {
+	if w := rows["hash/hash_write"]; w.Verdict != verdict.Slower {
 		t.Errorf("hash/hash_write: %s (%+.1f%%, p=%.3f), want slower", w.Verdict, w.DeltaPct, w.P)
 	}
-	if w := rows["hash/total"]; w.Verdict != results.Slower {
+	if w := rows["hash/total"]; w.Verdict != verdict.Slower {
 		t.Errorf("hash/total: %s, want slower", w.Verdict)
 	}
 	for _, k := range []string{"cnt/cnt_ingress", "cnt/cnt_egress", "cnt/total"} {
-		if row, ok := rows[k]; !ok || row.Verdict != results.NoChange {
-			t.Errorf("%s: %v, want %q", k, row.Verdict, results.NoChange)
+		if row, ok := rows[k]; !ok || row.Verdict != verdict.NoChange {
+			t.Errorf("%s: %v, want %q", k, row.Verdict, verdict.NoChange)
 		}
 	}
 }
@@ -286,7 +288,7 @@ func TestSmallKnownWorkDetected(t *testing.T) {
 	rows := abRows(r.run, "stock")
 	logRows(t, rows)
 	w := rows["hash/hash_write"]
-	if w.Verdict != results.Slower {
+	if w.Verdict != verdict.Slower {
 		t.Errorf("hash/hash_write: %s (%+.2f%%), want slower", w.Verdict, w.DeltaPct)
 	}
 	if d := w.Patched.Median - w.Base.Median; d < 3 || d > 12 {
@@ -296,8 +298,8 @@ func TestSmallKnownWorkDetected(t *testing.T) {
 		if k == "hash/hash_write" || k == "hash/total" {
 			continue
 		}
-		if row.Verdict != results.NoChange {
-			t.Errorf("%s: %s (%+.2f%%), want %q: only the update path got work", k, row.Verdict, row.DeltaPct, results.NoChange)
+		if row.Verdict != verdict.NoChange {
+			t.Errorf("%s: %s (%+.2f%%), want %q: only the update path got work", k, row.Verdict, row.DeltaPct, verdict.NoChange)
 		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kci-dev/kci/results/verdict"
+
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/project"
 	"github.com/kci-dev/kci/results"
@@ -97,13 +99,13 @@ func TestTestKVMNoisyPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertRunnerRecord(t, run)
-	ab := results.Compare(run, "stock")
+	ab := verdict.Compare(run, "stock")
 	if ab.Clock != results.ClockKVM || ab.Deterministic() || ab.Emulated || ab.Label != results.WallTimeLabel {
 		t.Errorf("comparison clock %q deterministic %v emulated %v label %q, want real time", ab.Clock, ab.Deterministic(), ab.Emulated, ab.Label)
 	}
 	for _, v := range ab.Variants {
-		for _, r := range append([]results.Row{v.Total}, v.Programs...) {
-			if r.Verdict != results.Slower || !(r.PAdj < 0.05) || r.Base.N != 6 || r.Patched.N != 6 {
+		for _, r := range append([]verdict.Row{v.Total}, v.Programs...) {
+			if r.Verdict != verdict.Slower || !(r.PAdj < 0.05) || r.Base.N != 6 || r.Patched.N != 6 {
 				t.Errorf("%s/%s: %s p adj %.4f n %d+%d, want slower at p adj < 0.05 on 6+6", v.Variant, r.Name, r.Verdict, r.PAdj, r.Base.N, r.Patched.N)
 			}
 		}

@@ -2,12 +2,11 @@ package job
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/kci-dev/kci/profile"
+	"github.com/kci-dev/kci/results/render"
 	"github.com/kci-dev/kci/suite"
 )
 
@@ -64,23 +63,23 @@ func (p *profiles) finish() (*profile.Set, error) {
 	return s, nil
 }
 
-// appendReport adds the profiles' top tables and differential views to the
-// run's report.md, which the results stage has just written.
-func (p *profiles) appendReport(runDir string, set *profile.Set) error {
+// section renders the profiles' top tables and differential views for
+// the run's reports: Markdown with links for report.md, text with the
+// files' paths for report.txt.
+func (p *profiles) section(runDir string, set *profile.Set) (render.Section, error) {
 	if p == nil || set == nil || len(set.Entries) == 0 {
-		return nil
+		return render.Section{}, nil
 	}
-	var b bytes.Buffer
-	b.WriteString("\n")
-	err := profile.WriteSummary(&b, filepath.Join(runDir, profile.Dir), set,
-		profile.SummaryOptions{TopN: ProfileTopN, Markdown: true, LinkPrefix: profile.Dir + "/"})
+	dir := filepath.Join(runDir, profile.Dir)
+	var md, txt bytes.Buffer
+	md.WriteString("\n")
+	txt.WriteString("\n")
+	err := profile.WriteSummary(&md, dir, set, profile.SummaryOptions{TopN: ProfileTopN, Markdown: true, LinkPrefix: profile.Dir + "/"})
+	if err == nil {
+		err = profile.WriteSummary(&txt, dir, set, profile.SummaryOptions{TopN: ProfileTopN})
+	}
 	if err != nil {
-		return fmt.Errorf("profiles: report: %w", err)
+		return render.Section{}, fmt.Errorf("profiles: report: %w", err)
 	}
-	f, err := os.OpenFile(filepath.Join(runDir, "report.md"), os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		return fmt.Errorf("profiles: report: %w", err)
-	}
-	_, err = f.Write(b.Bytes())
-	return errors.Join(err, f.Close())
+	return render.Section{Text: txt.String(), Markdown: md.String()}, nil
 }

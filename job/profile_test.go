@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kci-dev/kci/results"
+	"github.com/kci-dev/kci/results/render"
 	"github.com/kci-dev/kci/suite"
 	"github.com/kci-dev/kci/vm/event"
 )
@@ -60,18 +62,27 @@ func TestProfilesWriteRun(t *testing.T) {
 	if !strings.Contains(string(md), "| `htab_map_update_elem` | +40.00 | 40.00 | 80.00 |") {
 		t.Errorf("diff:\n%s", md)
 	}
-	report := filepath.Join(dir, "report.md")
-	if err := os.WriteFile(report, []byte("# kci run\n"), 0o644); err != nil {
+	sec, err := p.section(dir, set)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := p.appendReport(dir, set); err != nil {
+	// The section goes through the renderer, after the run's own report.
+	run := &results.Run{Schema: results.SchemaVersion, ID: "00000001", Trees: []results.Tree{{Name: "stock"}}}
+	if err := render.WriteReports(dir, run, sec); err != nil {
 		t.Fatal(err)
 	}
-	rep, _ := os.ReadFile(report)
-	for _, want := range []string{"# kci run\n", "### CPU profiles", "[stock-base-rep1-hash.svg](profiles/stock-base-rep1-hash.svg)", "| `htab_map_update_elem` | kernel | 40.00 |", "profile failed: perf_event_open: ENODEV"} {
+	rep, _ := os.ReadFile(filepath.Join(dir, "report.md"))
+	for _, want := range []string{"# kci", "### CPU profiles", "[stock-base-rep1-hash.svg](profiles/stock-base-rep1-hash.svg)", "| `htab_map_update_elem` | kernel | 40.00 |", "profile failed: perf_event_open: ENODEV"} {
 		if !strings.Contains(string(rep), want) {
 			t.Errorf("report.md lacks %q:\n%s", want, rep)
 		}
+	}
+	if i, j := strings.Index(string(rep), "# kci"), strings.Index(string(rep), "### CPU profiles"); i < 0 || j < i {
+		t.Errorf("the profiles section is not after the run's report:\n%s", rep)
+	}
+	txt, _ := os.ReadFile(filepath.Join(dir, "report.txt"))
+	if !strings.Contains(string(txt), "htab_map_update_elem") || strings.Contains(string(txt), "](profiles/") {
+		t.Errorf("report.txt lacks the profiles' text section, or has Markdown links:\n%s", txt)
 	}
 	var nilProfiles *profiles
 	nilProfiles.add("stock", "base", 1, "", "", []suite.Profile{{Variant: "hash"}})

@@ -3,6 +3,8 @@ package job
 import (
 	"testing"
 
+	"github.com/kci-dev/kci/results/verdict"
+
 	"github.com/kci-dev/kci/results"
 )
 
@@ -13,17 +15,17 @@ func TestRepsByAccel(t *testing.T) {
 		clock, accel string
 		want         int
 	}{
-		{results.ClockICount, results.AccelTCG, results.DeterministicReps},
-		{results.ClockHost, results.AccelTCG, results.NoisyReps},
-		{results.ClockICount, results.AccelKVM, results.NoisyReps},
-		{results.ClockHost, results.AccelKVM, results.NoisyReps},
+		{results.ClockICount, results.AccelTCG, verdict.DeterministicReps},
+		{results.ClockHost, results.AccelTCG, verdict.NoisyReps},
+		{results.ClockICount, results.AccelKVM, verdict.NoisyReps},
+		{results.ClockHost, results.AccelKVM, verdict.NoisyReps},
 	}
 	for _, c := range cases {
 		if got := RepsByAccel(c.clock)(c.accel); got != c.want {
 			t.Errorf("clock %s, accel %s: %d boots per kernel, want %d", c.clock, c.accel, got, c.want)
 		}
 	}
-	if results.DeterministicReps >= results.NoisyReps {
-		t.Errorf("deterministic reps %d >= noisy %d: icount boots only need to agree", results.DeterministicReps, results.NoisyReps)
+	if verdict.DeterministicReps >= verdict.NoisyReps {
+		t.Errorf("deterministic reps %d >= noisy %d: icount boots only need to agree", verdict.DeterministicReps, verdict.NoisyReps)
 	}
 }

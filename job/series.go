@@ -7,6 +7,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/kci-dev/kci/results/render"
+
 	"github.com/kci-dev/kci/internal/lines"
 	"github.com/kci-dev/kci/internal/version"
 
@@ -139,7 +141,7 @@ func (st *SeriesTester) Series(ctx context.Context, o SeriesOptions) (string, *r
 				rep.IncompleteReason, err = "interrupted", errInterrupted
 			}
 		}
-		if werr := results.WriteSeries(dir, rep); werr != nil && err == nil {
+		if werr := render.WriteSeries(dir, rep); werr != nil && err == nil {
 			err = werr
 		}
 		if err == nil {

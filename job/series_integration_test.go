@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kci-dev/kci/results/render"
+
 	"github.com/kci-dev/kci/job"
 	"github.com/kci-dev/kci/job/jobtest"
 	"github.com/kci-dev/kci/kernel"
@@ -49,7 +51,7 @@ func runSeries(t *testing.T, accel vm.Accel, o job.SeriesOptions) (*results.Seri
 		t.Fatalf("report %+v", rep)
 	}
 	var txt strings.Builder
-	results.SeriesText(&txt, rep)
+	render.SeriesText(&txt, rep)
 	t.Logf("series report:\n%s", txt.String())
 	assertNoQEMU(t)
 	return rep, code, b

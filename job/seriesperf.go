@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kci-dev/kci/results/verdict"
+
 	"github.com/kci-dev/kci/internal/lines"
 	"github.com/kci-dev/kci/results"
 	"github.com/kci-dev/kci/suite"
@@ -125,7 +127,7 @@ func AdjacentSteps(prefixes []int, m map[int]map[string]float64, thr func(key st
 // results.ResolutionNs, the least a change to the code a packet runs adds
 // (one instruction under icount; below any KVM noise anyway).
 func movedBy(a, b, thrPct float64) bool {
-	if math.Abs(b-a) < results.ResolutionNs {
+	if math.Abs(b-a) < verdict.ResolutionNs {
 		return false
 	}
 	if a == 0 {
@@ -239,7 +241,7 @@ const seriesSeeds = 6
 // series report; prefix 0's seeds 2 and 3 from runs) and locates each
 // program's changes through the test.
 func locateSeeded(prefixes []int, seeds int, runs []map[string]float64, measure func(k int) (map[string]float64, error),
-	bench func(k int, seed uint64) (map[string]float64, error), minPct float64) ([]results.Located, int, error) {
+	bench func(k int, seed uint64) (map[string]float64, error), minPct float64) ([]verdict.Located, int, error) {
 	vals := map[int]map[string][]float64{}
 	for _, k := range prefixes {
 		vals[k] = map[string][]float64{}
@@ -262,12 +264,12 @@ func locateSeeded(prefixes []int, seeds int, runs []map[string]float64, measure 
 			}
 		}
 	}
-	located, family := results.LocateSeries(prefixes, vals, minPct)
+	located, family := verdict.LocateSeries(prefixes, vals, minPct)
 	return located, family, nil
 }
 
 // culpritsOf turns located changes into the report's culprits.
-func culpritsOf(located []results.Located, n int, minPct float64, subject func(k int) string) []results.Culprit {
+func culpritsOf(located []verdict.Located, n int, minPct float64, subject func(k int) string) []results.Culprit {
 	var out []results.Culprit
 	for _, l := range located {
 		c := results.Culprit{Patch: l.Patch, Of: n, Subject: subject(l.Patch), Key: l.Key, Before: l.Before, After: l.After, Pct: l.Pct,
@@ -284,7 +286,7 @@ func culpritsOf(located []results.Located, n int, minPct float64, subject func(k
 // tested, and that none was found when none was.
 func seededNote(seeds, family, boots int, minPct float64, culprits int) string {
 	s := fmt.Sprintf("every prefix measured over seeds 1–%d; each step and the whole series tested (Welch t over per-seed values, Holm over %d tests at %.0f %% family-wise, >= %.1f %% and %g instruction-time ns), %d bench boot(s)",
-		seeds, family, results.DetAlpha*100, minPct, results.ResolutionNs, boots)
+		seeds, family, verdict.DetAlpha*100, minPct, verdict.ResolutionNs, boots)
 	if culprits == 0 {
 		s = "no program changed at the family's level: " + s
 	}
@@ -317,7 +319,7 @@ func (r *seriesRun) locatePerf() error {
 	seeded, family := err == nil && r.rep.Clock == results.ClockICount, 0
 	switch {
 	case seeded:
-		var located []results.Located
+		var located []verdict.Located
 		located, family, err = locateSeeded(prefixes, r.seeds(), runs, r.measure, func(k int, seed uint64) (map[string]float64, error) {
 			return r.bench(k, suite.Plan{Variants: r.o.Variants}, seed)
 		}, minPct)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kci-dev/kci/results/verdict"
+
 	"github.com/kci-dev/kci/internal/kconfig"
 	"github.com/kci-dev/kci/internal/progress"
 	"github.com/kci-dev/kci/kernel"
@@ -66,9 +68,9 @@ type BootResult struct {
 func RepsByAccel(tcgClock string) func(accel string) int {
 	return func(accel string) int {
 		if accel == results.AccelTCG && tcgClock == results.ClockICount {
-			return results.DeterministicReps
+			return verdict.DeterministicReps
 		}
-		return results.NoisyReps
+		return verdict.NoisyReps
 	}
 }
 

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kci-dev/kci/results/render"
+	"github.com/kci-dev/kci/results/verdict"
+
 	"github.com/kci-dev/kci/internal/failure"
 	"github.com/kci-dev/kci/internal/version"
 	"github.com/kci-dev/kci/kernel"
@@ -102,7 +105,7 @@ func TestTestExitsOKWhenNothingChanged(t *testing.T) {
 			t.Errorf("%s: console %q not in the run directory's console/", req.Label, req.Console)
 		}
 	}
-	for _, f := range []string{"report.txt", results.HTMLFile} {
+	for _, f := range []string{"report.txt", render.HTMLFile} {
 		if _, err := os.Stat(filepath.Join(r.dir, f)); err != nil {
 			t.Errorf("report not written: %v", err)
 		}
@@ -212,7 +215,7 @@ func TestTestInvalidVariants(t *testing.T) {
 	boots := &fakeBooter{base: []boot{measured(100, "packet count below the floor", "survives")}, patched: []boot{measured(150, "packet count below the floor", "survives")}}
 	r := runTest(t, context.Background(), &fakeBuilder{}, boots, TestOptions{FailOnRegression: 10})
 	r.want(t, ExitOK, "")
-	if c := results.Conclude(r.run, "stock"); c.State == results.Failure {
+	if c := verdict.Conclude(r.run, "stock"); c.State == verdict.Failure {
 		t.Errorf("invalid on both kernels concluded %s: %s", c.State, c.Title)
 	}
 
@@ -221,7 +224,7 @@ func TestTestInvalidVariants(t *testing.T) {
 	boots = &fakeBooter{base: []boot{bootOK(100)}, patched: []boot{measured(100, "bpf_stats run_cnt is 0", "survives")}}
 	r = runTest(t, context.Background(), &fakeBuilder{}, boots, TestOptions{FailOnRegression: 10})
 	r.want(t, ExitSurvival, "invalid")
-	if c := results.Conclude(r.run, "stock"); c.State != results.Failure || !strings.Contains(c.Title, "invalid on the patched kernel only") {
+	if c := verdict.Conclude(r.run, "stock"); c.State != verdict.Failure || !strings.Contains(c.Title, "invalid on the patched kernel only") {
 		t.Errorf("one-sided invalid concluded %s: %q, want a failure naming it", c.State, c.Title)
 	}
 }

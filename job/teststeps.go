@@ -9,6 +9,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kci-dev/kci/results/render"
+	"github.com/kci-dev/kci/results/verdict"
+
 	"github.com/kci-dev/kci/internal/failure"
 	"github.com/kci-dev/kci/internal/lines"
 
@@ -148,10 +151,11 @@ func (r *testRun) finish(err error) error {
 	_ = r.rec.Finish(reason) // in rec.Err, checked below
 	run, rerr := r.rec.Snapshot()
 	if rerr == nil {
-		rerr = results.WriteReports(r.dir, run)
-		if perr := r.profs.appendReport(r.dir, pset); perr != nil {
-			r.logf("kci: %v", perr)
+		sec, perr := r.profs.section(r.dir, pset)
+		if perr != nil {
+			r.logf("kci: %v", perr) // the run's own reports are still written
 		}
+		rerr = render.WriteReports(r.dir, run, sec)
 	}
 	if rerr = errors.Join(r.rec.Err(), rerr); rerr != nil {
 		if err == nil {
@@ -508,20 +512,20 @@ func (r *testRun) verdict() error {
 		return err
 	}
 	for _, n := range r.chosen {
-		tr := results.Analyze(run, n)
+		tr := verdict.Analyze(run, n)
 		for _, c := range tr.Changes {
-			if c.Kind == results.Regression {
+			if c.Kind == verdict.Regression {
 				return &ExitError{Code: ExitSurvival, Cause: fmt.Sprintf("survival regression on tree %s: %s over %s %s on base, %s patched", n, c.Base.Carrier, c.Base.Path, c.Base.Observed, c.Patched.Observed)}
 			}
 		}
 	}
 	for _, n := range r.chosen {
-		if inv := results.PatchedOnlyInvalid(run, n); len(inv) > 0 {
+		if inv := verdict.PatchedOnlyInvalid(run, n); len(inv) > 0 {
 			return &ExitError{Code: ExitSurvival, Cause: fmt.Sprintf("behaviour regression on tree %s: %s on the patched kernel only", n, inv[0])}
 		}
 	}
 	if r.o.FailOnRegression >= 0 {
-		if err := results.FailOnRegression(run, r.o.FailOnRegression); err != nil {
+		if err := verdict.FailOnRegression(run, r.o.FailOnRegression); err != nil {
 			return &ExitError{Code: ExitPerformance, Cause: err.Error()}
 		}
 	}

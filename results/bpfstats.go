@@ -127,7 +127,7 @@ func Total(costs []ProgCost) float64 {
 
 // variantLabel names a variant the user's way, <tree>-<object>, whether or
 // not the guest already prefixed it.
-func variantLabel(tree, variant string) string {
+func VariantLabel(tree, variant string) string {
 	if tree == "" || strings.HasPrefix(variant, tree+"-") {
 		return variant
 	}

@@ -1,17 +1,20 @@
-package results
+package results_test
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kci-dev/kci/results"
+	"github.com/kci-dev/kci/results/internal/runtest"
 )
 
 // forgedShard writes a shard whose record is otherwise valid, after mod
 // has tampered with it.
-func forgedShard(t *testing.T, dir, id string, mod func(r *Run)) {
+func forgedShard(t *testing.T, dir, id string, mod func(r *results.Run)) {
 	t.Helper()
-	r := abRun("gtp", AccelKVM, normal(51, 3, 100, 0.01), normal(52, 3, 100, 0.01))
+	r := runtest.AbRun("gtp", results.AccelKVM, runtest.Normal(51, 3, 100, 0.01), runtest.Normal(52, 3, 100, 0.01))
 	r.ID = id
 	if err := os.MkdirAll(filepath.Join(dir, "console"), 0o755); err != nil {
 		t.Fatal(err)
@@ -21,7 +24,7 @@ func forgedShard(t *testing.T, dir, id string, mod func(r *Run)) {
 	}
 	r.Boots[0].ConsoleLog = "console/boot-1.log"
 	mod(r)
-	if err := Save(dir, r); err != nil {
+	if err := results.Save(dir, r); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -32,13 +35,13 @@ func forgedShard(t *testing.T, dir, id string, mod func(r *Run)) {
 func TestMergeDirsRefusesForgedPaths(t *testing.T) {
 	cases := []struct {
 		name, want string
-		mod        func(r *Run)
+		mod        func(r *results.Run)
 	}{
-		{"id climbs out", `run id "../../PWNED"`, func(r *Run) { r.ID = "../../PWNED" }},
-		{"id is absolute", `run id "/tmp/PWNED"`, func(r *Run) { r.ID = "/tmp/PWNED" }},
-		{"log outside the shard", `console log "../../secret.txt"`, func(r *Run) { r.Boots[0].ConsoleLog = "../../secret.txt" }},
-		{"absolute log", `console log "/etc/hostname"`, func(r *Run) { r.Boots[0].ConsoleLog = "/etc/hostname" }},
-		{"tree name is a path", `tree name "../../evil"`, func(r *Run) {
+		{"id climbs out", `run id "../../PWNED"`, func(r *results.Run) { r.ID = "../../PWNED" }},
+		{"id is absolute", `run id "/tmp/PWNED"`, func(r *results.Run) { r.ID = "/tmp/PWNED" }},
+		{"log outside the shard", `console log "../../secret.txt"`, func(r *results.Run) { r.Boots[0].ConsoleLog = "../../secret.txt" }},
+		{"absolute log", `console log "/etc/hostname"`, func(r *results.Run) { r.Boots[0].ConsoleLog = "/etc/hostname" }},
+		{"tree name is a path", `tree name "../../evil"`, func(r *results.Run) {
 			r.Trees[0].Name = "../../evil"
 			for i := range r.Boots {
 				r.Boots[i].Tree = "../../evil"
@@ -54,7 +57,7 @@ func TestMergeDirsRefusesForgedPaths(t *testing.T) {
 			shard := filepath.Join(root, "in", "shard")
 			forgedShard(t, shard, "aaaa0001", c.mod)
 			out := filepath.Join(root, "out", "merged")
-			_, err := MergeDirs(out, shard)
+			_, err := results.MergeDirs(out, shard)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("MergeDirs: %v, want a refusal naming %s", err, c.want)
 			}
@@ -70,12 +73,12 @@ func TestMergeDirsRefusesSymlinkOutOfShard(t *testing.T) {
 		t.Fatal(err)
 	}
 	shard := filepath.Join(root, "in", "shard")
-	forgedShard(t, shard, "aaaa0001", func(r *Run) { r.Boots[0].ConsoleLog = "console/link.log" })
+	forgedShard(t, shard, "aaaa0001", func(r *results.Run) { r.Boots[0].ConsoleLog = "console/link.log" })
 	if err := os.Symlink(filepath.Join(root, "secret.txt"), filepath.Join(shard, "console", "link.log")); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(root, "out", "merged")
-	if _, err := MergeDirs(out, shard); err == nil || !strings.Contains(err.Error(), "shard aaaa0001") {
+	if _, err := results.MergeDirs(out, shard); err == nil || !strings.Contains(err.Error(), "shard aaaa0001") {
 		t.Errorf("MergeDirs through an escaping symlink: %v, want a refusal", err)
 	}
 	assertNothingEscaped(t, root, out)

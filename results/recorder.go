@@ -174,7 +174,7 @@ func (r *Recorder) write() error {
 	if err != nil {
 		return fmt.Errorf("results: encode run: %w", err)
 	}
-	return writeAtomic(filepath.Join(r.dir, RunFile), append(b, '\n'))
+	return WriteAtomic(filepath.Join(r.dir, RunFile), append(b, '\n'))
 }
 
 // Err is the first error saving the record met, nil if every save so far
@@ -194,12 +194,12 @@ func Save(dir string, run *Run) error {
 	if err != nil {
 		return fmt.Errorf("results: encode run: %w", err)
 	}
-	return writeAtomic(filepath.Join(dir, RunFile), append(b, '\n'))
+	return WriteAtomic(filepath.Join(dir, RunFile), append(b, '\n'))
 }
 
 // writeAtomic replaces path with data through a temporary file in the same
 // directory and a rename, so readers and crashes never see half a file.
-func writeAtomic(path string, data []byte) error {
+func WriteAtomic(path string, data []byte) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return fmt.Errorf("results: write %s: %w", path, err)

@@ -206,7 +206,7 @@ func (r *Run) BootCount(tree string) (n, cached int) {
 // came from the cache.
 func (r *Run) BootsLine(tree string) string {
 	n, k := r.BootCount(tree)
-	s := plural(n, "boot")
+	s := Plural(n, "boot")
 	if k > 0 {
 		s += fmt.Sprintf(" (%d from cache)", k)
 	}
@@ -351,7 +351,7 @@ const (
 	StopLooks   = "last planned look taken with rows undecided"
 )
 
-func plural(n int, s string) string {
+func Plural(n int, s string) string {
 	if n == 1 {
 		return "1 " + s
 	}

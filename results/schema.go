@@ -187,3 +187,21 @@ type LoStat struct {
 	RxDropped uint64 `json:"rx_dropped"`
 	TxDropped uint64 `json:"tx_dropped"`
 }
+
+// KernelID names a built kernel briefly: release and short cache key.
+func KernelID(a *Kernel) string {
+	if a == nil {
+		return ""
+	}
+	key := a.Key
+	if len(key) > 12 {
+		key = key[:12]
+	}
+	switch {
+	case a.Release == "":
+		return key
+	case key == "":
+		return a.Release
+	}
+	return a.Release + " (" + key + ")"
+}

@@ -188,16 +188,16 @@ func (c Culprit) String() string {
 		if c.From > 0 {
 			what = fmt.Sprintf("spread over patches %d..%d/%d (no single patch passes the test)", c.From, c.Patch, c.Of)
 		}
-		return fmt.Sprintf("%s: %s %s [%s, %s] (%s, %d seeds per prefix)", what, c.Key, fmtSignedPct(c.Pct), fmtSignedPct(c.Lo), fmtSignedPct(c.Hi), c.Unit, c.Seeds)
+		return fmt.Sprintf("%s: %s %s [%s, %s] (%s, %d seeds per prefix)", what, c.Key, FmtSignedPct(c.Pct), FmtSignedPct(c.Lo), FmtSignedPct(c.Hi), c.Unit, c.Seeds)
 	}
 	thr := ""
 	if c.ThrPct > 0 {
 		thr = fmt.Sprintf(", threshold %.1f %%", c.ThrPct)
 	}
-	return fmt.Sprintf("patch %d/%d ‹%s›: %s %s (%s%s; %.0f %% of the series' change)", c.Patch, c.Of, c.Subject, c.Key, fmtSignedPct(c.Pct), c.Unit, thr, c.Share)
+	return fmt.Sprintf("patch %d/%d ‹%s›: %s %s (%s%s; %.0f %% of the series' change)", c.Patch, c.Of, c.Subject, c.Key, FmtSignedPct(c.Pct), c.Unit, thr, c.Share)
 }
 
-func fmtSignedPct(p float64) string {
+func FmtSignedPct(p float64) string {
 	if math.IsNaN(p) || math.IsInf(p, 0) {
 		return "n/a"
 	}
@@ -215,14 +215,14 @@ func fmtSignedPct(p float64) string {
 // apply, build, new warnings, checkpatch errors, boot, lost survival cells.
 func (s *Series) Failed() bool {
 	for _, t := range s.Trees {
-		if treeFailed(t) {
+		if TreeFailed(t) {
 			return true
 		}
 	}
 	return false
 }
 
-func treeFailed(t SeriesTree) bool {
+func TreeFailed(t SeriesTree) bool {
 	if len(t.Bisect) > 0 {
 		return true
 	}
@@ -242,7 +242,7 @@ func SaveSeries(dir string, s *Series) error {
 	if err != nil {
 		return fmt.Errorf("results: encode series: %w", err)
 	}
-	return writeAtomic(filepath.Join(dir, SeriesFile), append(js, '\n'))
+	return WriteAtomic(filepath.Join(dir, SeriesFile), append(js, '\n'))
 }
 
 // SaveProgress stores s with cur, the tree being checked, after its

@@ -8,6 +8,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/kci-dev/kci/results/render"
+	"github.com/kci-dev/kci/results/verdict"
+
 	"github.com/spf13/cobra"
 
 	"github.com/kci-dev/kci/internal/progress"
@@ -74,9 +77,9 @@ With RUNDIR arguments nothing is booted: the table is made from those runs.`,
 			o.Clock = string(booter.VM.Clock)
 			o.RepsFor = func(accel string) int {
 				if accel == string(vm.AccelTCG) && booter.VM.Clock == vm.ClockICount {
-					return results.DeterministicReps
+					return verdict.DeterministicReps
 				}
-				return results.NoisyReps
+				return verdict.NoisyReps
 			}
 			start := time.Now()
 			dir, err := (&job.Tester{Builder: b, Booter: booter}).Test(cmd.Context(), o)
@@ -109,10 +112,10 @@ func withBaseline(asked, project []string) []string {
 	if len(vs) == 0 {
 		vs = project
 	}
-	if slices.Contains(vs, results.BaselineVariant) {
+	if slices.Contains(vs, verdict.BaselineVariant) {
 		return vs
 	}
-	return append([]string{results.BaselineVariant}, vs...)
+	return append([]string{verdict.BaselineVariant}, vs...)
 }
 
 // benchFromDirs prints the bench table of run directories (each
@@ -127,5 +130,5 @@ func benchFromDirs(w io.Writer, dirs []string) error {
 		}
 		runs = append(runs, r)
 	}
-	return results.BuildBench(runs...).Render(w)
+	return render.BenchText(w, verdict.BuildBench(runs...))
 }

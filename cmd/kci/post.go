@@ -11,6 +11,9 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/kci-dev/kci/results/render"
+	"github.com/kci-dev/kci/results/verdict"
+
 	"github.com/spf13/cobra"
 
 	"github.com/kci-dev/kci/ci"
@@ -90,7 +93,7 @@ func postRun(ctx context.Context, out, errOut io.Writer, run *results.Run, o pos
 	if n := len(run.TreeNames()); n > ci.MaxTrees {
 		return fmt.Errorf("post: the run has %d trees, more than %d: refusing to post (the run record is broken or forged)", n, ci.MaxTrees)
 	}
-	return postReports(ctx, out, errOut, env, runReports(run, env.RunURL, o.reportURL), results.MarkdownRun(run), o)
+	return postReports(ctx, out, errOut, env, runReports(run, env.RunURL, o.reportURL), render.MarkdownRun(run), o)
 }
 
 // postSeries posts a kci series run: one comment and check per tree,
@@ -105,13 +108,13 @@ func postSeries(ctx context.Context, out, errOut io.Writer, s *results.Series, o
 	}
 	var reports []ci.Report
 	for _, t := range s.Trees {
-		c := results.SeriesConclude(s, t.Tree)
+		c := verdict.SeriesConclude(s, t.Tree)
 		reports = append(reports, ci.Report{
-			Tree: t.Tree + ".series", Markdown: results.SeriesTreeMarkdown(s, t.Tree),
+			Tree: t.Tree + ".series", Markdown: render.SeriesTreeMarkdown(s, t.Tree),
 			Conclusion: c.State, Title: c.Title, Summary: c.Summary, DetailsURL: env.RunURL,
 		})
 	}
-	return postReports(ctx, out, errOut, env, reports, results.SeriesMarkdown(s), o)
+	return postReports(ctx, out, errOut, env, reports, render.SeriesMarkdown(s), o)
 }
 
 // postReports sends reports to the pull request (or prints them with
@@ -195,10 +198,10 @@ func runReports(run *results.Run, detailsURL, reportURL string) []ci.Report {
 	}
 	var out []ci.Report
 	for _, tree := range run.TreeNames() {
-		c := results.Conclude(run, tree)
+		c := verdict.Conclude(run, tree)
 		out = append(out, ci.Report{
 			Tree:       tree,
-			Markdown:   results.MarkdownComment(run, tree, reportURL),
+			Markdown:   render.MarkdownComment(run, tree, reportURL),
 			Conclusion: c.State,
 			Title:      c.Title,
 			Summary:    c.Summary,

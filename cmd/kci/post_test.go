@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kci-dev/kci/results/render"
+
 	"github.com/kci-dev/kci/ci"
 	"github.com/kci-dev/kci/job"
 	"github.com/kci-dev/kci/results"
@@ -107,7 +109,7 @@ func TestPostSeriesDryRun(t *testing.T) {
 		{Index: 1, Of: 2, Subject: "net: add tracepoints", Apply: results.StepOK, Build: results.StepOK},
 		{Index: 2, Of: 2, Subject: "bpf: rhash <b>map</b>", Apply: results.StepOK, Build: results.StepFail, BuildError: "kernel/bpf/rhash.c:9: error: 'x' undeclared"},
 	}}}}
-	if err := results.WriteSeries(dir, s); err != nil {
+	if err := render.WriteSeries(dir, s); err != nil {
 		t.Fatal(err)
 	}
 	out := dryRunPost(t, dir)

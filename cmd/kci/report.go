@@ -9,6 +9,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kci-dev/kci/results/render"
+	"github.com/kci-dev/kci/results/verdict"
+
 	"github.com/spf13/cobra"
 
 	"github.com/kci-dev/kci/job"
@@ -86,6 +89,11 @@ func runReport(w, errOut io.Writer, dirs []string, o reportOptions) error {
 		if err != nil {
 			return job.Classify("report --merge", err) // bad inputs: exit 64
 		}
+		// The shards' profiles stay in their own directories: a merged
+		// report has no profile section.
+		if err := render.WriteReports(o.out, m); err != nil {
+			return fmt.Errorf("report --merge: %w", err)
+		}
 		fmt.Fprintf(errOut, "merged %d shards into %s\n", len(dirs), o.out)
 		runs = []*results.Run{m}
 	} else {
@@ -103,8 +111,8 @@ func runReport(w, errOut io.Writer, dirs []string, o reportOptions) error {
 			// The picture is derived from run.json: (re)drawn on every
 			// report, with this kci's renderer. A directory kci may not
 			// write (a read-only artifact) keeps its own, said so.
-			if err := results.WriteHTML(d, runs[i]); err != nil {
-				fmt.Fprintf(errOut, "kci: report: %s not written: %v\n", filepath.Join(d, results.HTMLFile), err)
+			if err := render.WriteHTML(d, runs[i]); err != nil {
+				fmt.Fprintf(errOut, "kci: report: %s not written: %v\n", filepath.Join(d, render.HTMLFile), err)
 			}
 		}
 	}
@@ -120,7 +128,7 @@ func runReport(w, errOut io.Writer, dirs []string, o reportOptions) error {
 	}
 	if o.format == "json" && len(runs) > 1 && !o.brief {
 		// Several directories are one document: {"runs": [...]}.
-		b, err := results.JSONRuns(runs, o.trees...)
+		b, err := render.JSONRuns(runs, o.trees...)
 		if err != nil {
 			return err
 		}
@@ -143,7 +151,7 @@ func runReport(w, errOut io.Writer, dirs []string, o reportOptions) error {
 func failOnPerf(runs []*results.Run, o reportOptions) error {
 	if o.failOnPerf >= 0 {
 		for _, r := range runs {
-			if err := results.FailOnRegression(r, o.failOnPerf); err != nil {
+			if err := verdict.FailOnRegression(r, o.failOnPerf); err != nil {
 				return &job.ExitError{Code: job.ExitPerformance, Cause: err.Error()}
 			}
 		}
@@ -170,31 +178,31 @@ func renderRun(w io.Writer, r *results.Run, o reportOptions) error {
 			return writeBriefMarkdown(w, r, o.trees)
 		}
 		if len(o.trees) == 0 {
-			_, err := io.WriteString(w, results.MarkdownRun(r))
+			_, err := io.WriteString(w, render.MarkdownRun(r))
 			return err
 		}
 		for _, t := range o.trees {
-			if _, err := io.WriteString(w, results.Markdown(r, t)); err != nil {
+			if _, err := io.WriteString(w, render.Markdown(r, t)); err != nil {
 				return err
 			}
 		}
 		return nil
 	case "json":
-		b, err := results.JSON(r, o.trees...)
+		b, err := render.JSON(r, o.trees...)
 		if err != nil {
 			return err
 		}
 		_, err = w.Write(b)
 		return err
 	case "benchstat":
-		return results.BenchStream(w, r)
+		return render.BenchStream(w, r)
 	}
 	if o.brief {
-		_, err := io.WriteString(w, results.BriefText(r, o.trees, results.TextWidth))
+		_, err := io.WriteString(w, render.BriefText(r, o.trees, render.TextWidth))
 		return err
 	}
-	color := results.IsTerminal(w) && os.Getenv("NO_COLOR") == ""
-	return results.Text(w, r, results.TextOptions{Color: color, Trees: o.trees})
+	color := render.IsTerminal(w) && os.Getenv("NO_COLOR") == ""
+	return render.Text(w, r, render.TextOptions{Color: color, Trees: o.trees})
 }
 
 func hasTree(r *results.Run, name string) bool {
@@ -211,7 +219,7 @@ func writeBriefMarkdown(w io.Writer, r *results.Run, trees []string) error {
 		trees = r.TreeNames()
 	}
 	for _, t := range trees {
-		if _, err := io.WriteString(w, results.BriefMarkdown(results.BriefOf(results.Analyze(r, t)))); err != nil {
+		if _, err := io.WriteString(w, render.BriefMarkdown(verdict.BriefOf(verdict.Analyze(r, t)))); err != nil {
 			return err
 		}
 	}
@@ -234,20 +242,20 @@ func runAgg(w io.Writer, dirs []string, o reportOptions) error {
 		sort.Strings(bad)
 		return fmt.Errorf("report: --agg does not take %s", strings.Join(bad, ", "))
 	}
-	tables, err := results.AggTrees(dirs, o.trees)
+	tables, err := verdict.AggTrees(dirs, o.trees)
 	if err != nil {
 		return err
 	}
 	switch o.format {
 	case "markdown":
-		return results.RenderAggMarkdown(w, tables)
+		return render.RenderAggMarkdown(w, tables)
 	case "json":
-		b, err := results.AggJSON(tables)
+		b, err := render.AggJSON(tables)
 		if err != nil {
 			return err
 		}
 		_, err = w.Write(b)
 		return err
 	}
-	return results.RenderAgg(w, tables)
+	return render.RenderAgg(w, tables)
 }

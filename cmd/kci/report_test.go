@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kci-dev/kci/results/render"
+
 	"github.com/kci-dev/kci/job"
 	"github.com/kci-dev/kci/results"
 )
@@ -62,7 +64,7 @@ func TestReportFormats(t *testing.T) {
 	if err := runReport(&js, &js, []string{dir}, reportOptions{format: "json", failOnPerf: -1}); err != nil {
 		t.Fatal(err)
 	}
-	var rep results.Report
+	var rep render.Report
 	if err := json.Unmarshal([]byte(js.String()), &rep); err != nil || rep.RunID != "cafe0001" {
 		t.Errorf("json: %v %+v", err, rep)
 	}
@@ -131,6 +133,11 @@ func TestReportAggAndMerge(t *testing.T) {
 	if len(run.Boots) != 32 || !strings.Contains(out.String(), "16+16") {
 		t.Errorf("merged %d boots; report:\n%s", len(run.Boots), out.String())
 	}
+	for _, f := range []string{"report.txt", "report.md", "report.json", "report.html", render.BenchFile("gtp", results.RoleBase), render.BenchFile("gtp", results.RolePatched)} {
+		if _, err := os.Stat(filepath.Join(m, f)); err != nil {
+			t.Errorf("report --merge did not write %s: %v", f, err)
+		}
+	}
 }
 
 // --agg honours --format and --tree, totals a run's sets by the median
@@ -194,13 +201,13 @@ func TestJSONSeveralRuns(t *testing.T) {
 	if err := runReport(&js, &js, []string{a, b}, reportOptions{format: "json", failOnPerf: -1}); err != nil {
 		t.Fatal(err)
 	}
-	var doc results.MultiReport
+	var doc render.MultiReport
 	if err := json.Unmarshal([]byte(js.String()), &doc); err != nil || len(doc.Runs) != 2 || doc.Runs[1].RunID != "cafe000b" {
 		t.Errorf("two runs: %v, %d runs:\n%s", err, len(doc.Runs), js.String())
 	}
 	for _, d := range []string{a, b} {
-		if _, err := os.Stat(filepath.Join(d, results.HTMLFile)); err != nil {
-			t.Errorf("kci report did not draw %s: %v", results.HTMLFile, err)
+		if _, err := os.Stat(filepath.Join(d, render.HTMLFile)); err != nil {
+			t.Errorf("kci report did not draw %s: %v", render.HTMLFile, err)
 		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/kci-dev/kci/results/render"
+
 	"github.com/spf13/cobra"
 
 	"github.com/kci-dev/kci/internal/progress"
@@ -165,14 +167,14 @@ build (or, with --fail-on-warnings, adds a warning or a checkpatch error);
 func renderSeries(w io.Writer, rep *results.Series, format string) error {
 	switch format {
 	case "markdown", "md":
-		_, err := io.WriteString(w, results.SeriesMarkdown(rep))
+		_, err := io.WriteString(w, render.SeriesMarkdown(rep))
 		return err
 	case "json":
 		e := json.NewEncoder(w)
 		e.SetIndent("", "  ")
 		return e.Encode(rep)
 	case "text", "":
-		return results.SeriesText(w, rep)
+		return render.SeriesText(w, rep)
 	}
 	return fmt.Errorf("--format %q: want text, markdown or json", format)
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kci-dev/kci/results/render"
+
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/results"
 )
@@ -17,7 +19,7 @@ func TestSeriesRerender(t *testing.T) {
 			Checkpatch: &kernel.Checkpatch{Errors: 1, Items: []kernel.CheckpatchItem{{Level: "ERROR", Type: "TRAILING_WHITESPACE", Message: "trailing whitespace"}}}},
 		{Index: 2, Of: 2, Subject: "net: b", Apply: "ok", Build: "FAIL", BuildError: "x.c:1:2: error: y"},
 	}}}}
-	if err := results.WriteSeries(dir, s); err != nil {
+	if err := render.WriteSeries(dir, s); err != nil {
 		t.Fatal(err)
 	}
 	rep, err := results.LoadSeries(dir)

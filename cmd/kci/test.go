@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/kci-dev/kci/results/render"
+	"github.com/kci-dev/kci/results/verdict"
+
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
@@ -114,11 +117,11 @@ must agree exactly (kci's determinism check).`,
 				run, lerr := results.Load(dir)
 				if lerr == nil {
 					fmt.Println()
-					if terr := results.Text(os.Stdout, run, results.TextOptions{Color: term.IsTerminal(int(os.Stdout.Fd()))}); terr != nil {
+					if terr := render.Text(os.Stdout, run, render.TextOptions{Color: term.IsTerminal(int(os.Stdout.Fd()))}); terr != nil {
 						fmt.Fprintf(os.Stderr, "kci: report: %v\n", terr)
 					}
 				}
-				fmt.Fprintf(os.Stderr, "kci: run directory %s (picture: %s)\n", dir, filepath.Join(dir, results.HTMLFile))
+				fmt.Fprintf(os.Stderr, "kci: run directory %s (picture: %s)\n", dir, filepath.Join(dir, render.HTMLFile))
 				// A failed run is posted too: reviewers should see why.
 				if (post || postDry) && lerr == nil && len(run.TreeNames()) > 0 {
 					if perr := postRun(cmd.Context(), os.Stdout, os.Stderr, run, postOptions{dryRun: postDry}); perr != nil && err == nil {
@@ -144,7 +147,7 @@ must agree exactly (kci's determinism check).`,
 	f.Float64Var(&minEffect, "min-effect", 0, "smallest effect of interest in percent (default 0.5): under icount the threshold a change must clear besides the observed spread; otherwise a significant change whose interval stays within it is reported as below it")
 	f.Uint64Var(&firstSeed, "first-seed", 1, "under icount, repetition k boots base and patched with guest seed first-seed+k-1: another sample of the guest's randomness than the default 1, 2, 3...")
 	f.IntVar(&parallel, "parallel", 0, "boots at a time, 1 or more (default: the host's CPUs, at most 4, under TCG's instruction clock, whose numbers no neighbour changes; 1 otherwise, and more is refused there)")
-	f.IntVar(&maxBoots, "max-boots", 0, fmt.Sprintf("under icount without --reps or --seed, add seeds (base and patched) for variants whose rows are undecided until each is decided or the run has booted this many (cache hits not counted; 0: %d, about 5 min warm on 2 cores; -1: off, 3 seeds per kernel)", results.DefaultMaxBoots))
+	f.IntVar(&maxBoots, "max-boots", 0, fmt.Sprintf("under icount without --reps or --seed, add seeds (base and patched) for variants whose rows are undecided until each is decided or the run has booted this many (cache hits not counted; 0: %d, about 5 min warm on 2 cores; -1: off, 3 seeds per kernel)", verdict.DefaultMaxBoots))
 	f.Uint64Var(&seed, "seed", 0, "under icount, boot every repetition with this guest seed (1 or more) instead of seed k for repetition k: repeated boots of one kernel must then agree exactly (a determinism check; with a patch it stays one: one seed cannot compare kernels whose write programs move like a seed change, so no row is called)")
 	f.StringVar(&shard, "shard", "", "run only repetitions i, i+N, ... of the job (i/N), for fan-out; merge with kci report --merge")
 	f.BoolVar(&post, "post", false, "post the report to the pull request (GitHub Actions environment, GITHUB_TOKEN)")

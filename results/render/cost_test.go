@@ -1,0 +1,176 @@
+package render
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/kci-dev/kci/results"
+	"github.com/kci-dev/kci/results/verdict"
+)
+
+// costVariant is a valid variant whose window was busy for busy ns over
+// pkts packets, with one program costing bpf ns in all.
+func costVariant(name string, busy, bpf, pkts uint64) results.VariantResult {
+	v := results.VariantResult{Variant: name, Valid: true,
+		Cost: &results.Cost{IdleSource: "timer_list", ResolutionNs: 1, BusyNs: busy, BPFNs: bpf, SoftirqNs: 10_000_000, Packets: pkts}}
+	if name != verdict.BaselineVariant {
+		v.Programs = []results.ProgStat{{Name: name + "_egress", Type: "sched_cls", RunTimeNs: bpf, RunCnt: pkts}}
+		v.Cost.PacketSource = "ref_cnt"
+	}
+	return v
+}
+
+func TestPathCostOf(t *testing.T) {
+	b := results.Boot{Variants: []results.VariantResult{costVariant("none", 4_000_000, 0, 10_000), costVariant("ext", 5_500_000, 700_000, 10_000)}}
+	pc, ok := verdict.PathCostOf(b, b.Variants[1])
+	if !ok {
+		t.Fatal("no path cost")
+	}
+	if pc.WholePath != 550 || pc.Marginal != 150 || pc.BPF != 70 || pc.Softirq != 1000 || pc.ResolutionNs != 0.0001 {
+		t.Errorf("PathCostOf = %+v, want whole 550, marginal 150, bpf 70, softirq 1000", pc)
+	}
+	rows := verdict.PathRows(b, b.Variants[0])
+	if len(rows) != 1 || rows[0].Name != verdict.WholePathRow || rows[0].NsPerPkt != 400 {
+		t.Errorf("baseline rows = %+v, want only whole-path 400", rows)
+	}
+	// Without a valid baseline in the boot there is no marginal cost.
+	b.Variants[0].Valid = false
+	if pc, _ := verdict.PathCostOf(b, b.Variants[1]); !math.IsNaN(pc.Marginal) {
+		t.Errorf("marginal without a baseline = %v, want NaN", pc.Marginal)
+	}
+	if _, ok := verdict.PathCostOf(b, results.VariantResult{Variant: "cnt"}); ok {
+		t.Error("a variant without a cost record has a path cost")
+	}
+}
+
+// TestCompareCostRows: the cost rows are decided like programs and stay
+// out of the BPF total; a patch that only adds work outside the programs
+// moves whole-path and marginal, never the total.
+func TestCompareCostRows(t *testing.T) {
+	run := &results.Run{}
+	for rep := 1; rep <= 3; rep++ {
+		for _, role := range []string{results.RoleBase, results.RolePatched} {
+			extra := uint64(0)
+			if role == results.RolePatched {
+				extra = 300_000 // +30 ns/pkt outside the programs
+			}
+			run.Boots = append(run.Boots, results.Boot{Seq: len(run.Boots) + 1, Tree: "ext", Role: role, Rep: rep, Clock: results.ClockICount, Accel: results.AccelTCG,
+				Variants: []results.VariantResult{costVariant("none", 4_000_000, 0, 10_000), costVariant("ext", 5_500_000+extra+uint64(rep), 700_000, 10_000)}})
+		}
+	}
+	ab := verdict.Compare(run, "ext")
+	var ext *verdict.VariantAB
+	for i := range ab.Variants {
+		if ab.Variants[i].Variant == "ext" {
+			ext = &ab.Variants[i]
+		}
+	}
+	if ext == nil {
+		t.Fatalf("no ext variant: %+v", ab.Variants)
+	}
+	if ext.Total.Verdict != verdict.NoChange || ext.Total.Base.Median != 70 {
+		t.Errorf("total = %+v, want 70 ns, no change", ext.Total)
+	}
+	got := map[string]verdict.Row{}
+	for _, r := range ext.Programs {
+		got[r.Name] = r
+	}
+	for _, name := range []string{verdict.WholePathRow, verdict.MarginalRow} {
+		r, ok := got[name]
+		if !ok {
+			t.Fatalf("no %s row: %+v", name, ext.Programs)
+		}
+		if r.Verdict != verdict.Slower {
+			t.Errorf("%s: verdict %v (%+v), want slower", name, r.Verdict, r)
+		}
+	}
+	if d := got[verdict.MarginalRow].Patched.Median - got[verdict.MarginalRow].Base.Median; math.Abs(d-30) > 1e-9 {
+		t.Errorf("marginal moved by %.3f ns/pkt, want 30", d)
+	}
+	// A boot whose agent measured no cost: the rows go, rather than read 0.
+	run.Boots[0].Variants[1].Cost = nil
+	for _, v := range verdict.Compare(run, "ext").Variants {
+		for _, r := range v.Programs {
+			if v.Variant == "ext" && (r.Name == verdict.WholePathRow || r.Name == verdict.MarginalRow) {
+				t.Errorf("row %s kept although one boot has no cost", r.Name)
+			}
+		}
+	}
+}
+
+func TestBuildBench(t *testing.T) {
+	run := &results.Run{}
+	for seed := uint64(1); seed <= 3; seed++ {
+		// ext adds 100+seed ns/pkt over its baseline, gtp 400+2·seed.
+		run.Boots = append(run.Boots,
+			results.Boot{Seq: len(run.Boots) + 1, Tree: "ext", Role: results.RoleBase, Rep: int(seed), Seed: seed, Clock: results.ClockICount,
+				Variants: []results.VariantResult{costVariant("none", 4_000_000, 0, 10_000), costVariant("ext", 5_000_000+seed*10_000, 500_000, 10_000)}},
+			results.Boot{Seq: len(run.Boots) + 2, Tree: "gtp", Role: results.RoleBase, Rep: int(seed), Seed: seed, Clock: results.ClockICount,
+				Variants: []results.VariantResult{costVariant("none", 4_000_000, 0, 10_000), costVariant("gtp", 8_000_000+seed*20_000, 900_000, 10_000)}})
+	}
+	// hash runs on both trees: no design of either, no ratio.
+	for i := range run.Boots {
+		run.Boots[i].Variants = append(run.Boots[i].Variants, costVariant("hash", 6_000_000, 1_000_000, 10_000))
+	}
+	bt := verdict.BuildBench(run)
+	if len(bt.Agg.Sets) != 3 || bt.Agg.Sets[0] != "seed-1" {
+		t.Fatalf("sets = %v, want seed-1..3", bt.Agg.Sets)
+	}
+	if len(bt.Ratios) != 2 {
+		t.Fatalf("ratios = %+v, want ext vs gtp marginal and bpf", bt.Ratios)
+	}
+	r := bt.Ratios[0]
+	if r.A != "ext-ext" || r.B != "gtp-gtp" || r.Metric != verdict.MarginalRow || math.Abs(r.Ratio-102.0/404) > 1e-9 {
+		t.Errorf("ratio = %+v, want ext-ext/gtp-gtp marginal %.4f", r, 102.0/404)
+	}
+	if !(r.Lo < r.Ratio && r.Ratio < r.Hi) || r.Hi-r.Lo > 0.05 {
+		t.Errorf("interval [%v, %v] around %v", r.Lo, r.Hi, r.Ratio)
+	}
+	if b := bt.Ratios[1]; b.Metric != "bpf" || math.Abs(b.Ratio-50.0/90) > 1e-9 || b.Lo != b.Ratio {
+		t.Errorf("bpf ratio = %+v, want 50/90 with a zero-width interval (no spread)", b)
+	}
+	out := BenchString(bt)
+	t.Log("\n" + out)
+	for _, want := range []string{"ext-ext          ext_egress", "[marginal]", "102.0 ± 1.0", "ext-ext vs gtp-gtp marginal cost: 0.25× [", "gtp-none"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestLaterLooksKeepTheBaseline: a variant booted again for undecided
+// rows takes the baseline along, or its marginal row would lose its
+// samples.
+func TestLaterLooksKeepTheBaseline(t *testing.T) {
+	ab := verdict.TreeAB{Variants: []verdict.VariantAB{{Variant: "none"}, {Variant: "ext"}, {Variant: "cnt"}}}
+	if got := verdict.WithBaselineOf(ab, []string{"ext"}); strings.Join(got, ",") != "none,ext" {
+		t.Errorf("withBaselineOf(ext) = %v, want none,ext", got)
+	}
+	if got := verdict.WithBaselineOf(ab, []string{"none", "cnt"}); strings.Join(got, ",") != "none,cnt" {
+		t.Errorf("withBaselineOf(none,cnt) = %v", got)
+	}
+	if got := verdict.WithBaselineOf(ab, nil); got != nil {
+		t.Errorf("nothing undecided: %v, want nothing to boot", got)
+	}
+	if got := verdict.WithBaselineOf(verdict.TreeAB{Variants: []verdict.VariantAB{{Variant: "ext"}}}, []string{"ext"}); strings.Join(got, ",") != "ext" {
+		t.Errorf("a run without a baseline: %v", got)
+	}
+}
+
+// TestBuildBenchSameSeed: kci test --seed boots one seed again and again;
+// each boot keeps its own column, so identical boots show as identical.
+func TestBuildBenchSameSeed(t *testing.T) {
+	run := &results.Run{}
+	for rep := 1; rep <= 3; rep++ {
+		run.Boots = append(run.Boots, results.Boot{Seq: rep, Tree: "gtp", Role: results.RoleBase, Rep: rep, Seed: 1, Clock: results.ClockICount,
+			Variants: []results.VariantResult{costVariant("none", 4_000_000, 0, 10_000), costVariant("gtp", 8_000_000, 900_000, 10_000)}})
+	}
+	bt := verdict.BuildBench(run)
+	if strings.Join(bt.Agg.Sets, ",") != "seed-1,seed-1/rep-2,seed-1/rep-3" {
+		t.Fatalf("sets = %v", bt.Agg.Sets)
+	}
+	if p := bt.Paths[1][0]; p.Name != verdict.WholePathRow || len(p.Values) != 3 || p.Spread != 0 || p.Mean != 800 {
+		t.Errorf("gtp whole-path = %+v, want 800 in each of 3 columns", p)
+	}
+}

@@ -1,0 +1,173 @@
+package render
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+	"io"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/kci-dev/kci/results"
+	"github.com/kci-dev/kci/results/verdict"
+)
+
+// HTMLFile is the picture of a run, written into every run directory.
+const HTMLFile = "report.html"
+
+// htmlRun is what the page template sees. Every string in it came from
+// run.json, which the pull request's job wrote: html/template escapes it.
+type htmlRun struct {
+	ID, Times, Host string
+	Incomplete      string
+	Briefs          []verdict.Brief
+	Trees           []htmlTree
+	Boots           []htmlBoot
+	BootChart       template.HTML
+	Phases          []htmlPhase
+	Flames          []string // paths relative to the run directory
+}
+
+type htmlTree struct {
+	Name, Kernels, Config, Legend string
+	Patches                       []string
+	Rows                          []htmlRow
+	Survival                      []verdict.SurvivalRow
+	Excluded                      []string
+}
+
+type htmlRow struct {
+	Label, Change, Verdict, Class string
+	BaseN, PatchedN               int
+	Chart                         template.HTML
+}
+
+type htmlBoot struct {
+	Seq, Rep                 int
+	Tree, Role, Clock, Error string
+	Seed                     uint64
+	Ready                    string
+}
+
+type htmlPhase struct{ Name, Tree, Kernel, Duration string }
+
+// HTML writes the run's picture: a self-contained page (no script, no
+// network) with, per tree and program, every boot's value for base and
+// patched with the interval (gonum/plot SVG inline), the survival grid,
+// per-boot timings and links to the flame graphs found under dir.
+func HTML(w io.Writer, run *results.Run, dir string) error {
+	v := htmlRun{ID: run.ID, Times: runTimes(run), Host: hostLine(run), Incomplete: run.IncompleteReason}
+	if run.Incomplete && v.Incomplete == "" {
+		v.Incomplete = "incomplete"
+	}
+	for _, tree := range run.TreeNames() {
+		tr := verdict.Analyze(run, tree)
+		v.Briefs = append(v.Briefs, verdict.BriefOf(tr))
+		ht, err := htmlTreeOf(run, tr)
+		if err != nil {
+			return err
+		}
+		v.Trees = append(v.Trees, ht)
+	}
+	boots := verdict.SortedBoots(run)
+	for _, b := range boots {
+		v.Boots = append(v.Boots, htmlBoot{Seq: b.Seq, Rep: b.Rep, Tree: b.Tree, Role: b.Role, Clock: b.Clock,
+			Error: b.Error, Seed: b.Seed, Ready: fmtDuration(b.BootToReady)})
+	}
+	if len(boots) > 0 {
+		c, err := bootChart(boots)
+		if err != nil {
+			return err
+		}
+		v.BootChart = c
+	}
+	for _, p := range run.Phases {
+		v.Phases = append(v.Phases, htmlPhase{p.Name, p.Tree, p.Kernel, fmtDuration(p.Duration)})
+	}
+	v.Flames = flameGraphs(dir)
+	var buf bytes.Buffer
+	if err := pageTemplate.Execute(&buf, v); err != nil {
+		return fmt.Errorf("results: render %s: %w", HTMLFile, err)
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// WriteHTML writes report.html into the run directory.
+func WriteHTML(dir string, run *results.Run) error {
+	var buf bytes.Buffer
+	if err := HTML(&buf, run, dir); err != nil {
+		return err
+	}
+	return results.WriteAtomic(filepath.Join(dir, HTMLFile), buf.Bytes())
+}
+
+func htmlTreeOf(run *results.Run, tr verdict.TreeReport) (htmlTree, error) {
+	ab := tr.Perf
+	ht := htmlTree{Name: tr.Tree, Patches: tr.Patches, Survival: tr.Survival, Excluded: excludedLines(ab.Excluded),
+		Legend: strings.Join(abLegend(ab), "; ") + "."}
+	if tr.Base != "" || tr.Patched != "" {
+		ht.Kernels = "base " + orDash(tr.Base) + " → patched " + orDash(tr.Patched)
+	}
+	ht.Config = strings.Join(configLine(run, tr), " ")
+	for _, va := range ab.Variants {
+		for i, r := range append([]verdict.Row{va.Total}, va.Programs...) {
+			if !r.Ran() {
+				continue
+			}
+			e := verdict.RowEffect(ab, va.Variant, r)
+			label := e.Label()
+			if i == 0 {
+				label += " total"
+			}
+			chart, err := rowChart(ab, label, r)
+			if err != nil {
+				return ht, err
+			}
+			class := "same"
+			switch {
+			case verdict.Changed(r) && r.Verdict == verdict.Slower:
+				class = "slower"
+			case verdict.Changed(r):
+				class = "faster"
+			}
+			ht.Rows = append(ht.Rows, htmlRow{Label: label, Change: fmtChange(e), Verdict: rowVerdict(r, e, ab.MinEffectPct),
+				Class: class, BaseN: r.Base.N, PatchedN: r.Patched.N, Chart: chart})
+		}
+	}
+	return ht, nil
+}
+
+// flameGraphs lists the flame graph SVGs kci test --profile left under
+// dir/profiles, as links relative to report.html.
+func flameGraphs(dir string) []string {
+	if dir == "" {
+		return nil
+	}
+	matches, _ := filepath.Glob(filepath.Join(dir, "profiles", "*.svg")) // only a malformed pattern errs
+	var out []string
+	for _, m := range matches {
+		if rel, err := filepath.Rel(dir, m); err == nil {
+			out = append(out, filepath.ToSlash(rel))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func cellClass(c *verdict.CellState) string {
+	switch {
+	case c == nil:
+		return "none"
+	case c.Pass():
+		return "ok"
+	}
+	return "fail"
+}
+
+var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
+	"cell":      cellText,
+	"cellClass": cellClass,
+	"details":   func(b verdict.Brief) []string { return Details(b) },
+}).Parse(pageHTML))

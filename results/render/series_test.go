@@ -1,0 +1,100 @@
+package render
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kci-dev/kci/results"
+	"github.com/kci-dev/kci/results/verdict"
+
+	"github.com/kci-dev/kci/kernel"
+)
+
+func TestPerfCell(t *testing.T) {
+	for _, tc := range []struct {
+		index int
+		ps    []results.ProgDelta
+		want  string
+	}{
+		{1, nil, "-"},
+		{2, []results.ProgDelta{{Key: "gtp-gtp/gtp_write", Value: 204, Before: 400, Pct: -49, Against: 1}, {Key: "gtp-gtp/gtp_read", Value: 40, Before: 40, Against: 1}}, "gtp-gtp/gtp_write −49 %"},
+		{3, []results.ProgDelta{{Key: "p", Value: 103, Before: 100, Pct: 3, Against: 0}}, "p +3.0 % (vs tree)"},
+		{4, []results.ProgDelta{{Key: "p", Value: 100, Before: 100, Against: 2}}, "no change (vs 2)"},
+		{1, []results.ProgDelta{{Key: "p", Value: 100}}, "measured"},
+	} {
+		if got := perfCell(tc.index, tc.ps); got != tc.want {
+			t.Errorf("perfCell(%d, %+v) = %q, want %q", tc.index, tc.ps, got, tc.want)
+		}
+	}
+}
+
+func TestSeriesFailedAndText(t *testing.T) {
+	s := &results.Series{Trees: []results.SeriesTree{{Tree: "gtp", Base: "6.12.117-kci", Time: 3 * time.Minute, Patches: []results.PatchResult{
+		{Index: 1, Of: 2, Subject: "a", Apply: results.StepOK, Build: results.StepOK, BuildTime: 40 * time.Second, Boot: &results.PatchBoot{Result: results.StepOK, Time: 50 * time.Second, Cells: 4, Passed: 4}},
+		{Index: 2, Of: 2, Subject: "b", Apply: results.StepOK, Build: results.StepOK, BuildTime: 30 * time.Second, Boot: &results.PatchBoot{Result: results.StepOK, Time: 20 * time.Second, Cells: 4, Passed: 4}},
+	}}}}
+	if s.Failed() {
+		t.Error("a clean series failed")
+	}
+	var b strings.Builder
+	SeriesText(&b, s)
+	if !strings.Contains(b.String(), "cost: 2 prefixes, builds 1m10s, boots 1m10s") {
+		t.Errorf("cost line:\n%s", b.String())
+	}
+	s.Trees[0].Patches[1].NewWarnings = []kernel.Warning{{File: "a.c", Line: 3, Message: "unused variable 'x'", Option: "-Wunused-variable"}}
+	if !s.Failed() {
+		t.Error("a new warning is not a failure of the series")
+	}
+	b.Reset()
+	SeriesText(&b, s)
+	if !strings.Contains(b.String(), "patch 2/2 new warning: a.c:3: unused variable 'x' [-Wunused-variable]") {
+		t.Errorf("text:\n%s", b.String())
+	}
+}
+
+func TestSeriesConclude(t *testing.T) {
+	clean := func() *results.Series {
+		return &results.Series{Trees: []results.SeriesTree{
+			{Tree: "gtp", Patches: []results.PatchResult{{Index: 1, Of: 1, Subject: "a", Apply: results.StepOK, Build: results.StepOK, Boot: &results.PatchBoot{Result: results.StepOK}}},
+				Culprits: []results.Culprit{{Patch: 1, Of: 1, Subject: "a", Key: "gtp-gtp/gtp_write", Before: 400, After: 204, Pct: -49, Unit: "instruction-time"}}},
+			{Tree: "ext", Patches: []results.PatchResult{{Index: 1, Of: 1, Subject: "a", Apply: results.StepOK, Build: results.StepOK, Boot: &results.PatchBoot{Result: results.StepOK}}}},
+		}}
+	}
+	s := clean()
+	if c := verdict.SeriesConclude(s, "gtp"); c.State != verdict.Success || !strings.Contains(c.Title, "1 patches") || !strings.Contains(c.Summary, "gtp_write") {
+		t.Errorf("clean series: %+v, want success with the perf culprit in the summary", c)
+	}
+	s.Trees[1].Patches[0].Build, s.Trees[1].Patches[0].BuildError = results.StepFail, "net/core/skbuff.c:12: error: expected ';'"
+	if c := verdict.SeriesConclude(s, "ext"); c.State != verdict.Failure || !strings.Contains(c.Title, "patch 1/1 build failed: net/core/skbuff.c:12") {
+		t.Errorf("broken build: %+v, want failure naming the patch and the error", c)
+	}
+	if c := verdict.SeriesConclude(s, "gtp"); c.State != verdict.Success {
+		t.Errorf("gtp is sound whatever ext does: %+v", c)
+	}
+	s = clean()
+	s.Incomplete, s.IncompleteReason = true, "interrupted"
+	if c := verdict.SeriesConclude(s, "gtp"); c.State != verdict.Neutral || !strings.Contains(c.Title, "interrupted") {
+		t.Errorf("incomplete: %+v, want neutral", c)
+	}
+	if c := verdict.SeriesConclude(s, "nope"); c.State != verdict.Neutral {
+		t.Errorf("unknown tree: %+v, want neutral", c)
+	}
+	if md := SeriesTreeMarkdown(clean(), "ext"); strings.Contains(md, "tree gtp") || !strings.Contains(md, "tree ext") {
+		t.Errorf("one tree's Markdown shows others:\n%s", md)
+	}
+}
+
+// TestCulpritThreshold: a culprit names the threshold its program had to
+// exceed (the run's, or the program's seed spread); older reports without
+// one render as before.
+func TestCulpritThreshold(t *testing.T) {
+	c := results.Culprit{Patch: 2, Of: 3, Subject: "b", Key: "hash/hash_write", Before: 100, After: 112, Pct: 12, Share: 100, Unit: "instruction-time", ThrPct: 0.8}
+	if got, want := c.String(), "patch 2/3 ‹b›: hash/hash_write +12 % (instruction-time, threshold 0.8 %; 100 % of the series' change)"; got != want {
+		t.Errorf("culprit\n %q, want\n %q", got, want)
+	}
+	c.ThrPct = 0
+	if got, want := c.String(), "patch 2/3 ‹b›: hash/hash_write +12 % (instruction-time; 100 % of the series' change)"; got != want {
+		t.Errorf("culprit without threshold\n %q, want\n %q", got, want)
+	}
+}

@@ -1,0 +1,556 @@
+package verdict
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/kci-dev/kci/results"
+
+	"github.com/kci-dev/kci/internal/failure"
+	"golang.org/x/perf/benchmath"
+)
+
+// Verdict is the outcome of one base-vs-patched comparison, in benchstat's
+// terms (lower ns/pkt is better).
+type Verdict string
+
+// Verdicts.
+const (
+	Faster   Verdict = "faster"
+	Slower   Verdict = "slower"
+	NoChange Verdict = "no significant change"
+	// TooFew: these boots cannot decide (Row.Need says how many would).
+	TooFew        Verdict = "cannot decide"
+	NotComparable Verdict = "not comparable" // one side has no samples at all
+)
+
+// Confidence is the level of the confidence intervals shown, as benchstat.
+const Confidence = 0.95
+
+// Notes on rows.
+const (
+	// NoteNotExamined: a program row of a variant whose total did not
+	// move; shown for description, never decided.
+	NoteNotExamined = "not examined"
+	// NoteSecondary: a program row of a variant whose total moved,
+	// decided with Holm over that variant's programs.
+	NoteSecondary = "secondary"
+	// NoteWithinSpread: deterministic mode, a difference beyond the
+	// threshold that the observed boot-to-boot range does not clear.
+	NoteWithinSpread = "within observed spread"
+	// NoteBelowResolution: deterministic mode, a difference beyond the
+	// threshold in percent but smaller than one instruction per packet.
+	NoteBelowResolution = "below one instruction/pkt"
+)
+
+// Dist summarises one kernel's samples of one metric (ns/pkt), with the
+// statistics benchstat uses: the median and its confidence interval
+// (benchmath.AssumeNothing), plus the observed range.
+type Dist struct {
+	Values []float64 `json:"values"` // in repetition order
+	N      int       `json:"n"`
+	Median float64   `json:"median"`
+	Lo     float64   `json:"lo"`
+	Hi     float64   `json:"hi"`
+	CI     string    `json:"ci"`     // ±x% of the median, "∞" with too few samples
+	CV     float64   `json:"cv_pct"` // coefficient of variation, percent
+	Min    float64   `json:"min"`
+	Max    float64   `json:"max"`
+	// Spread is (max − min) / 2 / mean, percent: the observed
+	// boot-to-boot range, as the user's table shows it.
+	Spread float64 `json:"spread_pct"`
+}
+
+// Row is one compared metric: a program's ns/pkt or a variant's total.
+type Row struct {
+	Name    string `json:"name"` // program name, or "total"
+	Base    Dist   `json:"base"`
+	Patched Dist   `json:"patched"`
+	// DeltaPct: median patched vs median base (noisy mode); the
+	// difference of per-seed means, which the test is about
+	// (deterministic mode).
+	DeltaPct float64 `json:"delta_pct"`
+	// Shift is the Hodges–Lehmann estimate of patched vs base in percent
+	// with its 95 % distribution-free interval (noisy mode).
+	Shift Shift `json:"shift"`
+	// Adjusted (noisy mode, a decided row of a family of m) is the same
+	// estimate's interval at 1 − 0.05/m, the level Holm's first step
+	// tests at: "below the smallest effect" is judged on it, as the
+	// 95 % interval would claim more than the family's test does.
+	Adjusted *Shift  `json:"shift_adjusted,omitempty"`
+	AdjConf  float64 `json:"shift_adjusted_conf,omitempty"`
+	P        float64 `json:"p"`     // Mann–Whitney U (noisy); Welch t over per-seed values (deterministic)
+	PAdj     float64 `json:"p_adj"` // Holm-adjusted within the row's family
+	Verdict  Verdict `json:"verdict"`
+	// InNoise: significant, yet the whole interval of the change lies
+	// within ± the smallest effect of interest.
+	InNoise bool `json:"in_noise"`
+	Need    int  `json:"boots_needed,omitempty"` // with TooFew: boots per kernel that could decide
+	// Deterministic mode: Seeds is the smaller side's number of distinct
+	// guest seeds the row was tested over; Detectable, for a "no change",
+	// is the change in percent of the base mean it would have shown with
+	// 90 % power at the family's level given the observed seed spread and
+	// seeds (never below the smallest effect or one instruction).
+	Seeds      int      `json:"seeds,omitempty"`
+	Detectable float64  `json:"detectable_pct_90,omitempty"`
+	Note       string   `json:"note,omitempty"`
+	Warnings   []string `json:"warnings,omitempty"`
+
+	w              welch // deterministic mode's test
+	exact          bool  // deterministic: seeds agree within half an instruction
+	seedsB, seedsP int
+	// Change is the row's change as the report shows it (report.json
+	// only; see RowEffect).
+	Change *Effect `json:"effect,omitempty"`
+}
+
+// ChangeText is a noisy-mode change in words: the estimate with its
+// interval at the family's level (95 % when there is no family) and the
+// boots behind it.
+func (r Row) ChangeText() string {
+	iv, conf := r.Shift, Confidence
+	if r.Adjusted != nil {
+		iv, conf = *r.Adjusted, r.AdjConf
+	}
+	return fmt.Sprintf("%s %+.1f%% [%+.1f%%, %+.1f%%] at %.1f%% (%d+%d boots)", r.Verdict, r.Effect(), iv.Lo, iv.Hi, conf*100, r.Base.N, r.Patched.N)
+}
+
+// Backing is what stands behind a change, for lists of changes: its
+// interval (at the family's level in noisy mode, 95 % in deterministic
+// mode) and the boots, "[+0.5%, +1.3%], 10+10 boots".
+func (r Row) Backing() string {
+	iv := r.Shift
+	if r.Adjusted != nil {
+		iv = *r.Adjusted
+	}
+	return fmt.Sprintf("[%+.1f%%, %+.1f%%], %d+%d boots", iv.Lo, iv.Hi, r.Base.N, r.Patched.N)
+}
+
+// Effect is the row's change in percent that its interval (Shift) is
+// about: the Hodges–Lehmann estimate in noisy mode, the difference of
+// per-seed means in deterministic mode; DeltaPct when there is none. The
+// conclusion and --fail-on-regression read this one.
+func (r Row) Effect() float64 {
+	if !math.IsNaN(r.Shift.Est) && !math.IsInf(r.Shift.Est, 0) {
+		return r.Shift.Est
+	}
+	return r.DeltaPct
+}
+
+// TotalRow is the Name of a variant's total row.
+const TotalRow = "total"
+
+// VariantAB is one benchmark variant of one tree, base vs patched.
+type VariantAB struct {
+	Variant  string `json:"variant"`
+	Total    Row    `json:"total"`
+	Programs []Row  `json:"programs"`
+}
+
+// Excluded is a measurement that is not in the statistics, and why.
+type Excluded struct {
+	Seq     int    `json:"seq"`
+	Rep     int    `json:"rep"`
+	Role    string `json:"role"`
+	Variant string `json:"variant,omitempty"` // "" = the whole boot
+	Reason  string `json:"reason"`
+	Kind    string `json:"kind"` // invalid | skipped | boot-error | infra
+}
+
+// TreeAB is the performance comparison of one tree.
+type TreeAB struct {
+	Tree     string `json:"tree"`
+	Emulated bool   `json:"emulated"`
+	// Clock is the tree's clock mode (ClockKVM, ClockHost, ClockICount);
+	// ClockICount means deterministic mode.
+	Clock string `json:"clock,omitempty"`
+	// Label is InstructionTimeLabel in deterministic mode, EmulatedLabel
+	// for other emulated numbers.
+	Label        string  `json:"label,omitempty"`
+	MinEffectPct float64 `json:"min_effect_pct"`
+	// Family is the number of rows Holm corrects over: the tree's variant
+	// totals in noisy mode; every testable row of every deterministic
+	// tree of the run in deterministic mode, at Alpha split over Looks.
+	Family int     `json:"family,omitempty"`
+	Alpha  float64 `json:"family_alpha,omitempty"`
+	Looks  int     `json:"looks,omitempty"`
+	// DeterminismCheck: deterministic mode with one seed per kernel
+	// (--seed): boots can only be checked to agree, nothing is compared.
+	DeterminismCheck bool                `json:"determinism_check,omitempty"`
+	Sequential       *results.Sequential `json:"sequential,omitempty"`
+	Variants         []VariantAB         `json:"variants"`
+	Excluded         []Excluded          `json:"excluded,omitempty"`
+	// Warnings flag boots whose guest time scale differs from their
+	// siblings' (tsc_khz, clocksource).
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Deterministic reports whether the tree was measured in deterministic
+// mode (icount): spread and threshold decide, not p-values.
+func (ab TreeAB) Deterministic() bool { return ab.Clock == results.ClockICount }
+
+// Unit names what the tree's numbers count.
+func (ab TreeAB) Unit() string {
+	if ab.Deterministic() {
+		return results.InstructionTimeLabel
+	}
+	return "ns/pkt"
+}
+
+// sample is one valid measurement of a variant in one boot.
+type sample struct {
+	rep   int
+	seed  uint64 // the guest seed; a unique key when unrecorded
+	costs []results.ProgCost
+	total float64
+}
+
+// Compare computes base vs patched for one tree from every valid variant
+// result of that tree's boots; each repetition is one sample. Invalid and
+// skipped results and failed boots are listed, never averaged: a failed
+// boot is out of the statistics entirely. Nothing is compared across
+// trees.
+//
+// Deterministic mode (every boot under icount): every row, totals and
+// programs, is a Welch test over per-seed values with Holm over every row
+// of every deterministic tree of the run (decide_det.go), and a change
+// must also reach the smallest effect and ResolutionNs.
+//
+// Noisy mode (KVM, --clock host): the variant totals are the primary
+// family (Mann–Whitney U, Holm over the variants); a program is examined
+// (Holm over its variant's programs) only when its total moved.
+// Detectability is judged after the correction; a significant change
+// whose Hodges–Lehmann interval lies within ± the smallest effect is
+// marked InNoise.
+func Compare(run *results.Run, tree string) TreeAB {
+	ab := compareTree(run, tree)
+	if ab.Deterministic() {
+		decideDeterministic(run, &ab)
+	} else {
+		decideNoisy(&ab)
+	}
+	ab.Warnings = scaleWarnings(run, tree)
+	return ab
+}
+
+// compareTree gathers a tree's samples and computes each row's statistics
+// without deciding them.
+func compareTree(run *results.Run, tree string) TreeAB {
+	ab := TreeAB{Tree: tree, Emulated: run.Emulated(tree), Clock: run.ClockMode(tree), MinEffectPct: run.MinEffect()}
+	switch {
+	case ab.Deterministic():
+		ab.Label = results.InstructionTimeLabel
+	case ab.Emulated:
+		ab.Label = results.EmulatedLabel
+	default:
+		ab.Label = results.WallTimeLabel
+	}
+	var order []string
+	samples := map[string]map[string][]sample{} // variant → role → samples
+	for _, b := range SortedBoots(run) {
+		if b.Tree != tree {
+			continue
+		}
+		if b.Error != "" {
+			kind := "boot-error"
+			switch b.ErrorKind {
+			case failure.Infra:
+				kind = "infra"
+			case failure.Cancelled, failure.Interrupted:
+				kind = b.ErrorKind
+			}
+			ab.Excluded = append(ab.Excluded, Excluded{Seq: b.Seq, Rep: b.Rep, Role: b.Role, Reason: b.Error, Kind: kind})
+			continue // nothing of a failed boot enters the statistics
+		}
+		for _, v := range b.Variants {
+			switch {
+			case v.Skipped != "":
+				ab.Excluded = append(ab.Excluded, Excluded{Seq: b.Seq, Rep: b.Rep, Role: b.Role, Variant: v.Variant, Reason: v.Skipped, Kind: "skipped"})
+				continue
+			case !v.Valid:
+				reason := v.Invalid
+				if reason == "" {
+					reason = "not validated"
+				}
+				ab.Excluded = append(ab.Excluded, Excluded{Seq: b.Seq, Rep: b.Rep, Role: b.Role, Variant: v.Variant, Reason: reason, Kind: "invalid"})
+				continue
+			}
+			if samples[v.Variant] == nil {
+				samples[v.Variant] = map[string][]sample{}
+				order = append(order, v.Variant)
+			}
+			costs, _ := results.PerPacket(v.Programs)
+			seed := b.Seed
+			if seed == 0 {
+				seed = 1<<63 | uint64(b.Seq) // unrecorded: every boot its own draw
+			}
+			// The cost rows (cost.go) go beside the programs, not into the total.
+			s := sample{rep: b.Rep, seed: seed, costs: costs, total: results.Total(costs)}
+			s.costs = append(s.costs, PathRows(b, v)...)
+			samples[v.Variant][b.Role] = append(samples[v.Variant][b.Role], s)
+		}
+	}
+	for _, name := range order {
+		alignPathRows(samples[name])
+		base, patched := samples[name][results.RoleBase], samples[name][results.RolePatched]
+		va := VariantAB{Variant: name}
+		row := func(n string, b, p []float64) Row {
+			if ab.Deterministic() {
+				return compareDet(n, b, p, seedsOf(base), seedsOf(patched))
+			}
+			return pairStats(n, b, p)
+		}
+		va.Total = row(TotalRow, totals(base), totals(patched))
+		for _, prog := range programNames(base, patched) {
+			va.Programs = append(va.Programs, row(prog, progValues(base, prog), progValues(patched, prog)))
+		}
+		ab.Variants = append(ab.Variants, va)
+	}
+	return ab
+}
+
+func seedsOf(ss []sample) []uint64 {
+	out := make([]uint64, len(ss))
+	for i, s := range ss {
+		out[i] = s.seed
+	}
+	return out
+}
+
+func SortedBoots(run *results.Run) []results.Boot {
+	boots := append([]results.Boot(nil), run.Boots...)
+	sort.SliceStable(boots, func(i, j int) bool { return boots[i].Seq < boots[j].Seq })
+	return boots
+}
+
+// testable reports whether a row takes part in a family: both sides have
+// samples and something ran.
+func testable(r *Row) bool {
+	return r.Verdict != NotComparable && !math.IsNaN(r.P) && !(r.Base.Median == 0 && r.Patched.Median == 0)
+}
+
+// decideNoisy takes the tree's decisions in noisy mode: Holm over the
+// variant totals, then, within each variant whose total moved, Holm over
+// its programs; the other programs are described, not decided.
+func decideNoisy(ab *TreeAB) {
+	var fam []*Row
+	for i := range ab.Variants {
+		if r := &ab.Variants[i].Total; testable(r) {
+			fam = append(fam, r)
+		}
+	}
+	ab.Family = len(fam)
+	can := decidable(fam)
+	holm(fam)
+	for i := range ab.Variants {
+		r := &ab.Variants[i].Total
+		decideRow(r, len(fam), ab.MinEffectPct, can[r])
+	}
+	for i := range ab.Variants {
+		v := &ab.Variants[i]
+		moved := v.Total.Verdict == Slower || v.Total.Verdict == Faster
+		if !moved {
+			for j := range v.Programs {
+				p := &v.Programs[j]
+				p.PAdj = math.NaN()
+				if p.Verdict == NotComparable {
+					continue
+				}
+				p.Verdict, p.Note = NoChange, NoteNotExamined
+				if v.Total.Verdict == TooFew {
+					p.Verdict, p.Need = TooFew, v.Total.Need
+				}
+			}
+			continue
+		}
+		var progs []*Row
+		for j := range v.Programs {
+			if p := &v.Programs[j]; testable(p) {
+				progs = append(progs, p)
+			}
+		}
+		canP := decidable(progs)
+		holm(progs)
+		for j := range v.Programs {
+			p := &v.Programs[j]
+			decideRow(p, len(progs), ab.MinEffectPct, canP[p])
+			if p.Verdict != NotComparable {
+				p.Note = NoteSecondary
+			}
+		}
+	}
+}
+
+// holm sets PAdj over one family (Holm–Bonferroni): with a dozen
+// comparisons at alpha 0.05, one would otherwise come out "significant" by
+// chance in about every second run, and a verdict kci prints must hold up
+// in a cover letter. The raw p stays shown; PAdj decides the verdict.
+func holm(rows []*Row) {
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].P < rows[j].P })
+	m := len(rows)
+	prev := 0.0
+	for i, r := range rows {
+		adj := math.Min(1, math.Max(prev, r.P*float64(m-i)))
+		prev = adj
+		r.PAdj = adj
+	}
+}
+
+// decideRow gives a row of a Holm family of m its verdict: cannot decide
+// when its sample sizes cannot reach significance in the family (can,
+// see decidable); else slower or faster when the adjusted p is
+// significant (InNoise when the whole family-adjusted interval lies
+// within ± minEffect); else no change.
+func decideRow(r *Row, m int, minEffect float64, can bool) {
+	if r.Verdict == NotComparable {
+		r.PAdj = math.NaN()
+		return
+	}
+	if !testable(r) {
+		r.Verdict, r.PAdj = NoChange, math.NaN()
+		return
+	}
+	if !can {
+		r.Verdict, r.Need = TooFew, max(bootsNeeded(m), r.Base.N+1, r.Patched.N+1)
+		return
+	}
+	switch {
+	case r.PAdj > alpha || r.Shift.Est == 0 || math.IsNaN(r.Shift.Est):
+		r.Verdict = NoChange
+		if r.P <= alpha {
+			r.Warnings = append(r.Warnings, fmt.Sprintf("p=%.3f is not significant once corrected for %d comparisons (Holm: %.3f)", r.P, m, r.PAdj))
+		}
+	case r.Shift.Est > 0:
+		r.Verdict = Slower
+	default:
+		r.Verdict = Faster
+	}
+	if r.Verdict == Slower || r.Verdict == Faster {
+		conf := 1 - alpha/float64(max(m, 1))
+		adj := hodgesLehmann(r.Base.Values, r.Patched.Values, conf)
+		r.Adjusted, r.AdjConf = &adj, conf
+		r.InNoise = adj.Within(minEffect)
+	}
+}
+
+func totals(ss []sample) []float64 {
+	out := make([]float64, len(ss))
+	for i, s := range ss {
+		out[i] = s.total
+	}
+	return out
+}
+
+func programNames(sets ...[]sample) []string {
+	var names []string
+	seen := map[string]bool{}
+	for _, ss := range sets {
+		for _, s := range ss {
+			for _, c := range s.costs {
+				if !seen[c.Name] {
+					seen[c.Name] = true
+					names = append(names, c.Name)
+				}
+			}
+		}
+	}
+	return names
+}
+
+// progValues gives the program's ns/pkt per sample; a sample that does not
+// list the program did not run it, which costs 0, as in the user's table.
+func progValues(ss []sample, prog string) []float64 {
+	out := make([]float64, len(ss))
+	for i, s := range ss {
+		for _, c := range s.costs {
+			if c.Name == prog {
+				out[i] += c.NsPerPkt
+			}
+		}
+	}
+	return out
+}
+
+// pairStats computes a noisy-mode row's statistics without deciding it:
+// medians with CIs, Mann–Whitney U p (benchmath, as benchstat), the
+// Hodges–Lehmann shift with its 95 % interval.
+func pairStats(name string, base, patched []float64) Row {
+	row := Row{Name: name, Base: summarize(base), Patched: summarize(patched), PAdj: math.NaN()}
+	if len(base) == 0 || len(patched) == 0 {
+		row.Verdict = NotComparable
+		row.P = math.NaN()
+		row.DeltaPct = math.NaN()
+		row.Shift = Shift{math.NaN(), math.NaN(), math.NaN()}
+		return row
+	}
+	th := &benchmath.DefaultThresholds
+	bs := benchmath.NewSample(append([]float64(nil), base...), th)
+	ps := benchmath.NewSample(append([]float64(nil), patched...), th)
+	cmp := benchmath.AssumeNothing.Compare(bs, ps)
+	row.P = cmp.P
+	for _, w := range cmp.Warnings {
+		row.Warnings = append(row.Warnings, w.Error())
+	}
+	row.DeltaPct = deltaPct(row.Base.Median, row.Patched.Median)
+	row.Shift = hodgesLehmann(base, patched, Confidence)
+	return row
+}
+
+func deltaPct(base, patched float64) float64 {
+	switch base {
+	case patched:
+		return 0
+	case 0:
+		return math.NaN()
+	}
+	return (patched/base - 1) * 100
+}
+
+func summarize(xs []float64) Dist {
+	d := Dist{Values: append([]float64(nil), xs...), N: len(xs)}
+	if len(xs) == 0 {
+		d.Median, d.Lo, d.Hi, d.CV = math.NaN(), math.NaN(), math.NaN(), math.NaN()
+		d.Min, d.Max, d.Spread = math.NaN(), math.NaN(), math.NaN()
+		return d
+	}
+	s := benchmath.NewSample(append([]float64(nil), xs...), &benchmath.DefaultThresholds)
+	sum := benchmath.AssumeNothing.Summary(s, Confidence)
+	d.Median, d.Lo, d.Hi = sum.Center, sum.Lo, sum.Hi
+	d.CI = "±" + sum.PctRangeString()
+	if d.CI == "±∞" {
+		d.CI = "∞"
+	}
+	d.CV = cv(xs)
+	d.Min, d.Max = xs[0], xs[0]
+	mean := 0.0
+	for _, x := range xs {
+		d.Min, d.Max = math.Min(d.Min, x), math.Max(d.Max, x)
+		mean += x
+	}
+	mean /= float64(len(xs))
+	if mean != 0 {
+		d.Spread = (d.Max - d.Min) / 2 / math.Abs(mean) * 100
+	}
+	return d
+}
+
+// cv is the sample standard deviation over the mean, in percent.
+func cv(xs []float64) float64 {
+	if len(xs) < 2 {
+		return 0
+	}
+	mean := 0.0
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(len(xs))
+	if mean == 0 {
+		return 0
+	}
+	ss := 0.0
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	return math.Sqrt(ss/float64(len(xs)-1)) / math.Abs(mean) * 100
+}

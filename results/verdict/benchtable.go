@@ -1,0 +1,259 @@
+package verdict
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/kci-dev/kci/results"
+)
+
+// BenchTable is `kci bench`'s answer: the mail's table (one column per
+// guest seed, the BPF total as mean ± spread) with the whole-path cost
+// rows under each variant's programs, and the designs side by side.
+type BenchTable struct {
+	Agg      AggTable       `json:"agg"`      // the programs, in the mail's layout
+	Paths    [][]BenchPath  `json:"paths"`    // per Agg.Variants entry: its cost rows
+	Ratios   []DesignRatio  `json:"ratios"`   // design vs design, from different trees
+	Unit     string         `json:"unit"`     // what every number counts
+	Boots    map[string]int `json:"boots"`    // valid boots per variant
+	Excluded []string       `json:"excluded"` // what is not in the numbers, and why
+}
+
+// BenchPath is one cost row of a variant: per set, then mean ± spread
+// (spread = (max − min) / 2, as the mail's totals).
+type BenchPath struct {
+	Name   string    `json:"name"`
+	Values []float64 `json:"values"`
+	Mean   float64   `json:"mean"`
+	Spread float64   `json:"spread"`
+}
+
+// DesignRatio is design A's cost over design B's with its 95 % interval
+// by the delta method over the per-seed values (Student t, n−1 degrees of
+// freedom, n the smaller count; seeds not paired: the two designs ran on
+// different kernels).
+type DesignRatio struct {
+	A      string  `json:"a"`
+	B      string  `json:"b"`
+	Metric string  `json:"metric"` // marginal | bpf
+	Ratio  float64 `json:"ratio"`
+	Lo     float64 `json:"lo"`
+	Hi     float64 `json:"hi"`
+	N      int     `json:"n"`
+}
+
+// Cost row names of the bench table, besides WholePathRow and MarginalRow.
+const (
+	SoftirqRow    = "softirq"
+	OutsideBPFRow = "outside-bpf"
+)
+
+var benchPathRows = []string{WholePathRow, MarginalRow, OutsideBPFRow, SoftirqRow}
+
+// BuildBench tabulates the base-kernel boots of runs: a set per guest
+// seed (sets of every run and tree with the same seed share a column).
+func BuildBench(runs ...*results.Run) BenchTable {
+	bt := BenchTable{Boots: map[string]int{}}
+	sets := map[string]*AggSet{}
+	var order []string
+	values := map[string]map[string]map[string]float64{} // variant → row → set → ns/pkt
+	icount := true
+	seen := map[string]bool{} // tree/label
+	for _, r := range runs {
+		icount = icount && r.ClockMode("") == results.ClockICount
+		for _, b := range SortedBoots(r) {
+			if b.Role != results.RoleBase {
+				continue
+			}
+			label := fmt.Sprintf("seed-%d", b.Seed)
+			if b.Seed == 0 {
+				label = fmt.Sprintf("rep-%d", b.Rep)
+			}
+			if seen[b.Tree+"/"+label] {
+				// The same seed again (kci test --seed): a column per boot.
+				label = fmt.Sprintf("%s/rep-%d", label, b.Rep)
+			}
+			seen[b.Tree+"/"+label] = true
+			if b.Error != "" {
+				bt.Excluded = append(bt.Excluded, fmt.Sprintf("%s %s: boot failed: %s", label, b.Tree, b.Error))
+				continue
+			}
+			if sets[label] == nil {
+				sets[label] = &AggSet{Label: label}
+				order = append(order, label)
+			}
+			for _, v := range b.Variants {
+				name := results.VariantLabel(b.Tree, v.Variant)
+				if v.Skipped != "" || !v.Valid {
+					bt.Excluded = append(bt.Excluded, fmt.Sprintf("%s %s: %s", label, name, firstNonEmpty(v.Skipped, v.Invalid, "not validated")))
+					continue
+				}
+				costs, _ := results.PerPacket(v.Programs)
+				sets[label].Variants = append(sets[label].Variants, AggEntry{Variant: name, Costs: costs})
+				bt.Boots[name]++
+				if pc, ok := PathCostOf(b, v); ok {
+					if values[name] == nil {
+						values[name] = map[string]map[string]float64{}
+					}
+					put := func(row string, x float64) {
+						if values[name][row] == nil {
+							values[name][row] = map[string]float64{}
+						}
+						values[name][row][label] = x
+					}
+					put(WholePathRow, pc.WholePath)
+					if !isBaseline(v.Variant) {
+						put(MarginalRow, pc.Marginal)
+					}
+					put(OutsideBPFRow, pc.WholePath-pc.BPF)
+					put(SoftirqRow, pc.Softirq)
+				}
+			}
+		}
+	}
+	sort.SliceStable(order, func(i, j int) bool { return repOf(order[i]) < repOf(order[j]) })
+	var aggSets []AggSet
+	for _, l := range order {
+		aggSets = append(aggSets, *sets[l])
+	}
+	bt.Unit = "ns/pkt"
+	if icount {
+		bt.Unit = results.InstructionTimeLabel
+	}
+	bt.Agg = BuildAgg("kci bench: tree kernels, no patch ("+bt.Unit+")", aggSets)
+	for _, v := range bt.Agg.Variants {
+		var rows []BenchPath
+		for _, row := range benchPathRows {
+			byLabel := values[v.Variant][row]
+			if byLabel == nil {
+				continue
+			}
+			p := BenchPath{Name: row}
+			for _, l := range order {
+				x, ok := byLabel[l]
+				if !ok {
+					x = math.NaN()
+				}
+				p.Values = append(p.Values, x)
+			}
+			p.Mean, p.Spread = meanSpread(p.Values)
+			rows = append(rows, p)
+		}
+		bt.Paths = append(bt.Paths, rows)
+	}
+	bt.Ratios = designRatios(bt)
+	return bt
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// treeOf is the tree part of a <tree>-<variant> label.
+func treeOf(label string) string {
+	t, _, _ := strings.Cut(label, "-")
+	return t
+}
+
+// designsOf are the variants that are a tree's own design: those that
+// ran on one tree only (ext, gtp*), not the baseline, not the counter
+// floor and not the stock designs every tree runs (hash, lru), whose
+// cross-tree ratio compares a kernel with itself.
+func designsOf(vs []AggVariant) map[string]bool {
+	trees := map[string]map[string]bool{} // bare variant → trees
+	for _, v := range vs {
+		t, bare, _ := strings.Cut(v.Variant, "-")
+		if trees[bare] == nil {
+			trees[bare] = map[string]bool{}
+		}
+		trees[bare][t] = true
+	}
+	out := map[string]bool{}
+	for _, v := range vs {
+		_, bare, _ := strings.Cut(v.Variant, "-")
+		out[v.Variant] = bare != BaselineVariant && bare != "cnt" && len(trees[bare]) == 1
+	}
+	return out
+}
+
+// designRatios compares every design with every design of another tree,
+// on the marginal cost and on the BPF total, in table order.
+func designRatios(bt BenchTable) []DesignRatio {
+	var out []DesignRatio
+	vs := bt.Agg.Variants
+	design := designsOf(vs)
+	for i, a := range vs {
+		for j := i + 1; j < len(vs); j++ {
+			b := vs[j]
+			if !design[a.Variant] || !design[b.Variant] || treeOf(a.Variant) == treeOf(b.Variant) {
+				continue
+			}
+			if ma, mb := pathValues(bt.Paths[i], MarginalRow), pathValues(bt.Paths[j], MarginalRow); ma != nil && mb != nil {
+				out = append(out, ratioOf(a.Variant, b.Variant, MarginalRow, ma, mb))
+			}
+			out = append(out, ratioOf(a.Variant, b.Variant, "bpf", a.Totals, b.Totals))
+		}
+	}
+	return out
+}
+
+func pathValues(rows []BenchPath, name string) []float64 {
+	for _, r := range rows {
+		if r.Name == name {
+			return r.Values
+		}
+	}
+	return nil
+}
+
+// ratioOf is mean(a)/mean(b) with the delta method's 95 % interval:
+// var(R) ≈ R²·(s²a/(na·ā²) + s²b/(nb·b̄²)).
+func ratioOf(a, b, metric string, xa, xb []float64) DesignRatio {
+	ma, va, na := meanVarN(xa)
+	mb, vb, nb := meanVarN(xb)
+	r := DesignRatio{A: a, B: b, Metric: metric, N: min(na, nb), Ratio: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
+	if na == 0 || nb == 0 || mb == 0 {
+		return r
+	}
+	r.Ratio = ma / mb
+	if r.N < 2 {
+		return r
+	}
+	se := math.Abs(r.Ratio) * math.Sqrt(va/(float64(na)*ma*ma)+vb/(float64(nb)*mb*mb))
+	if ma == 0 {
+		se = math.Sqrt(va/float64(na)) / math.Abs(mb)
+	}
+	t := tQuantile(0.975, float64(r.N-1))
+	r.Lo, r.Hi = r.Ratio-t*se, r.Ratio+t*se
+	return r
+}
+
+// meanVarN ignores NaN; the variance is the sample variance (n−1).
+func meanVarN(xs []float64) (mean, variance float64, n int) {
+	for _, x := range xs {
+		if !math.IsNaN(x) {
+			mean += x
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, 0, 0
+	}
+	mean /= float64(n)
+	for _, x := range xs {
+		if !math.IsNaN(x) {
+			variance += (x - mean) * (x - mean)
+		}
+	}
+	if n > 1 {
+		variance /= float64(n - 1)
+	}
+	return mean, variance, n
+}

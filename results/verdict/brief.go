@@ -1,0 +1,287 @@
+package verdict
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Effect is one compared row reduced to what a cover letter quotes: the
+// change of patched against base in percent with its interval, and how
+// many boots back it. A "no change" says the change it would have shown.
+type Effect struct {
+	Variant string  `json:"variant"`
+	Name    string  `json:"name"` // program, or TotalRow
+	Verdict Verdict `json:"verdict"`
+	// Pct is the estimate: the Hodges–Lehmann shift in noisy mode, the
+	// difference of medians in deterministic mode (where boots repeat).
+	Pct float64 `json:"effect_pct"`
+	// LowPct..HighPct is its interval: the 95 % Hodges–Lehmann interval
+	// (noisy), or every base/patched pair's ratio (deterministic: from
+	// min/max of the two observed ranges).
+	LowPct  float64 `json:"effect_low_pct"`
+	HighPct float64 `json:"effect_high_pct"`
+	// WouldShowPct: for a "no change", the smallest change in percent the
+	// row would have shown; 0 when not known.
+	WouldShowPct float64 `json:"would_show_pct,omitempty"`
+	BaseN        int     `json:"base_boots"`
+	PatchedN     int     `json:"patched_boots"`
+	// Metric and Unit name what the compared numbers measure
+	// ("instruction-time", "ns/pkt"); the effect itself is in percent.
+	Metric string `json:"metric"`
+	Unit   string `json:"unit"`
+}
+
+// Label names the row as the brief shows it: "<variant>/<program>", or
+// the variant for its total.
+func (e Effect) Label() string {
+	if e.Name == TotalRow {
+		return e.Variant
+	}
+	return e.Variant + "/" + e.Name
+}
+
+// RowEffect reduces a row of ab to its effect: Row.Effect with its
+// interval (Row.Shift: Hodges–Lehmann in noisy mode, at the family's
+// level for a decided row (Row.Adjusted); Welch's over per-seed values in
+// deterministic mode); where a deterministic row has
+// none (seeds agree exactly), every base/patched pair's ratio.
+func RowEffect(ab TreeAB, variant string, r Row) Effect {
+	e := Effect{Variant: variant, Name: r.Name, Verdict: r.Verdict, BaseN: r.Base.N, PatchedN: r.Patched.N,
+		Pct: r.Effect(), LowPct: r.Shift.Lo, HighPct: r.Shift.Hi, Metric: ab.Metric(), Unit: "ns/pkt"}
+	if r.Adjusted != nil {
+		// A decided noisy row: the interval at the family's level, which
+		// the decision used.
+		e.LowPct, e.HighPct = r.Adjusted.Lo, r.Adjusted.Hi
+	}
+	if math.IsNaN(e.LowPct) || math.IsNaN(e.HighPct) {
+		e.LowPct, e.HighPct = math.NaN(), math.NaN()
+		if ab.Deterministic() && r.Base.N > 0 && r.Patched.N > 0 && r.Base.Min > 0 && r.Base.Max > 0 {
+			e.LowPct = (r.Patched.Min/r.Base.Max - 1) * 100
+			e.HighPct = (r.Patched.Max/r.Base.Min - 1) * 100
+		}
+	}
+	if r.Verdict == NoChange && !r.Untested() {
+		e.WouldShowPct = wouldShow(ab, r)
+	}
+	return e
+}
+
+// wouldShow is the smallest change a "no change" row would have shown:
+// in deterministic mode the change it would have caught with 90 % power
+// (Row.Detectable); in noisy mode the farther end of the shift's
+// interval, at least the smallest effect.
+func wouldShow(ab TreeAB, r Row) float64 {
+	if ab.Deterministic() {
+		return r.Detectable
+	}
+	if math.IsInf(r.Shift.Lo, 0) || math.IsInf(r.Shift.Hi, 0) || math.IsNaN(r.Shift.Est) {
+		return 0
+	}
+	return math.Max(ab.MinEffectPct, math.Max(-r.Shift.Lo, r.Shift.Hi))
+}
+
+// couldHide: a "no change" that would not have shown a change of the
+// smallest effect.
+func couldHide(ab TreeAB, r Row, e Effect) bool {
+	if r.Verdict != NoChange {
+		return false
+	}
+	if ab.Deterministic() {
+		return r.Undecided(ab.MinEffectPct)
+	}
+	return e.WouldShowPct > ab.MinEffectPct+1e-9
+}
+
+// Ran reports whether the row's program ran at all on either kernel: a
+// program that never ran costs 0 in every sample and is no result.
+func (r Row) Ran() bool {
+	for _, d := range []Dist{r.Base, r.Patched} {
+		for _, x := range d.Values {
+			if x != 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Brief is a tree's short answer: its verdict, the rows that changed,
+// the "no change" rows that could hide one, and the rest in one count.
+type Brief struct {
+	Tree  string `json:"tree"`
+	State string `json:"state"`
+	Title string `json:"title"`
+	// Verdict is the tree's outcome in the report's one vocabulary
+	// (faster, slower, no change, survival regression, …).
+	Verdict string `json:"verdict"`
+	// PerfVerdict is what the numbers alone say; it differs from Verdict
+	// when survival, a failed boot or an incomplete run decided.
+	PerfVerdict string   `json:"perf_verdict"`
+	Changed     []Effect `json:"changed,omitempty"`
+	// Hiding are "no change" rows that would not have shown the smallest
+	// effect (with 90 % power, in deterministic mode).
+	Hiding []Effect `json:"could_hide,omitempty"`
+	// Untested are deterministic rows with seed spread and too few seeds
+	// to be tested at all (Row.untested): no bound can be stated.
+	Untested []Effect `json:"untested,omitempty"`
+	// Unchanged counts the other "no change" rows; UnchangedShowPct is
+	// the largest change any of them would have missed.
+	Unchanged        int     `json:"unchanged"`
+	UnchangedShowPct float64 `json:"unchanged_would_show_pct,omitempty"`
+	MinEffectPct     float64 `json:"min_effect_pct"`
+	Metric           string  `json:"metric"`
+	Unit             string  `json:"unit"`
+}
+
+// Metric names what a tree's numbers measure, apart from their unit.
+func (ab TreeAB) Metric() string {
+	switch {
+	case ab.Deterministic():
+		return "instruction-time"
+	case ab.Emulated:
+		return "emulated wall-time"
+	}
+	return "wall-time"
+}
+
+// BriefOf computes a tree's brief from its report. Its headline is the
+// conclusion's title.
+func BriefOf(tr TreeReport) Brief {
+	b := perfBrief(tr)
+	b.State, b.Title, b.PerfVerdict = tr.Conclusion.State, tr.Conclusion.Title, b.Verdict
+	if h := b.headline(); !strings.HasPrefix(b.Title, h) {
+		// Decided by something else than the numbers (survival, a failed
+		// boot, an incomplete run): the title says what.
+		b.Verdict = strings.TrimPrefix(b.Title, tr.Tree+": ")
+	}
+	return b
+}
+
+// perfBrief sorts a tree's rows that ran into changed, could hide a
+// change, and unchanged, and words the verdict they give.
+func perfBrief(tr TreeReport) Brief {
+	ab := tr.Perf
+	b := Brief{Tree: tr.Tree, MinEffectPct: ab.MinEffectPct, Metric: ab.Metric(), Unit: "ns/pkt"}
+	for _, v := range ab.Variants {
+		for _, r := range briefRows(v) {
+			e := RowEffect(ab, v.Variant, r)
+			switch {
+			case Changed(r):
+				b.Changed = append(b.Changed, e)
+			case r.Untested():
+				b.Untested = append(b.Untested, e)
+			case r.Verdict != NoChange || r.Note == NoteNotExamined:
+			case couldHide(ab, r, e):
+				b.Hiding = append(b.Hiding, e)
+			default:
+				b.Unchanged++
+				b.UnchangedShowPct = math.Max(b.UnchangedShowPct, e.WouldShowPct)
+			}
+		}
+	}
+	slower, faster := hasVerdict(b.Changed, Slower), hasVerdict(b.Changed, Faster)
+	switch {
+	case slower && faster:
+		b.Verdict = "slower and faster"
+	case slower:
+		b.Verdict = string(Slower)
+	case faster:
+		b.Verdict = string(Faster)
+	case len(ab.Variants) == 0 && len(tr.Survival) > 0:
+		b.Verdict = "survival unchanged"
+	case len(ab.Variants) == 0:
+		b.Verdict = "no results"
+	default:
+		b.Verdict = "no change"
+	}
+	return b
+}
+
+// briefRows are the rows of a variant the brief speaks of: its programs
+// that ran, and its total.
+func briefRows(v VariantAB) []Row {
+	var out []Row
+	progChanged := false
+	for _, p := range v.Programs {
+		if p.Ran() {
+			out = append(out, p)
+			progChanged = progChanged || Changed(p)
+		}
+	}
+	// A variant's total is what fails a tree: always named when it
+	// moved; otherwise only when no program of it did.
+	switch {
+	case len(out) == 1 && len(v.Programs) == 1:
+		return []Row{v.Total} // the total is its one program
+	case (Changed(v.Total) || !progChanged) && v.Total.Ran():
+		out = append([]Row{v.Total}, out...)
+	}
+	return out
+}
+
+// changed: a decided change beyond the smallest effect.
+func Changed(r Row) bool {
+	return (r.Verdict == Slower || r.Verdict == Faster) && !r.InNoise && r.Note != NoteNotExamined
+}
+
+func hasVerdict(es []Effect, v Verdict) bool {
+	for _, e := range es {
+		if e.Verdict == v {
+			return true
+		}
+	}
+	return false
+}
+
+func FmtSigned(x float64) string {
+	switch {
+	case math.Abs(x) < 0.05:
+		return "0.0"
+	case math.IsNaN(x):
+		return "?"
+	case math.IsInf(x, -1):
+		return "-∞"
+	case math.IsInf(x, 1):
+		return "+∞"
+	}
+	return fmt.Sprintf("%+.1f", x)
+}
+
+// fmtEffect writes an effect as a cover letter quotes it:
+// "gtp_write -41.6% [-41.9, -41.3], 3+3 boots".
+func fmtEffect(e Effect) string {
+	s := e.Label() + " " + FmtSigned(e.Pct) + "%"
+	if !math.IsNaN(e.LowPct) && !math.IsNaN(e.HighPct) {
+		s += " [" + FmtSigned(e.LowPct) + ", " + FmtSigned(e.HighPct) + "]"
+	}
+	return s + fmt.Sprintf(", %d+%d boots", e.BaseN, e.PatchedN)
+}
+
+// Headline is the brief's first line, the conclusion's title: "gtp:
+// faster (gtp_write -41.6% [-41.9, -41.3], 3+3 boots)".
+func (b Brief) Headline() string {
+	if b.Title != "" {
+		return b.Title
+	}
+	return b.headline()
+}
+
+// briefMaxRows is how many changed rows a headline names.
+const briefMaxRows = 3
+
+func (b Brief) headline() string {
+	s := b.Tree + ": " + b.Verdict
+	if len(b.Changed) > 0 {
+		var parts []string
+		for i, e := range b.Changed {
+			if i == briefMaxRows {
+				parts = append(parts, fmt.Sprintf("%d more in the table", len(b.Changed)-i))
+				break
+			}
+			parts = append(parts, fmtEffect(e))
+		}
+		s += " (" + strings.Join(parts, "; ") + ")"
+	}
+	return s
+}

@@ -1,0 +1,156 @@
+package verdict
+
+import (
+	"math"
+
+	"github.com/kci-dev/kci/results"
+)
+
+// Whole-path and marginal cost rows. bpf_stats time only what runs inside
+// the programs; a design also costs outside them (the skb extension's
+// free, the tracepoints' dispatch, the map's deferred frees). The guest
+// measures every non-idle ns of its window (Cost); divided by the packets
+// the programs saw it is the whole path, and minus the same boot's
+// baseline variant (no program attached) it is what the design adds.
+
+// Row names of the cost rows beside a variant's programs. A '-' cannot
+// occur in a BPF program's name (a C identifier), so they never collide.
+const (
+	WholePathRow = "whole-path"
+	MarginalRow  = "marginal"
+)
+
+// BaselineVariant is the guest's variant without programs (suite.NoneVariant).
+const BaselineVariant = "none"
+
+// PathCost is one variant's whole-path cost in one boot, per packet.
+type PathCost struct {
+	WholePath float64 // every non-idle ns of the window / packets
+	Marginal  float64 // WholePath − the boot's baseline; NaN without one
+	BPF       float64 // bpf_stats sum / packets
+	Softirq   float64 // /proc/stat softirq / packets (tick resolution)
+	// ResolutionNs is the granularity of one packet's share: the idle
+	// clock's resolution over the packets.
+	ResolutionNs float64
+}
+
+// wholePath is v's whole-path cost per packet; ok false when the guest
+// did not measure it (an older agent) or saw no packet.
+func wholePath(v results.VariantResult) (float64, bool) {
+	if v.Cost == nil || v.Cost.Packets == 0 {
+		return 0, false
+	}
+	return float64(v.Cost.BusyNs) / float64(v.Cost.Packets), true
+}
+
+// baselineVariant is b's valid baseline variant, nil without one.
+func baselineVariant(b results.Boot) *results.VariantResult {
+	for i := range b.Variants {
+		v := &b.Variants[i]
+		if isBaseline(v.Variant) && v.Valid {
+			return v
+		}
+	}
+	return nil
+}
+
+// isBaseline reports whether a variant name (bare or <tree>-none) is the
+// baseline.
+func isBaseline(name string) bool {
+	return name == BaselineVariant || len(name) > len(BaselineVariant) &&
+		name[len(name)-len(BaselineVariant)-1:] == "-"+BaselineVariant
+}
+
+// PathCostOf is v's cost in boot b; ok false when the guest did not
+// measure it.
+func PathCostOf(b results.Boot, v results.VariantResult) (PathCost, bool) {
+	w, ok := wholePath(v)
+	if !ok {
+		return PathCost{}, false
+	}
+	n := float64(v.Cost.Packets)
+	pc := PathCost{WholePath: w, Marginal: math.NaN(), BPF: float64(v.Cost.BPFNs) / n,
+		Softirq: float64(v.Cost.SoftirqNs) / n, ResolutionNs: float64(v.Cost.ResolutionNs) / n}
+	if base := baselineVariant(b); base != nil {
+		if bw, ok := wholePath(*base); ok {
+			pc.Marginal = w - bw
+		}
+	}
+	return pc, true
+}
+
+// pathRows are the cost rows of v in boot b, as program-like costs so
+// they go through the same decision rule as the programs; the baseline
+// has no marginal row (it is 0 by definition).
+func PathRows(b results.Boot, v results.VariantResult) []results.ProgCost {
+	pc, ok := PathCostOf(b, v)
+	if !ok {
+		return nil
+	}
+	out := []results.ProgCost{{Name: WholePathRow, Type: "cost", NsPerPkt: pc.WholePath}}
+	if !isBaseline(v.Variant) && !math.IsNaN(pc.Marginal) {
+		out = append(out, results.ProgCost{Name: MarginalRow, Type: "cost", NsPerPkt: pc.Marginal})
+	}
+	return out
+}
+
+// alignPathRows drops a cost row from every sample of a variant when any
+// sample of either kernel lacks it: a missing program costs 0, a missing
+// measurement is unknown, and 0 would read as a change.
+func alignPathRows(byRole map[string][]sample) {
+	for _, name := range []string{WholePathRow, MarginalRow} {
+		all := true
+		for _, ss := range byRole {
+			for _, s := range ss {
+				all = all && hasCost(s.costs, name)
+			}
+		}
+		if all {
+			continue
+		}
+		for role, ss := range byRole {
+			for i := range ss {
+				ss[i].costs = dropCost(ss[i].costs, name)
+			}
+			byRole[role] = ss
+		}
+	}
+}
+
+func hasCost(cs []results.ProgCost, name string) bool {
+	for _, c := range cs {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func dropCost(cs []results.ProgCost, name string) []results.ProgCost {
+	out := cs[:0:0]
+	for _, c := range cs {
+		if c.Name != name {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// withBaselineOf adds the tree's baseline variant to the variants a later
+// look boots again: their marginal rows need it in every boot.
+func WithBaselineOf(ab TreeAB, variants []string) []string {
+	if len(variants) == 0 {
+		return variants
+	}
+	for _, v := range variants {
+		if isBaseline(v) {
+			return variants
+		}
+	}
+	for _, v := range ab.Variants {
+		if isBaseline(v.Variant) {
+			return append([]string{v.Variant}, variants...)
+		}
+	}
+	return variants
+}

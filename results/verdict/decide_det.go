@@ -1,0 +1,320 @@
+package verdict
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/kci-dev/kci/results"
+)
+
+// DetAlpha is deterministic mode's family-wise false-alarm rate: the
+// chance that a run whose patch changes nothing calls any row of any tree
+// slower or faster, over every look of the adaptive rule.
+const DetAlpha = 0.01
+
+// NoteOneSeed: deterministic mode, a side measured with one guest seed
+// only (--seed): its boots can only agree with each other.
+const NoteOneSeed = "one seed per kernel: a determinism check, not a comparison"
+
+// minSpreadSeeds is the fewest seeds per kernel a row with seed spread
+// is called a change from (rows that agree within half an instruction
+// decide from 2).
+const MinSpreadSeeds = 6
+
+// grossEffectPct is the change a row with seed spread is called from
+// below minSpreadSeeds: four times the widest seed-to-seed spread measured
+// (lru_write, 2.5 %), so no lumpy seed draw reaches it, while a gross
+// change (a busy-wait, rht-no-shrink's -41 %) is decided at the first look.
+const grossEffectPct = 10
+
+// LookSeeds are the guest seeds per kernel at each look of the adaptive
+// rule: the first is the default run, each later one adds seeds only to
+// variants with undecided rows.
+var LookSeeds = []int{DeterministicReps, 6, 10, 16}
+
+// looks is the run's planned number of looks (1 without the adaptive
+// rule: a plain --reps run is one look).
+func looks(r *results.Run) int {
+	if r.Sequential != nil && r.Sequential.Looks > 1 {
+		return r.Sequential.Looks
+	}
+	return 1
+}
+
+// seedMeans groups a side's values by guest seed (a boot without a
+// recorded seed is its own) and gives each seed's mean, in first-seen
+// order, and the seeds whose repeated boots disagree.
+func seedMeans(xs []float64, seeds []uint64) (means []float64, differ []uint64) {
+	idx := map[uint64]int{}
+	var sums []float64
+	var counts []int
+	first := map[uint64]float64{}
+	for i, x := range xs {
+		k := seeds[i]
+		j, ok := idx[k]
+		if !ok {
+			j = len(sums)
+			idx[k] = j
+			sums, counts = append(sums, 0), append(counts, 0)
+			first[k] = x
+		} else if x != first[k] && k < 1<<63 {
+			differ = append(differ, k)
+		}
+		sums[j] += x
+		counts[j]++
+	}
+	for j := range sums {
+		means = append(means, sums[j]/float64(counts[j]))
+	}
+	return means, differ
+}
+
+// compareDet computes a deterministic row's statistics over per-seed
+// values, without deciding it (decideDet does, at the family's level).
+func compareDet(name string, base, patched []float64, bseeds, pseeds []uint64) Row {
+	nan := math.NaN()
+	row := Row{Name: name, Base: summarize(base), Patched: summarize(patched), P: nan, PAdj: nan, Shift: Shift{nan, nan, nan}}
+	if len(base) == 0 || len(patched) == 0 {
+		row.Verdict, row.DeltaPct = NotComparable, nan
+		return row
+	}
+	bm, bdiff := seedMeans(base, bseeds)
+	pm, pdiff := seedMeans(patched, pseeds)
+	for _, s := range append(bdiff, pdiff...) {
+		row.Warnings = append(row.Warnings, fmt.Sprintf("seed %d: boots of one kernel differ: not deterministic", s))
+	}
+	row.seedsB, row.seedsP = len(bm), len(pm)
+	row.Seeds = min(len(bm), len(pm))
+	mb, _ := meanVar(bm)
+	row.DeltaPct = deltaPct(row.Base.Median, row.Patched.Median)
+	if row.Seeds < 2 {
+		row.Verdict, row.Need, row.Note = TooFew, 2, NoteOneSeed
+		return row
+	}
+	w := welchTest(bm, pm)
+	row.w, row.P = w, w.p
+	// Seeds that agree to within half an instruction: what varies is an
+	// interrupt landing in one boot's windows, never a whole instruction
+	// per packet, which is what a code change adds. Such a row is exact:
+	// a difference of a whole instruction is a change at any level, as
+	// the read and cnt programs have always been decided at 3 seeds.
+	if spanOf(bm) <= ResolutionNs/2 && spanOf(pm) <= ResolutionNs/2 {
+		row.exact, row.P = true, 1
+		if math.Abs(w.diff) >= ResolutionNs {
+			row.P = 0
+		}
+	}
+	if mb != 0 {
+		row.DeltaPct = w.diff / math.Abs(mb) * 100
+		h := 0.0
+		if w.se > 0 {
+			h = tQuantile(1-(1-Confidence)/2, w.df) * w.se / math.Abs(mb) * 100
+		}
+		row.Shift = Shift{Est: row.DeltaPct, Lo: row.DeltaPct - h, Hi: row.DeltaPct + h}
+	}
+	return row
+}
+
+// detTestable: a row that takes part in the deterministic family.
+func detTestable(r *Row) bool {
+	return r.Verdict != NotComparable && r.Verdict != TooFew && r.Seeds >= 2 && !math.IsNaN(r.P)
+}
+
+// floorPct is the smallest change a row may be called: the smallest
+// effect, and one instruction-time ns of its base.
+func (r Row) floorPct(minEffect float64) float64 {
+	m := math.Abs(r.w.mean(r.Base.Median))
+	if m == 0 {
+		return minEffect
+	}
+	return math.Max(minEffect, ResolutionNs/m*100)
+}
+
+// mean is the base's per-seed mean the row's percentages are of.
+func (w welch) mean(fallback float64) float64 {
+	if w.base != 0 {
+		return w.base
+	}
+	return fallback
+}
+
+// decideDeterministic decides a deterministic tree's rows: Welch's t over
+// per-seed values, Holm over every row of every deterministic tree of the
+// run at DetAlpha split over the planned looks, and the floors.
+func decideDeterministic(run *results.Run, ab *TreeAB) {
+	own := rowPtrs(ab)
+	var fam []*Row
+	for _, r := range own {
+		if detTestable(r) {
+			fam = append(fam, r)
+		}
+	}
+	for _, t := range run.TreeNames() {
+		if t == ab.Tree || run.ClockMode(t) != results.ClockICount {
+			continue
+		}
+		other := compareTree(run, t)
+		for _, r := range rowPtrs(&other) {
+			if detTestable(r) {
+				fam = append(fam, r)
+			}
+		}
+	}
+	looks := looks(run)
+	ab.Family, ab.Looks, ab.Alpha = len(fam), looks, DetAlpha
+	holm(fam)
+	perLook := DetAlpha / float64(looks)
+	level := perLook / float64(max(len(fam), 1)) // Holm's first step: what a lone change must pass
+	oneSeed := 0
+	for _, r := range own {
+		decideDet(r, ab.MinEffectPct, perLook, level)
+		if r.Note == NoteOneSeed {
+			oneSeed++
+		}
+	}
+	ab.DeterminismCheck = oneSeed > 0 && len(fam) == 0
+	ab.Sequential = run.Sequential
+}
+
+func rowPtrs(ab *TreeAB) []*Row {
+	var out []*Row
+	for i := range ab.Variants {
+		v := &ab.Variants[i]
+		out = append(out, &v.Total)
+		for j := range v.Programs {
+			out = append(out, &v.Programs[j])
+		}
+	}
+	return out
+}
+
+// decideDet gives one row its verdict: a change when Holm's adjusted p
+// passes this look's share of the family's alpha and the change clears
+// both floors; otherwise no change, with the change it would have shown
+// with 90 % power at the level a lone change must pass.
+func decideDet(r *Row, minEffect, perLook, level float64) {
+	if !detTestable(r) {
+		if r.Verdict != NotComparable && r.Verdict != TooFew {
+			r.Verdict = NoChange
+		}
+		return
+	}
+	if r.Base.Median == 0 && r.Patched.Median == 0 {
+		r.Verdict = NoChange
+		return
+	}
+	// A row with seed spread is tested from minSpreadSeeds seeds a side
+	// on: with 3, all of one side's seeds can land in one lump of a lumpy
+	// seed distribution, leaving a near-zero variance no t test survives
+	// (a null run with two-lump write rows flagged 1.75 % of runs so).
+	sig := r.PAdj <= perLook && (r.exact || r.Seeds >= MinSpreadSeeds || math.Abs(r.DeltaPct) >= grossEffectPct)
+	pct := math.Abs(r.DeltaPct) >= minEffect
+	big := pct && math.Abs(r.w.diff) >= ResolutionNs
+	switch {
+	case sig && big && r.w.diff > 0:
+		r.Verdict = Slower
+	case sig && big:
+		r.Verdict = Faster
+	default:
+		r.Verdict = NoChange
+		switch {
+		case big:
+			r.Note = NoteWithinSpread
+		case pct:
+			r.Note = NoteBelowResolution
+		}
+		r.Detectable = r.floorPct(minEffect)
+		if m := math.Abs(r.w.mean(r.Base.Median)); m > 0 && !r.exact {
+			r.Detectable = math.Max(r.Detectable, detectable90(r.w.se, r.w.df, level)/m*100)
+		}
+	}
+}
+
+// Undecided reports whether a deterministic row needs more seeds: a "no
+// change" whose 90 %-power bound is above its floors (the smallest
+// effect, one instruction), or a row with fewer than 2 seeds a side that
+// more seeds would let be tested.
+func (r Row) Undecided(minEffect float64) bool {
+	switch {
+	case r.Verdict == TooFew && r.Note != NoteOneSeed:
+		return true
+	case r.Verdict != NoChange || r.Seeds < 2:
+		return false
+	case r.Untested():
+		return true
+	}
+	return r.Detectable > r.floorPct(minEffect)*(1+1e-9)
+}
+
+// DetText is a deterministic row's verdict in words: a change with its
+// 95 % interval and the seeds behind it, or a "no change" with the change
+// it would have shown (90 % power at the family's level).
+func (r Row) DetText() string {
+	switch r.Verdict {
+	case Slower, Faster:
+		return fmt.Sprintf("%s %+.1f%% [%+.1f%%, %+.1f%%] (%d+%d seeds)", r.Verdict, r.DeltaPct, r.Shift.Lo, r.Shift.Hi, r.seedsB, r.seedsP)
+	case TooFew:
+		if r.Note == NoteOneSeed {
+			return "determinism check only (one seed per kernel)"
+		}
+		return verdictText(r, 0)
+	case NoChange:
+		s := "no change"
+		if r.Note != "" {
+			s += " (" + r.Note + ")"
+		}
+		switch {
+		case r.Untested():
+			s += fmt.Sprintf("; not tested yet: a row with seed spread is tested from %d seeds (has %d)", MinSpreadSeeds, r.Seeds)
+		case r.Detectable > 0:
+			s += fmt.Sprintf("; would show ±%.1f%% (%.0f%% power, %d seeds)", r.Detectable, PowerLevel*100, r.Seeds)
+		}
+		return s
+	}
+	return string(r.Verdict)
+}
+
+// spanOf is max − min.
+func spanOf(xs []float64) float64 {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, x := range xs {
+		lo, hi = math.Min(lo, x), math.Max(hi, x)
+	}
+	return hi - lo
+}
+
+// DetRule says, for a deterministic table's heading, how its rows were
+// decided, and what the adaptive rule did.
+func (ab TreeAB) DetRule() string {
+	s := fmt.Sprintf("(median of boots; spread = (max − min) / 2 / mean; delta = difference of per-seed means; "+
+		"a change: Welch t over per-seed values, Holm over %d rows of the run at %.0f%% family-wise over %d look(s), "+
+		"and at least ±%.1f%% and %g ns (one instruction); a no change states what it would show with %.0f%% power)",
+		ab.Family, ab.Alpha*100, max(ab.Looks, 1), ab.MinEffectPct, ResolutionNs, PowerLevel*100)
+	if sq := ab.Sequential; sq != nil && sq.Stop != "" {
+		s += fmt.Sprintf("; adaptive seeds: %d of %d looks, %d boots (--max-boots %d): %s", sq.Done, sq.Looks, sq.Boots, sq.MaxBoots, sq.Stop)
+	}
+	return s
+}
+
+// untested: a row with seed spread and fewer seeds than minSpreadSeeds,
+// which cannot be called a change below grossEffectPct.
+func (r Row) Untested() bool {
+	return r.Verdict == NoChange && !r.exact && r.w.se > 0 && r.Seeds < MinSpreadSeeds
+}
+
+// verdictText is a row's verdict with its qualifier, in noisy mode's
+// words (Row.DetText uses it for rows no test decided).
+func verdictText(r Row, minEffect float64) string {
+	s := string(r.Verdict)
+	switch {
+	case r.Note == NoteNotExamined:
+		return "not examined"
+	case r.InNoise:
+		s += fmt.Sprintf(" (within ±%.1f%%)", minEffect)
+	case r.Verdict == TooFew && r.Need > 0:
+		s += fmt.Sprintf(" (needs >= %d boots)", r.Need)
+	case r.Note != "":
+		s += " (" + r.Note + ")"
+	}
+	return s
+}

@@ -1,0 +1,77 @@
+package verdict
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/kci-dev/kci/results"
+)
+
+// RegressionError is a decided slowdown of a variant total beyond the
+// user's limit. The CLI maps it to kci test's exit code for a performance
+// regression (job.ExitPerformance): results keeps no exit codes of its
+// own.
+type RegressionError struct {
+	Tree     string
+	Variant  string
+	DeltaPct float64
+	P        float64 // Holm-adjusted; NaN in deterministic mode
+	Limit    float64
+	Label    string // the unit's label when not real ns (emulated, instruction-time)
+}
+
+func (e *RegressionError) Error() string {
+	how := "beyond the observed spread"
+	if !math.IsNaN(e.P) {
+		how = fmt.Sprintf("p=%.3f after Holm", e.P)
+	}
+	s := fmt.Sprintf("performance regression: %s %s is %+.1f%% slower (%s), limit %.1f%%", e.Tree, e.Variant, e.DeltaPct, how, e.Limit)
+	if e.Label != "" {
+		s += " (" + e.Label + ")"
+	}
+	return s
+}
+
+// FailOnRegression returns a *RegressionError for the worst variant total,
+// over all trees, that the conclusion calls slower (decided, not below the
+// smallest effect, not in numbers that are relative only) by more than pct
+// percent; nil if there is none. It never disagrees with the conclusion.
+func FailOnRegression(run *results.Run, pct float64) error {
+	var worst *RegressionError
+	for _, tree := range run.TreeNames() {
+		tr := Analyze(run, tree)
+		for _, v := range perfRegressions(tr.Perf) {
+			r := v.Total
+			if r.Effect() <= pct {
+				continue
+			}
+			if worst == nil || r.Effect() > worst.DeltaPct {
+				worst = &RegressionError{Tree: tree, Variant: v.Variant, DeltaPct: r.Effect(), P: r.PAdj, Limit: pct, Label: tr.Perf.Label}
+			}
+		}
+	}
+	if worst == nil {
+		return nil
+	}
+	return worst
+}
+
+// decisive reports whether a tree's numbers can fail a patch: real time
+// (KVM) or instruction time (deterministic); emulated wall-clock numbers
+// are relative only.
+func (ab TreeAB) decisive() bool { return !ab.Emulated || ab.Deterministic() }
+
+// perfRegressions are the variants whose total is a decided slowdown:
+// slower, not below the smallest effect, in decisive numbers.
+func perfRegressions(ab TreeAB) []VariantAB {
+	if !ab.decisive() {
+		return nil
+	}
+	var out []VariantAB
+	for _, v := range ab.Variants {
+		if v.Total.Verdict == Slower && !v.Total.InNoise {
+			out = append(out, v)
+		}
+	}
+	return out
+}

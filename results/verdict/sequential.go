@@ -1,0 +1,92 @@
+package verdict
+
+import (
+	"sort"
+
+	"github.com/kci-dev/kci/results"
+)
+
+// The adaptive-seed rule's planning, shared by kci test's boot loop and
+// the simulation that checks the rule's false alarms and power.
+
+// DefaultMaxBoots is kci test's default --max-boots under icount: every
+// boot of a run, first look included. A warm stock run of three variants
+// boots in ~25 s under icount, two side by side on 2 cores: 20 boots are
+// ~4 min of booting, ~5 min with the patched kernel's incremental build.
+const DefaultMaxBoots = 20
+
+// LookPlan is one tree's share of the next look: the variants with
+// undecided rows, booted on both kernels from seed From to To (the
+// repetitions of the run's seed sequence).
+type LookPlan struct {
+	Tree     string
+	Variants []string
+	From, To int
+}
+
+// NeedMore lists, per deterministic tree, the variants with undecided
+// rows: those the adaptive rule gives more seeds.
+func NeedMore(run *results.Run) map[string][]string {
+	out := map[string][]string{}
+	for _, t := range run.TreeNames() {
+		if run.ClockMode(t) != results.ClockICount {
+			continue
+		}
+		ab := Compare(run, t)
+		for _, v := range ab.Variants {
+			for _, r := range append([]Row{v.Total}, v.Programs...) {
+				if r.Undecided(ab.MinEffectPct) {
+					out[t] = append(out[t], v.Variant)
+					break
+				}
+			}
+		}
+		out[t] = WithBaselineOf(ab, out[t])
+	}
+	return out
+}
+
+// PlanLook plans look number look (from 2) of a run: each tree with
+// undecided variants goes from its current seeds to LookSeeds[look-1],
+// both kernels, as far as bootsLeft allows. Nothing to plan returns the
+// reason to stop (StopDecided, StopLooks, StopBudget).
+func PlanLook(run *results.Run, look, bootsLeft int) ([]LookPlan, string) {
+	need := NeedMore(run)
+	if len(need) == 0 {
+		return nil, results.StopDecided
+	}
+	if look > len(LookSeeds) {
+		return nil, results.StopLooks
+	}
+	trees := make([]string, 0, len(need))
+	for t := range need {
+		trees = append(trees, t)
+	}
+	sort.Strings(trees)
+	add := 0
+	for _, t := range trees {
+		add = max(add, LookSeeds[look-1]-reps(run, t))
+	}
+	// Each added seed boots both kernels of every tree that needs it.
+	add = min(add, bootsLeft/(2*len(trees)))
+	if add <= 0 {
+		return nil, results.StopBudget
+	}
+	var out []LookPlan
+	for _, t := range trees {
+		n := reps(run, t)
+		out = append(out, LookPlan{Tree: t, Variants: need[t], From: n + 1, To: n + add})
+	}
+	return out, ""
+}
+
+// reps is the highest repetition a tree's boots reached.
+func reps(run *results.Run, tree string) int {
+	n := 0
+	for _, b := range run.Boots {
+		if b.Tree == tree {
+			n = max(n, b.Rep)
+		}
+	}
+	return n
+}

@@ -1,0 +1,89 @@
+package verdict
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kci-dev/kci/results"
+)
+
+// findings are the lines under the table, most serious first.
+func Findings(t results.SeriesTree) []string {
+	var out []string
+	for _, bi := range t.Bisect {
+		out = append(out, bi.String())
+	}
+	for _, p := range t.Patches {
+		id := fmt.Sprintf("patch %d/%d", p.Index, p.Of)
+		if p.ApplyError != "" {
+			out = append(out, fmt.Sprintf("%s does not apply: %s", id, p.ApplyError))
+		}
+		if p.BuildError != "" && p.Build == results.StepUnverified {
+			out = append(out, fmt.Sprintf("%s not checked: %s", id, p.BuildError))
+		} else if p.BuildError != "" {
+			out = append(out, fmt.Sprintf("%s build failed: %s", id, p.BuildError))
+		}
+		for _, w := range p.NewWarnings {
+			out = append(out, fmt.Sprintf("%s new warning: %s", id, w))
+		}
+		if p.Checkpatch != nil {
+			for _, it := range p.Checkpatch.Items {
+				if it.Level == "ERROR" || it.Level == "WARNING" || it.Level == "CHECK" {
+					out = append(out, fmt.Sprintf("%s checkpatch %s", id, it))
+				}
+			}
+		}
+		if p.CheckpatchError != "" {
+			out = append(out, fmt.Sprintf("%s checkpatch did not run: %s", id, p.CheckpatchError))
+		}
+		if p.Boot != nil && p.Boot.Error != "" {
+			out = append(out, fmt.Sprintf("%s boot: %s", id, p.Boot.Error))
+		}
+		if p.Boot != nil {
+			for _, c := range p.Boot.Lost {
+				out = append(out, fmt.Sprintf("%s survival lost: %s", id, c))
+			}
+		}
+	}
+	for _, c := range t.Culprits {
+		out = append(out, c.String())
+	}
+	return out
+}
+
+// SeriesConclude is one tree's outcome as a CI check shows it: failure
+// when a patch does not apply, build, stay warning- and checkpatch-error
+// free, boot or keep survival, or the series is not bisectable; neutral
+// when the run stopped early; success otherwise. Perf culprits are
+// findings, not failures: a series may mean to change performance.
+func SeriesConclude(s *results.Series, tree string) Conclusion {
+	for _, t := range s.Trees {
+		if t.Tree != tree {
+			continue
+		}
+		n := len(t.Patches)
+		c := Conclusion{State: Success, Title: fmt.Sprintf("%s: %d patches, each applies, builds and boots", tree, n)}
+		if results.TreeFailed(t) {
+			fs := Findings(t)
+			c.State, c.Title = Failure, fmt.Sprintf("%s: %s", tree, firstOr(fs, "a patch failed"))
+			c.Summary = strings.Join(fs, "\n")
+		} else if s.Incomplete {
+			c.State, c.Title = Neutral, fmt.Sprintf("%s: incomplete: %s", tree, s.IncompleteReason)
+		}
+		for _, cu := range t.Culprits {
+			c.Summary = strings.TrimPrefix(c.Summary+"\n"+cu.String(), "\n")
+		}
+		if c.Summary == "" {
+			c.Summary = c.Title
+		}
+		return c
+	}
+	return Conclusion{State: Neutral, Title: tree + ": not in this series run", Summary: tree + ": not in this series run"}
+}
+
+func firstOr(xs []string, def string) string {
+	if len(xs) == 0 {
+		return def
+	}
+	return xs[0]
+}
