@@ -295,7 +295,7 @@ func TestSeriesBootAndSurvival(t *testing.T) {
 		t.Errorf("table:\n%s", txt)
 	}
 	// Warnings are reported, and fail the run only when asked.
-	if seriesVerdict(&results.Series{Trees: []results.SeriesTree{{Patches: []results.PatchResult{{Index: 1, Of: 1, Apply: "ok", Build: "ok", NewWarnings: []kernel.Warning{{Message: "x"}}}}}}}, false) != nil {
+	if seriesVerdict(&results.Series{Trees: []results.SeriesTree{{Patches: []results.PatchResult{{Index: 1, Of: 1, Apply: "ok", Build: "ok", NewWarnings: []results.Warning{{Message: "x"}}}}}}}, false) != nil {
 		t.Error("a new warning fails the run without --fail-on-warnings")
 	}
 }

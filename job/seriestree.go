@@ -217,7 +217,7 @@ func (r *seriesRun) prefix(k int, warnings kernel.WarningSet) (*results.PatchRes
 	if cp, err := r.st.Builder.Checkpatch(r.ctx, r.base, p); err != nil {
 		row.CheckpatchError = lines.First(err.Error())
 	} else {
-		row.Checkpatch = cp
+		row.Checkpatch = results.CheckpatchOf(cp)
 	}
 	if r.applyFailed() {
 		row.Apply, row.Build = results.StepBlocked, results.StepBlocked
@@ -336,7 +336,9 @@ func (r *seriesRun) newWarnings(k int, row *results.PatchResult, warnings kernel
 		// build works again.
 		bo.Compiled = nil
 	}
-	row.NewWarnings = warnings.Apply(bo)
+	if ws := warnings.Apply(bo); len(ws) > 0 {
+		row.NewWarnings = results.WarningsOf(ws)
+	}
 }
 
 // bisectability notes a break in the middle of the series and the patch

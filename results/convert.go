@@ -176,3 +176,24 @@ func loadsOf(ls []suite.ProgLoad) []ProgLoad {
 	}
 	return out
 }
+
+// WarningsOf records compiler warnings.
+func WarningsOf(ws []kernel.Warning) []Warning {
+	out := make([]Warning, 0, len(ws))
+	for _, w := range ws {
+		out = append(out, Warning{File: w.File, Line: w.Line, Col: w.Col, Function: w.Function, Message: w.Message, Option: w.Option, Code: w.Code})
+	}
+	return out
+}
+
+// CheckpatchOf records checkpatch's verdict (nil: it did not run).
+func CheckpatchOf(c *kernel.Checkpatch) *Checkpatch {
+	if c == nil {
+		return nil
+	}
+	out := &Checkpatch{Errors: c.Errors, Warnings: c.Warnings, Checks: c.Checks}
+	for _, it := range c.Items {
+		out.Items = append(out.Items, CheckpatchItem{Level: it.Level, Type: it.Type, Line: it.Line, Message: it.Message})
+	}
+	return out
+}

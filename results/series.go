@@ -7,8 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"time"
-
-	"github.com/kci-dev/kci/kernel"
 )
 
 // SeriesFile is where a series run stores its per-patch report, next to
@@ -102,10 +100,10 @@ type PatchResult struct {
 	// NewWarnings are warnings of this prefix's build that the previous
 	// prefix's build did not have (by file, function, message and source
 	// line: line shifts do not count).
-	NewWarnings []kernel.Warning `json:"new_warnings,omitempty"`
+	NewWarnings []Warning `json:"new_warnings,omitempty"`
 
-	Checkpatch      *kernel.Checkpatch `json:"checkpatch,omitempty"`
-	CheckpatchError string             `json:"checkpatch_error,omitempty"`
+	Checkpatch      *Checkpatch `json:"checkpatch,omitempty"`
+	CheckpatchError string      `json:"checkpatch_error,omitempty"`
 
 	Boot *PatchBoot `json:"boot,omitempty"`
 
@@ -267,4 +265,68 @@ func LoadSeries(dir string) (*Series, error) {
 		return nil, fmt.Errorf("results: %s: %w", filepath.Join(dir, SeriesFile), err)
 	}
 	return &s, nil
+}
+
+// Warning is a compiler warning as series.json keeps it (the record's own
+// type: kernel.Warning may change without changing the file).
+type Warning struct {
+	File     string `json:"file,omitempty"` // relative to the source tree
+	Line     int    `json:"line,omitempty"`
+	Col      int    `json:"col,omitempty"`
+	Function string `json:"function,omitempty"`
+	Message  string `json:"message"`
+	Option   string `json:"option,omitempty"` // e.g. -Wunused-variable
+	Code     string `json:"code,omitempty"`   // the source line the compiler quotes
+}
+
+// String is file:line: message [option], as the compiler says it.
+func (w Warning) String() string {
+	s := w.Message
+	if w.Option != "" {
+		s += " [" + w.Option + "]"
+	}
+	switch {
+	case w.File == "":
+		return s
+	case w.Line > 0:
+		return fmt.Sprintf("%s:%d: %s", w.File, w.Line, s)
+	}
+	return w.File + ": " + s
+}
+
+// Checkpatch is checkpatch.pl's verdict on one patch, as recorded.
+type Checkpatch struct {
+	Errors   int              `json:"errors"`
+	Warnings int              `json:"warnings"`
+	Checks   int              `json:"checks"`
+	Items    []CheckpatchItem `json:"items,omitempty"`
+}
+
+// CheckpatchItem is one finding, in checkpatch's own words.
+type CheckpatchItem struct {
+	Level   string `json:"level"`          // ERROR | WARNING | CHECK
+	Type    string `json:"type,omitempty"` // e.g. TRAILING_WHITESPACE
+	Line    int    `json:"line,omitempty"` // line in the patch
+	Message string `json:"message"`
+}
+
+// String is LEVEL[:TYPE]: message.
+func (i CheckpatchItem) String() string {
+	s := i.Level
+	if i.Type != "" {
+		s += ":" + i.Type
+	}
+	return s + ": " + i.Message
+}
+
+// Summary is the counts in short form, "1E 2W 0C"; "clean" without
+// findings and "-" when checkpatch did not run.
+func (c *Checkpatch) Summary() string {
+	switch {
+	case c == nil:
+		return "-"
+	case c.Errors+c.Warnings+c.Checks == 0:
+		return "clean"
+	}
+	return fmt.Sprintf("%dE %dW %dC", c.Errors, c.Warnings, c.Checks)
 }

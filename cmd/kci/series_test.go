@@ -7,7 +7,6 @@ import (
 
 	"github.com/kci-dev/kci/results/render"
 
-	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/results"
 )
 
@@ -16,7 +15,7 @@ func TestSeriesRerender(t *testing.T) {
 	dir := t.TempDir()
 	s := &results.Series{Schema: 1, ID: "x", Trees: []results.SeriesTree{{Tree: "stock", Patches: []results.PatchResult{
 		{Index: 1, Of: 2, Subject: "net: a | pipe", Apply: "ok", Build: "ok", BuildTime: 42 * time.Second,
-			Checkpatch: &kernel.Checkpatch{Errors: 1, Items: []kernel.CheckpatchItem{{Level: "ERROR", Type: "TRAILING_WHITESPACE", Message: "trailing whitespace"}}}},
+			Checkpatch: &results.Checkpatch{Errors: 1, Items: []results.CheckpatchItem{{Level: "ERROR", Type: "TRAILING_WHITESPACE", Message: "trailing whitespace"}}}},
 		{Index: 2, Of: 2, Subject: "net: b", Apply: "ok", Build: "FAIL", BuildError: "x.c:1:2: error: y"},
 	}}}}
 	if err := render.WriteSeries(dir, s); err != nil {

@@ -7,8 +7,6 @@ import (
 
 	"github.com/kci-dev/kci/results"
 	"github.com/kci-dev/kci/results/verdict"
-
-	"github.com/kci-dev/kci/kernel"
 )
 
 func TestPerfCell(t *testing.T) {
@@ -42,7 +40,7 @@ func TestSeriesFailedAndText(t *testing.T) {
 	if !strings.Contains(b.String(), "cost: 2 prefixes, builds 1m10s, boots 1m10s") {
 		t.Errorf("cost line:\n%s", b.String())
 	}
-	s.Trees[0].Patches[1].NewWarnings = []kernel.Warning{{File: "a.c", Line: 3, Message: "unused variable 'x'", Option: "-Wunused-variable"}}
+	s.Trees[0].Patches[1].NewWarnings = []results.Warning{{File: "a.c", Line: 3, Message: "unused variable 'x'", Option: "-Wunused-variable"}}
 	if !s.Failed() {
 		t.Error("a new warning is not a failure of the series")
 	}
