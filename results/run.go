@@ -1,7 +1,9 @@
-// Package results holds kci's run records and everything computed from
-// them: the user's aggregate table, the base-vs-patched statistics, the
-// survival matrix and the rendered reports. It is the last stage before ci/
-// and imports only earlier stages.
+// Package results is kci's record: run.json and series.json, their own
+// types (schema.go), the crash-safe recorder, the conversions from the
+// stages' structs, the shard merge and the run directory's rules. It
+// decides nothing and renders nothing: results/verdict computes the
+// statistics and conclusions over a record, results/render draws both.
+// The three are one stage, the last before ci/; none imports a later one.
 package results
 
 import (
