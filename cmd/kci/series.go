@@ -10,6 +10,7 @@ import (
 	"github.com/kci-dev/kci/results/render"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/kci-dev/kci/internal/progress"
 	"github.com/kci-dev/kci/job"
@@ -20,28 +21,27 @@ import (
 
 func init() { commands = append(commands, newSeriesCmd) }
 
-func newSeriesCmd() *cobra.Command {
-	var (
-		trees          []string
-		variants       []string
-		each           bool
-		noBoot         bool
-		noSurvival     bool
-		noResultCache  bool
-		failOnWarnings bool
-		minEffect      float64
-		seeds          int
-		window, warmup time.Duration
-		out            string
-		force          bool
-		format         string
-		own            bool
-		vmo            vmFlags
-	)
-	cmd := &cobra.Command{
-		Use:   "series SERIES... | series --own --tree NAME [SERIES...] | series RUNDIR",
-		Short: "Check every patch of a series on its own: apply, build, new warnings, checkpatch, boot, survival; find the patch behind a perf change",
-		Long: `Validates a series patch by patch, as netdev and bpf reviewers expect: for
+// seriesCmd is kci series' flags; its methods check them, build the
+// job's options and show the result.
+type seriesCmd struct {
+	trees          []string
+	variants       []string
+	each           bool
+	noBoot         bool
+	noSurvival     bool
+	noResultCache  bool
+	failOnWarnings bool
+	minEffect      float64
+	seeds          int
+	window, warmup time.Duration
+	out            string
+	force          bool
+	format         string
+	own            bool
+	vmo            vmFlags
+}
+
+const seriesLong = `Validates a series patch by patch, as netdev and bpf reviewers expect: for
 every prefix 1..N on each tree the whole series applies to (or --tree), apply it,
 build it incrementally in the tree's kept build directory (only what the patch
 touches recompiles), report compiler and linker warnings the previous prefix did
@@ -67,101 +67,127 @@ Writes series.json, series.txt and series.md into the run directory;
 "kci series RUNDIR" renders a saved one again (--format text|markdown|json).
 Exit codes: 0 ok; 1 machine error; 2 a patch does not apply; 3 a patch does not
 build (or, with --fail-on-warnings, adds a warning or a checkpatch error);
-4 boot failure; 5 survival cell lost.`,
-		Args: cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			// A run directory of kci series: render it again.
-			if len(args) == 1 {
-				if rep, err := results.LoadSeries(args[0]); err == nil {
-					return renderSeries(os.Stdout, rep, format)
-				}
-			}
-			if len(args) == 0 && !own {
-				return job.Usagef("give a series (files, directories, mboxes, series files), or --own --tree NAME")
-			}
-			if own && len(trees) != 1 {
-				return job.Usagef("--own checks one tree's own series: give exactly one --tree")
-			}
-			if format != "text" && format != "markdown" && format != "json" {
-				return job.Usagef("--format %q: want text, markdown or json", format)
-			}
-			if minEffect < 0 {
-				return job.Usagef("--min-effect %g: want a percentage >= 0", minEffect)
-			}
-			if cmd.Flags().Changed("seeds") && seeds < 3 {
-				return job.Usagef("--seeds %d: want 3 or more (a step is tested over per-seed values)", seeds)
-			}
-			if err := checkBenchFlags(cmd, window, warmup, variants); err != nil {
-				return err
-			}
-			if err := checkOut(out, force); err != nil {
-				return err
-			}
-			b, booter, err := jobSetup(args, trees, &vmo)
-			if err != nil {
-				return err
-			}
-			p := b.Project
-			if err := setAsideOut(os.Stderr, out, force); err != nil {
-				return err
-			}
-			o := job.SeriesOptions{
-				Patches: args, Trees: trees, Boot: !noBoot, Survival: !noSurvival,
-				Variants: variants, Each: each, MinEffectPct: minEffect, Seeds: seeds, FailOnWarnings: failOnWarnings,
-				Out: out, Args: os.Args, Log: os.Stderr, Progress: progress.New(os.Stderr),
-			}
-			o.BenchFor = func(accel string) suite.BenchParams { return benchParams(p, accel, window, warmupFlag(cmd, warmup)) }
-			o.Bench = o.BenchFor("kvm")
-			b.Opts.Progress = o.Progress
-			cached, err := withResultCache(booter, b.Cache.Root, noResultCache)
-			if err != nil {
-				return err
-			}
-			st := &job.SeriesTester{Project: p, Builder: b, Booter: cached}
-			if own {
-				extra, err := kernel.LoadSeries(args...)
-				if len(args) == 0 {
-					extra, err = nil, nil
-				}
-				if err != nil {
-					return err
-				}
-				tr, _ := p.Tree(trees[0])
-				if st.Builder, o.Loaded, err = b.OwnSeries(tr, extra); err != nil {
-					return err
-				}
-			}
-			dir, rep, err := st.Series(cmd.Context(), o)
-			if rep != nil {
-				fmt.Println()
-				if rerr := renderSeries(os.Stdout, rep, format); rerr != nil && err == nil {
-					err = rerr
-				}
-			}
-			if dir != "" {
-				fmt.Fprintf(os.Stderr, "kci: run directory %s\n", dir)
-			}
-			return err
-		},
+4 boot failure; 5 survival cell lost.`
+
+func newSeriesCmd() *cobra.Command {
+	c := &seriesCmd{}
+	cmd := &cobra.Command{
+		Use:   "series SERIES... | series --own --tree NAME [SERIES...] | series RUNDIR",
+		Short: "Check every patch of a series on its own: apply, build, new warnings, checkpatch, boot, survival; find the patch behind a perf change",
+		Long:  seriesLong,
+		Args:  cobra.ArbitraryArgs,
+		RunE:  c.run,
 	}
-	f := cmd.Flags()
-	f.StringSliceVar(&trees, "tree", nil, "tree(s) from kci.yaml (default: every tree the whole series applies to)")
-	f.StringSliceVar(&variants, "variants", nil, "benchmark variants: measure performance and find the patch behind each change (default: none)")
-	f.BoolVar(&each, "each", false, "with --variants: measure every prefix (one boot each, with survival) instead of a binary search")
-	f.BoolVar(&own, "own", false, "check the --tree's own series patch by patch (stock kernel + the tree's fragments + each prefix), then the SERIES given, if any")
-	f.BoolVar(&noBoot, "no-boot", false, "build and check only: no boots")
-	f.BoolVar(&noSurvival, "no-survival", false, "boot with sanity checks only")
-	f.BoolVar(&noResultCache, "no-result-cache", false, "boot every prefix even when an exact boot of it is cached (also $KCI_RESULT_CACHE=off)")
-	f.BoolVar(&failOnWarnings, "fail-on-warnings", false, "exit 3 when a patch adds a compiler/linker warning or a checkpatch error")
-	f.Float64Var(&minEffect, "min-effect", 0, "smallest change of a program's cost, in percent, that is located (default 0.5)")
-	f.IntVar(&seeds, "seeds", 0, "with --variants under icount: guest seeds per measured prefix, 3 or more (default 6; rows with seed spread are tested from 6 seeds, or when they move 10 %)")
-	f.DurationVar(&window, "window", 0, "measurement window per variant (default: kci.yaml; emulated_window under TCG)")
-	f.DurationVar(&warmup, "warmup", 0, "warm-up before the window, 0 or more (default: kci.yaml)")
-	f.StringVar(&format, "format", "text", "report format on stdout: text, markdown (the PR comment) or json")
-	f.StringVar(&out, "out", "", "run directory (default ./kci-results/<time>-<id>); one holding a run is refused unless --force")
-	f.BoolVar(&force, "force", false, forceHelp)
-	vmo.register(f)
+	c.register(cmd.Flags())
 	return cmd
+}
+
+func (c *seriesCmd) register(f *pflag.FlagSet) {
+	f.StringSliceVar(&c.trees, "tree", nil, "tree(s) from kci.yaml (default: every tree the whole series applies to)")
+	f.StringSliceVar(&c.variants, "variants", nil, "benchmark variants: measure performance and find the patch behind each change (default: none)")
+	f.BoolVar(&c.each, "each", false, "with --variants: measure every prefix (one boot each, with survival) instead of a binary search")
+	f.BoolVar(&c.own, "own", false, "check the --tree's own series patch by patch (stock kernel + the tree's fragments + each prefix), then the SERIES given, if any")
+	f.BoolVar(&c.noBoot, "no-boot", false, "build and check only: no boots")
+	f.BoolVar(&c.noSurvival, "no-survival", false, "boot with sanity checks only")
+	f.BoolVar(&c.noResultCache, "no-result-cache", false, "boot every prefix even when an exact boot of it is cached (also $KCI_RESULT_CACHE=off)")
+	f.BoolVar(&c.failOnWarnings, "fail-on-warnings", false, "exit 3 when a patch adds a compiler/linker warning or a checkpatch error")
+	f.Float64Var(&c.minEffect, "min-effect", 0, "smallest change of a program's cost, in percent, that is located (default 0.5)")
+	f.IntVar(&c.seeds, "seeds", 0, "with --variants under icount: guest seeds per measured prefix, 3 or more (default 6; rows with seed spread are tested from 6 seeds, or when they move 10 %)")
+	f.DurationVar(&c.window, "window", 0, "measurement window per variant (default: kci.yaml; emulated_window under TCG)")
+	f.DurationVar(&c.warmup, "warmup", 0, "warm-up before the window, 0 or more (default: kci.yaml)")
+	f.StringVar(&c.format, "format", "text", "report format on stdout: text, markdown (the PR comment) or json")
+	f.StringVar(&c.out, "out", "", "run directory (default ./kci-results/<time>-<id>); one holding a run is refused unless --force")
+	f.BoolVar(&c.force, "force", false, forceHelp)
+	c.vmo.register(f)
+}
+
+// check refuses nonsense before anything is built or created.
+func (c *seriesCmd) check(cmd *cobra.Command, args []string) error {
+	switch {
+	case len(args) == 0 && !c.own:
+		return job.Usagef("give a series (files, directories, mboxes, series files), or --own --tree NAME")
+	case c.own && len(c.trees) != 1:
+		return job.Usagef("--own checks one tree's own series: give exactly one --tree")
+	case c.format != "text" && c.format != "markdown" && c.format != "json":
+		return job.Usagef("--format %q: want text, markdown or json", c.format)
+	case c.minEffect < 0:
+		return job.Usagef("--min-effect %g: want a percentage >= 0", c.minEffect)
+	case cmd.Flags().Changed("seeds") && c.seeds < 3:
+		return job.Usagef("--seeds %d: want 3 or more (a step is tested over per-seed values)", c.seeds)
+	}
+	if err := checkBenchFlags(cmd, c.window, c.warmup, c.variants); err != nil {
+		return err
+	}
+	return checkOut(c.out, c.force)
+}
+
+func (c *seriesCmd) run(cmd *cobra.Command, args []string) error {
+	// A run directory of kci series: render it again.
+	if len(args) == 1 {
+		if rep, err := results.LoadSeries(args[0]); err == nil {
+			return renderSeries(os.Stdout, rep, c.format)
+		}
+	}
+	if err := c.check(cmd, args); err != nil {
+		return err
+	}
+	b, booter, err := jobSetup(args, c.trees, &c.vmo)
+	if err != nil {
+		return err
+	}
+	if err := setAsideOut(os.Stderr, c.out, c.force); err != nil {
+		return err
+	}
+	o := c.options(cmd, args, b)
+	cached, err := withResultCache(booter, b.Cache.Root, c.noResultCache)
+	if err != nil {
+		return err
+	}
+	st := &job.SeriesTester{Project: b.Project, Builder: b, Booter: cached}
+	if c.own {
+		if st.Builder, o.Loaded, err = c.ownSeries(b, args); err != nil {
+			return err
+		}
+	}
+	dir, rep, err := st.Series(cmd.Context(), o)
+	if rep != nil {
+		fmt.Println()
+		if rerr := renderSeries(os.Stdout, rep, c.format); rerr != nil && err == nil {
+			err = rerr
+		}
+	}
+	if dir != "" {
+		fmt.Fprintf(os.Stderr, "kci: run directory %s\n", dir)
+	}
+	return err
+}
+
+// options are the job's, the flags over kci.yaml's defaults.
+func (c *seriesCmd) options(cmd *cobra.Command, args []string, b *job.Builder) job.SeriesOptions {
+	o := job.SeriesOptions{
+		Patches: args, Trees: c.trees, Boot: !c.noBoot, Survival: !c.noSurvival,
+		Variants: c.variants, Each: c.each, MinEffectPct: c.minEffect, Seeds: c.seeds, FailOnWarnings: c.failOnWarnings,
+		Out: c.out, Args: os.Args, Log: os.Stderr, Progress: progress.New(os.Stderr),
+	}
+	p, window, warmup := b.Project, c.window, warmupFlag(cmd, c.warmup)
+	o.BenchFor = func(accel string) suite.BenchParams { return benchParams(p, accel, window, warmup) }
+	o.Bench = o.BenchFor("kvm")
+	b.Opts.Progress = o.Progress
+	return o
+}
+
+// ownSeries is --own: the tree's own series on the stock kernel, then
+// the series given, if any.
+func (c *seriesCmd) ownSeries(b *job.Builder, args []string) (job.SeriesBuilder, []kernel.Patch, error) {
+	var extra []kernel.Patch
+	if len(args) > 0 {
+		var err error
+		if extra, err = kernel.LoadSeries(args...); err != nil {
+			return nil, nil, err
+		}
+	}
+	tr, _ := b.Project.Tree(c.trees[0])
+	return b.OwnSeries(tr, extra)
 }
 
 func renderSeries(w io.Writer, rep *results.Series, format string) error {

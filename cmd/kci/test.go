@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"github.com/kci-dev/kci/results/verdict"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/kci-dev/kci/internal/progress"
@@ -21,32 +23,31 @@ import (
 
 func init() { commands = append(commands, newTestCmd) }
 
-func newTestCmd() *cobra.Command {
-	var (
-		trees          []string
-		reps           int
-		variants       []string
-		window, warmup time.Duration
-		noSurvival     bool
-		noResultCache  bool
-		profile        bool
-		out            string
-		failOnReg      float64
-		minEffect      float64
-		shard          string
-		seed           uint64
-		firstSeed      uint64
-		parallel       int
-		maxBoots       int
-		force          bool
-		post           bool
-		postDry        bool
-		vmo            vmFlags
-	)
-	cmd := &cobra.Command{
-		Use:   "test [PATCH|DIR|SERIES|MBOX]...",
-		Short: "Build base and patched kernels, boot both, run survival tests and benchmarks, compare",
-		Long: `The main job. For each tree the patches apply to (or --tree), build the
+// testCmd is kci test's flags; its methods check them, build the job's
+// options and show the result.
+type testCmd struct {
+	trees          []string
+	reps           int
+	variants       []string
+	window, warmup time.Duration
+	noSurvival     bool
+	noResultCache  bool
+	profile        bool
+	out            string
+	failOnReg      float64
+	minEffect      float64
+	shard          string
+	seed           uint64
+	firstSeed      uint64
+	parallel       int
+	maxBoots       int
+	force          bool
+	post           bool
+	postDry        bool
+	vmo            vmFlags
+}
+
+const testLong = `The main job. For each tree the patches apply to (or --tree), build the
 tree's kernel (cached) and the patched one (incremental), boot them alternately
 (ABBA: base, patched, patched, base, ...) a fresh VM each repetition, run the survival matrix
 and the benchmark in the guest, and compare patched against base.
@@ -58,102 +59,134 @@ build error; 4 boot/crash; 5 behaviour regression (survival, or a variant invali
 
 Without a patch, --tree's kernel alone is booted --reps times and measured;
 with --seed every boot gets the same guest seed, so under icount the boots
-must agree exactly (kci's determinism check).`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			// Without a patch there is nothing to compare: only a named
-			// tree's kernel is measured (e.g. --seed's determinism check).
-			if len(args) == 0 && len(trees) == 0 {
-				return errors.New("kci test: name a patch (or --tree to measure a tree's kernel alone)")
-			}
-			// Nonsense is refused before anything is built or created.
-			if err := checkTestFlags(cmd, testFlags{reps: reps, parallel: parallel, maxBoots: maxBoots, seed: seed, firstSeed: firstSeed,
-				minEffect: minEffect, failOnReg: failOnReg, clock: vmo.clock}); err != nil {
-				return err
-			}
-			if err := checkBenchFlags(cmd, window, warmup, variants); err != nil {
-				return err
-			}
-			if err := checkOut(out, force); err != nil {
-				return err
-			}
-			b, booter, err := jobSetup(args, trees, &vmo)
-			if err != nil {
-				return err
-			}
-			p := b.Project
-			if err := setAsideOut(os.Stderr, out, force); err != nil {
-				return err
-			}
-			o := job.TestOptions{
-				Patches: args, Trees: trees, Reps: reps, Variants: variants,
-				Survival: !noSurvival, Profile: profile, Out: out, FailOnRegression: failOnReg, MinEffectPct: minEffect,
-				Seed: seed, FirstSeed: firstSeed, Parallel: parallel, MaxBoots: maxBoots, Args: os.Args, Log: os.Stderr, Progress: progress.New(os.Stderr), Host: job.DefaultHost(),
-			}
-			o.Host.Checks = doctorChecks(cmd.Context(), b.Cache.Root)
-			if o.Reps == 0 {
-				o.Reps = p.Reps
-			}
-			if len(o.Variants) == 0 {
-				o.Variants = p.Bench.Variants
-			}
-			o.BenchFor = func(accel string) suite.BenchParams { return benchParams(p, accel, window, warmupFlag(cmd, warmup)) }
-			o.Clock = string(booter.VM.Clock)
-			o.RepsFor = job.RepsByAccel(string(booter.VM.Clock))
-			o.Bench = o.BenchFor("kvm")
-			if shard != "" {
-				if _, err := fmt.Sscanf(shard, "%d/%d", &o.Shard, &o.Shards); err != nil || o.Shard < 1 || o.Shard > o.Shards {
-					return fmt.Errorf("--shard %q: want i/N with 1 <= i <= N", shard)
-				}
-			}
-			// --seed N boots one seed again and again to show the boots agree:
-			// that check must boot, not read the cache.
-			cached, err := withResultCache(booter, b.Cache.Root, noResultCache || seed != 0)
-			if err != nil {
-				return err
-			}
-			t := &job.Tester{Builder: b, Booter: cached}
-			dir, err := t.Test(cmd.Context(), o)
-			if dir != "" {
-				run, lerr := results.Load(dir)
-				if lerr == nil {
-					fmt.Println()
-					if terr := render.Text(os.Stdout, run, render.TextOptions{Color: term.IsTerminal(int(os.Stdout.Fd()))}); terr != nil {
-						fmt.Fprintf(os.Stderr, "kci: report: %v\n", terr)
-					}
-				}
-				fmt.Fprintf(os.Stderr, "kci: run directory %s (picture: %s)\n", dir, filepath.Join(dir, render.HTMLFile))
-				// A failed run is posted too: reviewers should see why.
-				if (post || postDry) && lerr == nil && len(run.TreeNames()) > 0 {
-					if perr := postRun(cmd.Context(), os.Stdout, os.Stderr, run, postOptions{dryRun: postDry}); perr != nil && err == nil {
-						err = perr
-					}
-				}
-			}
-			return err
-		},
+must agree exactly (kci's determinism check).`
+
+func newTestCmd() *cobra.Command {
+	c := &testCmd{}
+	cmd := &cobra.Command{
+		Use:   "test [PATCH|DIR|SERIES|MBOX]...",
+		Short: "Build base and patched kernels, boot both, run survival tests and benchmarks, compare",
+		Long:  testLong,
+		RunE:  c.run,
 	}
-	f := cmd.Flags()
-	f.StringSliceVar(&trees, "tree", nil, "tree(s) from kci.yaml (default: every tree the patches apply to)")
-	f.IntVar(&reps, "reps", 0, "boots per kernel, alternating base and patched (default: kci.yaml reps; 0 there: 3 under icount, 6 otherwise)")
-	f.StringSliceVar(&variants, "variants", nil, "benchmark variants (default: kci.yaml bench.variants)")
-	f.DurationVar(&window, "window", 0, "measurement window per variant (default: kci.yaml; emulated_window under TCG)")
-	f.DurationVar(&warmup, "warmup", 0, "warm-up before the window, 0 or more (default: kci.yaml)")
-	f.BoolVar(&noSurvival, "no-survival", false, "skip the survival matrix")
-	f.BoolVar(&noResultCache, "no-result-cache", false, "boot every seed even when an exact boot of it is cached (also $KCI_RESULT_CACHE=off); the cache is only used under TCG icount")
-	f.BoolVar(&profile, "profile", false, "sample CPU stacks in each variant's window: flame graphs, pprof and top symbols under profiles/ in the run directory")
-	f.StringVar(&out, "out", "", "run directory (default ./kci-results/<time>-<id>); one holding a run is refused unless --force")
-	f.BoolVar(&force, "force", false, forceHelp)
-	f.Float64Var(&failOnReg, "fail-on-regression", -1, "exit 6 when a variant is significantly slower by more than this many percent")
-	f.Float64Var(&minEffect, "min-effect", 0, "smallest effect of interest in percent (default 0.5): under icount the threshold a change must clear besides the observed spread; otherwise a significant change whose interval stays within it is reported as below it")
-	f.Uint64Var(&firstSeed, "first-seed", 1, "under icount, repetition k boots base and patched with guest seed first-seed+k-1: another sample of the guest's randomness than the default 1, 2, 3...")
-	f.IntVar(&parallel, "parallel", 0, "boots at a time, 1 or more (default: the host's CPUs, at most 4, under TCG's instruction clock, whose numbers no neighbour changes; 1 otherwise, and more is refused there)")
-	f.IntVar(&maxBoots, "max-boots", 0, fmt.Sprintf("under icount without --reps or --seed, add seeds (base and patched) for variants whose rows are undecided until each is decided or the run has booted this many (cache hits not counted; 0: %d, about 5 min warm on 2 cores; -1: off, 3 seeds per kernel)", verdict.DefaultMaxBoots))
-	f.Uint64Var(&seed, "seed", 0, "under icount, boot every repetition with this guest seed (1 or more) instead of seed k for repetition k: repeated boots of one kernel must then agree exactly (a determinism check; with a patch it stays one: one seed cannot compare kernels whose write programs move like a seed change, so no row is called)")
-	f.StringVar(&shard, "shard", "", "run only repetitions i, i+N, ... of the job (i/N), for fan-out; merge with kci report --merge")
-	f.BoolVar(&post, "post", false, "post the report to the pull request (GitHub Actions environment, GITHUB_TOKEN)")
-	f.BoolVar(&postDry, "post-dry-run", false, "print what --post would send")
-	vmo.register(f)
+	c.register(cmd.Flags())
 	return cmd
+}
+
+func (c *testCmd) register(f *pflag.FlagSet) {
+	f.StringSliceVar(&c.trees, "tree", nil, "tree(s) from kci.yaml (default: every tree the patches apply to)")
+	f.IntVar(&c.reps, "reps", 0, "boots per kernel, alternating base and patched (default: kci.yaml reps; 0 there: 3 under icount, 6 otherwise)")
+	f.StringSliceVar(&c.variants, "variants", nil, "benchmark variants (default: kci.yaml bench.variants)")
+	f.DurationVar(&c.window, "window", 0, "measurement window per variant (default: kci.yaml; emulated_window under TCG)")
+	f.DurationVar(&c.warmup, "warmup", 0, "warm-up before the window, 0 or more (default: kci.yaml)")
+	f.BoolVar(&c.noSurvival, "no-survival", false, "skip the survival matrix")
+	f.BoolVar(&c.noResultCache, "no-result-cache", false, "boot every seed even when an exact boot of it is cached (also $KCI_RESULT_CACHE=off); the cache is only used under TCG icount")
+	f.BoolVar(&c.profile, "profile", false, "sample CPU stacks in each variant's window: flame graphs, pprof and top symbols under profiles/ in the run directory")
+	f.StringVar(&c.out, "out", "", "run directory (default ./kci-results/<time>-<id>); one holding a run is refused unless --force")
+	f.BoolVar(&c.force, "force", false, forceHelp)
+	f.Float64Var(&c.failOnReg, "fail-on-regression", -1, "exit 6 when a variant is significantly slower by more than this many percent")
+	f.Float64Var(&c.minEffect, "min-effect", 0, "smallest effect of interest in percent (default 0.5): under icount the threshold a change must clear besides the observed spread; otherwise a significant change whose interval stays within it is reported as below it")
+	f.Uint64Var(&c.firstSeed, "first-seed", 1, "under icount, repetition k boots base and patched with guest seed first-seed+k-1: another sample of the guest's randomness than the default 1, 2, 3...")
+	f.IntVar(&c.parallel, "parallel", 0, "boots at a time, 1 or more (default: the host's CPUs, at most 4, under TCG's instruction clock, whose numbers no neighbour changes; 1 otherwise, and more is refused there)")
+	f.IntVar(&c.maxBoots, "max-boots", 0, fmt.Sprintf("under icount without --reps or --seed, add seeds (base and patched) for variants whose rows are undecided until each is decided or the run has booted this many (cache hits not counted; 0: %d, about 5 min warm on 2 cores; -1: off, 3 seeds per kernel)", verdict.DefaultMaxBoots))
+	f.Uint64Var(&c.seed, "seed", 0, "under icount, boot every repetition with this guest seed (1 or more) instead of seed k for repetition k: repeated boots of one kernel must then agree exactly (a determinism check; with a patch it stays one: one seed cannot compare kernels whose write programs move like a seed change, so no row is called)")
+	f.StringVar(&c.shard, "shard", "", "run only repetitions i, i+N, ... of the job (i/N), for fan-out; merge with kci report --merge")
+	f.BoolVar(&c.post, "post", false, "post the report to the pull request (GitHub Actions environment, GITHUB_TOKEN)")
+	f.BoolVar(&c.postDry, "post-dry-run", false, "print what --post would send")
+	c.vmo.register(f)
+}
+
+// check refuses nonsense before anything is built or created.
+func (c *testCmd) check(cmd *cobra.Command, args []string) error {
+	// Without a patch there is nothing to compare: only a named
+	// tree's kernel is measured (e.g. --seed's determinism check).
+	if len(args) == 0 && len(c.trees) == 0 {
+		return errors.New("kci test: name a patch (or --tree to measure a tree's kernel alone)")
+	}
+	if err := checkTestFlags(cmd, testFlags{reps: c.reps, parallel: c.parallel, maxBoots: c.maxBoots, seed: c.seed, firstSeed: c.firstSeed,
+		minEffect: c.minEffect, failOnReg: c.failOnReg, clock: c.vmo.clock}); err != nil {
+		return err
+	}
+	if err := checkBenchFlags(cmd, c.window, c.warmup, c.variants); err != nil {
+		return err
+	}
+	return checkOut(c.out, c.force)
+}
+
+func (c *testCmd) run(cmd *cobra.Command, args []string) error {
+	if err := c.check(cmd, args); err != nil {
+		return err
+	}
+	b, booter, err := jobSetup(args, c.trees, &c.vmo)
+	if err != nil {
+		return err
+	}
+	o, err := c.options(cmd, args, b, booter)
+	if err != nil {
+		return err
+	}
+	if err := setAsideOut(os.Stderr, c.out, c.force); err != nil {
+		return err
+	}
+	// --seed N boots one seed again and again to show the boots agree:
+	// that check must boot, not read the cache.
+	cached, err := withResultCache(booter, b.Cache.Root, c.noResultCache || c.seed != 0)
+	if err != nil {
+		return err
+	}
+	t := &job.Tester{Builder: b, Booter: cached}
+	dir, err := t.Test(cmd.Context(), o)
+	return c.show(cmd.Context(), dir, err)
+}
+
+// options are the job's, the flags over kci.yaml's defaults.
+func (c *testCmd) options(cmd *cobra.Command, args []string, b *job.Builder, booter *job.VMBooter) (job.TestOptions, error) {
+	p := b.Project
+	o := job.TestOptions{
+		Patches: args, Trees: c.trees, Reps: c.reps, Variants: c.variants,
+		Survival: !c.noSurvival, Profile: c.profile, Out: c.out, FailOnRegression: c.failOnReg, MinEffectPct: c.minEffect,
+		Seed: c.seed, FirstSeed: c.firstSeed, Parallel: c.parallel, MaxBoots: c.maxBoots, Args: os.Args, Log: os.Stderr, Progress: progress.New(os.Stderr), Host: job.DefaultHost(),
+	}
+	o.Host.Checks = doctorChecks(cmd.Context(), b.Cache.Root)
+	if o.Reps == 0 {
+		o.Reps = p.Reps
+	}
+	if len(o.Variants) == 0 {
+		o.Variants = p.Bench.Variants
+	}
+	window, warmup := c.window, warmupFlag(cmd, c.warmup)
+	o.BenchFor = func(accel string) suite.BenchParams { return benchParams(p, accel, window, warmup) }
+	o.Clock = string(booter.VM.Clock)
+	o.RepsFor = job.RepsByAccel(string(booter.VM.Clock))
+	o.Bench = o.BenchFor("kvm")
+	if c.shard != "" {
+		if _, err := fmt.Sscanf(c.shard, "%d/%d", &o.Shard, &o.Shards); err != nil || o.Shard < 1 || o.Shard > o.Shards {
+			return o, fmt.Errorf("--shard %q: want i/N with 1 <= i <= N", c.shard)
+		}
+	}
+	return o, nil
+}
+
+// show prints the run's report and where it is, and posts it when asked:
+// a failed run is posted too, reviewers should see why. err is the run's.
+func (c *testCmd) show(ctx context.Context, dir string, err error) error {
+	if dir == "" {
+		return err
+	}
+	run, lerr := results.Load(dir)
+	if lerr == nil {
+		fmt.Println()
+		if terr := render.Text(os.Stdout, run, render.TextOptions{Color: term.IsTerminal(int(os.Stdout.Fd()))}); terr != nil {
+			fmt.Fprintf(os.Stderr, "kci: report: %v\n", terr)
+		}
+	}
+	fmt.Fprintf(os.Stderr, "kci: run directory %s (picture: %s)\n", dir, filepath.Join(dir, render.HTMLFile))
+	if (c.post || c.postDry) && lerr == nil && len(run.TreeNames()) > 0 {
+		if perr := postRun(ctx, os.Stdout, os.Stderr, run, postOptions{dryRun: c.postDry}); perr != nil && err == nil {
+			err = perr
+		}
+	}
+	return err
 }
 
 // benchParams is the project's traffic, with the window for the
