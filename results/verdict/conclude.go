@@ -81,86 +81,110 @@ func Conclude(run *results.Run, tree string) Conclusion {
 	return Analyze(run, tree).Conclusion
 }
 
+// facts are what a tree's conclusion is made of, each a list of lines.
+type facts struct {
+	regs, fixes                 []string // survival cells
+	baseFail, patchedFail       []string // the kernel's failures, not the machine's
+	patchedInvalid, baseInvalid []string
+	slower, faster, noisy       []string // variant totals
+	undecided, progs, hidden    []string
+	need                        int // boots per kernel an undecided total needs
+}
+
 func conclude(run *results.Run, tr TreeReport) Conclusion {
-	name := tr.Tree
-	ab := tr.Perf
-	var regs, fixes []string
+	f := factsOf(run, tr)
+	c := Conclusion{Summary: summary(run, tr.Perf, f)}
+	c.State, c.Title = verdictOf(run, tr, f)
+	return c
+}
+
+func factsOf(run *results.Run, tr TreeReport) facts {
+	var f facts
 	for _, c := range tr.Changes {
 		cell := c.Base.Carrier + " × " + c.Base.Path
 		if c.Kind == Regression {
-			regs = append(regs, cell)
+			f.regs = append(f.regs, cell)
 		} else {
-			fixes = append(fixes, cell)
+			f.fixes = append(f.fixes, cell)
 		}
 	}
-	var baseFail, patchedFail []string
 	for _, b := range run.Boots {
-		if b.Tree != name || b.Error == "" || b.ErrorKind == failure.Infra || b.ErrorKind == failure.Cancelled || b.ErrorKind == failure.Interrupted {
+		if b.Tree != tr.Tree || b.Error == "" || b.ErrorKind == failure.Infra || b.ErrorKind == failure.Cancelled || b.ErrorKind == failure.Interrupted {
 			continue
 		}
 		if b.Role == results.RolePatched {
-			patchedFail = append(patchedFail, b.Error)
+			f.patchedFail = append(f.patchedFail, b.Error)
 		} else {
-			baseFail = append(baseFail, b.Error)
+			f.baseFail = append(f.baseFail, b.Error)
 		}
 	}
-	patchedInvalid, baseInvalid := oneSidedInvalid(ab)
-	var slower, faster, noisy, undecided, progs, hidden []string
-	need := 0
-	for _, v := range ab.Variants {
-		r := v.Total
-		s := fmt.Sprintf("%s %+.1f%%", v.Variant, r.Effect())
-		if r.Verdict == Slower || r.Verdict == Faster {
-			s += " " + r.Backing()
+	f.patchedInvalid, f.baseInvalid = oneSidedInvalid(tr.Perf)
+	for _, v := range tr.Perf.Variants {
+		f.addVariant(tr.Perf, v)
+	}
+	return f
+}
+
+// addVariant files a variant's total by its verdict, and its programs'
+// decided changes and undecided "no change" rows.
+func (f *facts) addVariant(ab TreeAB, v VariantAB) {
+	r := v.Total
+	s := fmt.Sprintf("%s %+.1f%%", v.Variant, r.Effect())
+	if r.Verdict == Slower || r.Verdict == Faster {
+		s += " " + r.Backing()
+	}
+	switch {
+	case (r.Verdict == Slower || r.Verdict == Faster) && r.InNoise:
+		f.noisy = append(f.noisy, s)
+	case r.Verdict == Slower:
+		f.slower = append(f.slower, s)
+	case r.Verdict == Faster:
+		f.faster = append(f.faster, s)
+	case r.Verdict == TooFew:
+		u := fmt.Sprintf("%s: %s", v.Variant, r.Verdict)
+		f.need = max(f.need, r.Need)
+		if r.Need > 0 {
+			u += fmt.Sprintf(" (needs >= %d boots per kernel, has %d+%d)", r.Need, r.Base.N, r.Patched.N)
 		}
-		switch {
-		case (r.Verdict == Slower || r.Verdict == Faster) && r.InNoise:
-			noisy = append(noisy, s)
-		case r.Verdict == Slower:
-			slower = append(slower, s)
-		case r.Verdict == Faster:
-			faster = append(faster, s)
-		case r.Verdict == TooFew:
-			u := fmt.Sprintf("%s: %s", v.Variant, r.Verdict)
-			need = max(need, r.Need)
-			if r.Need > 0 {
-				u += fmt.Sprintf(" (needs >= %d boots per kernel, has %d+%d)", r.Need, r.Base.N, r.Patched.N)
-			}
-			undecided = append(undecided, u)
-		case r.Verdict == NotComparable:
-			undecided = append(undecided, fmt.Sprintf("%s: %s", v.Variant, r.Verdict))
-		}
-		for _, p := range v.Programs {
-			if (p.Verdict == Slower || p.Verdict == Faster) && !p.InNoise {
-				progs = append(progs, fmt.Sprintf("%s/%s %s %+.1f%% %s", v.Variant, p.Name, p.Verdict, p.Effect(), p.Backing()))
-			}
-		}
-		for _, p := range append([]Row{v.Total}, v.Programs...) {
-			if ab.Deterministic() && p.Verdict == NoChange && p.Undecided(ab.MinEffectPct) {
-				hidden = append(hidden, fmt.Sprintf("%s/%s (would show ±%.1f%%, %d seeds)", v.Variant, p.Name, p.Detectable, p.Seeds))
-			}
+		f.undecided = append(f.undecided, u)
+	case r.Verdict == NotComparable:
+		f.undecided = append(f.undecided, fmt.Sprintf("%s: %s", v.Variant, r.Verdict))
+	}
+	for _, p := range v.Programs {
+		if (p.Verdict == Slower || p.Verdict == Faster) && !p.InNoise {
+			f.progs = append(f.progs, fmt.Sprintf("%s/%s %s %+.1f%% %s", v.Variant, p.Name, p.Verdict, p.Effect(), p.Backing()))
 		}
 	}
+	for _, p := range append([]Row{v.Total}, v.Programs...) {
+		if ab.Deterministic() && p.Verdict == NoChange && p.Undecided(ab.MinEffectPct) {
+			f.hidden = append(f.hidden, fmt.Sprintf("%s/%s (would show ±%.1f%%, %d seeds)", v.Variant, p.Name, p.Detectable, p.Seeds))
+		}
+	}
+}
+
+// summary is the conclusion's body: the facts by kind, then how the
+// numbers were tested and what they measure.
+func summary(run *results.Run, ab TreeAB, f facts) string {
 	var sum []string
 	add := func(label string, xs []string) {
 		if len(xs) > 0 {
 			sum = append(sum, fmt.Sprintf("%s: %s", label, strings.Join(xs, ", ")))
 		}
 	}
-	add("survival regressions", regs)
-	add("survival fixes", fixes)
-	add("patched kernel failures", patchedFail)
-	add("base kernel failures", baseFail)
-	add("invalid on the patched kernel only", patchedInvalid)
-	add("invalid on the base kernel only", baseInvalid)
-	add("slower", slower)
-	add("faster", faster)
-	add(fmt.Sprintf("changes below the smallest effect (±%.1f%%)", ab.MinEffectPct), noisy)
-	add("programs", progs)
-	add("undecided", undecided)
+	add("survival regressions", f.regs)
+	add("survival fixes", f.fixes)
+	add("patched kernel failures", f.patchedFail)
+	add("base kernel failures", f.baseFail)
+	add("invalid on the patched kernel only", f.patchedInvalid)
+	add("invalid on the base kernel only", f.baseInvalid)
+	add("slower", f.slower)
+	add("faster", f.faster)
+	add(fmt.Sprintf("changes below the smallest effect (±%.1f%%)", ab.MinEffectPct), f.noisy)
+	add("programs", f.progs)
+	add("undecided", f.undecided)
 	// Power, said where the verdict is read: which "no change" rows could
 	// not have shown a change of the smallest effect.
-	add(fmt.Sprintf("no change, but not ruled out at ±%.1f%% with %.0f%% power", ab.MinEffectPct, PowerLevel*100), hidden)
+	add(fmt.Sprintf("no change, but not ruled out at ±%.1f%% with %.0f%% power", ab.MinEffectPct, PowerLevel*100), f.hidden)
 	if sq := ab.Sequential; sq != nil && sq.Stop != "" {
 		sum = append(sum, fmt.Sprintf("adaptive seeds: %d of %d planned looks, %d boots (--max-boots %d): %s", sq.Done, sq.Looks, sq.Boots, sq.MaxBoots, sq.Stop))
 	}
@@ -177,30 +201,33 @@ func conclude(run *results.Run, tr TreeReport) Conclusion {
 	if run.Incomplete {
 		sum = append(sum, "run incomplete: "+run.IncompleteReason)
 	}
-	c := Conclusion{Summary: strings.Join(sum, "\n")}
+	return strings.Join(sum, "\n")
+}
+
+// verdictOf is the tree's state and title: the gravest fact first.
+func verdictOf(run *results.Run, tr TreeReport, f facts) (state, title string) {
+	name, ab := tr.Tree, tr.Perf
 	switch {
-	case len(regs) > 0:
-		c.State, c.Title = Failure, fmt.Sprintf("%s: %s", name, results.Plural(len(regs), "survival regression"))
-	case len(patchedFail) > 0 && len(baseFail) == 0:
-		c.State, c.Title = Failure, fmt.Sprintf("%s: patched kernel failed: %s", name, patchedFail[0])
-	case len(patchedInvalid) > 0:
-		c.State, c.Title = Failure, fmt.Sprintf("%s: invalid on the patched kernel only: %s", name, patchedInvalid[0])
-	case len(baseFail) > 0:
-		c.State, c.Title = Neutral, fmt.Sprintf("%s: base kernel failed too: %s", name, baseFail[0])
+	case len(f.regs) > 0:
+		return Failure, fmt.Sprintf("%s: %s", name, results.Plural(len(f.regs), "survival regression"))
+	case len(f.patchedFail) > 0 && len(f.baseFail) == 0:
+		return Failure, fmt.Sprintf("%s: patched kernel failed: %s", name, f.patchedFail[0])
+	case len(f.patchedInvalid) > 0:
+		return Failure, fmt.Sprintf("%s: invalid on the patched kernel only: %s", name, f.patchedInvalid[0])
+	case len(f.baseFail) > 0:
+		return Neutral, fmt.Sprintf("%s: base kernel failed too: %s", name, f.baseFail[0])
 	case ab.DeterminismCheck:
-		c.State, c.Title = Neutral, fmt.Sprintf("%s: determinism check (one seed per kernel), not a comparison: %s", name, determinism(ab))
+		return Neutral, fmt.Sprintf("%s: determinism check (one seed per kernel), not a comparison: %s", name, determinism(ab))
 	case len(perfRegressions(ab)) > 0:
-		c.State, c.Title = Failure, perfTitle(tr, nil, need)
-	case len(slower) > 0, ab.Emulated && !ab.Deterministic():
-		c.State, c.Title = Neutral, perfTitle(tr, undecided, need)
-	case len(undecided) > 0 || len(ab.Variants) == 0 && len(tr.Survival) == 0:
-		c.State, c.Title = Neutral, perfTitle(tr, undecided, need)
+		return Failure, perfTitle(tr, nil, f.need)
+	case len(f.slower) > 0, ab.Emulated && !ab.Deterministic():
+		return Neutral, perfTitle(tr, f.undecided, f.need)
+	case len(f.undecided) > 0 || len(ab.Variants) == 0 && len(tr.Survival) == 0:
+		return Neutral, perfTitle(tr, f.undecided, f.need)
 	case run.Incomplete:
-		c.State, c.Title = Neutral, fmt.Sprintf("%s: run incomplete: %s", name, run.IncompleteReason)
-	default:
-		c.State, c.Title = Success, perfTitle(tr, nil, need)
+		return Neutral, fmt.Sprintf("%s: run incomplete: %s", name, run.IncompleteReason)
 	}
-	return c
+	return Success, perfTitle(tr, nil, f.need)
 }
 
 // perfTitle is the headline of a tree decided by its numbers: the brief's
