@@ -76,33 +76,10 @@ func runVariant(ctx context.Context, env *benchEnv, v variant, p BenchParams, na
 		}
 	}
 
-	tr, err := newTraffic(ns, p, env.ncpu)
+	w, err := drive(ctx, env, ns, coll, names, p, name)
 	if err != nil {
-		return res, fmt.Errorf("bench %s: %w", name, err)
-	}
-	defer func() { _ = tr.close() }()
-	tr.startServers()
-	if err := sleepCtx(ctx, p.ServerLead); err != nil {
 		return res, err
 	}
-	tr.startClients()
-	if err := sleepCtx(ctx, p.Warmup); err != nil {
-		return res, err
-	}
-
-	stopProfile := profileWindow(env, p, name)
-	w, err := measureWindow(ctx, env, ns, coll, names, tr, p)
-	stopProfile()
-	if err != nil {
-		return res, fmt.Errorf("bench %s: %w", name, err)
-	}
-
-	tr.stopClients()
-	time.Sleep(drainDelay)
-	if err := tr.close(); err != nil {
-		return res, fmt.Errorf("bench %s: traffic: %w", name, err)
-	}
-	time.Sleep(drainDelay)
 	var counters map[string]uint64
 	if coll != nil {
 		if counters, err = readCounters(coll.Maps[bpf.StatsMap], bpf.Counters(v.object)); err != nil {
@@ -113,7 +90,44 @@ func runVariant(ctx context.Context, env *benchEnv, v variant, p BenchParams, na
 		return res, fmt.Errorf("bench %s: detach: %w", name, err)
 	}
 	atts = nil
+	record(&res, w, counters, v, p)
+	return res, nil
+}
 
+// drive runs the variant's traffic: servers, then clients, the warm-up,
+// the measured window (profiled when asked), and the drain, so the
+// counters read afterwards hold every packet the window's flows sent.
+func drive(ctx context.Context, env *benchEnv, ns *netNS, coll *ebpf.Collection, names []string, p BenchParams, name string) (window, error) {
+	tr, err := newTraffic(ns, p, env.ncpu)
+	if err != nil {
+		return window{}, fmt.Errorf("bench %s: %w", name, err)
+	}
+	defer func() { _ = tr.close() }()
+	tr.startServers()
+	if err := sleepCtx(ctx, p.ServerLead); err != nil {
+		return window{}, err
+	}
+	tr.startClients()
+	if err := sleepCtx(ctx, p.Warmup); err != nil {
+		return window{}, err
+	}
+	stopProfile := profileWindow(env, p, name)
+	w, err := measureWindow(ctx, env, ns, coll, names, tr, p)
+	stopProfile()
+	if err != nil {
+		return window{}, fmt.Errorf("bench %s: %w", name, err)
+	}
+	tr.stopClients()
+	time.Sleep(drainDelay)
+	if err := tr.close(); err != nil {
+		return window{}, fmt.Errorf("bench %s: traffic: %w", name, err)
+	}
+	time.Sleep(drainDelay)
+	return w, nil
+}
+
+// record puts the window's numbers in res and validates them.
+func record(res *VariantResult, w window, counters map[string]uint64, v variant, p BenchParams) {
 	res.Programs = withNsPerPkt(w.progs)
 	res.Counters = counters
 	res.Lo = w.lo
@@ -128,7 +142,6 @@ func runVariant(ctx context.Context, env *benchEnv, v variant, p BenchParams, na
 		progs: w.progs, rule: v.rule, counters: counters, lo: w.lo, perSecond: w.perSecond,
 		plannedPPS: ppsPerPair(p) * float64(p.Pairs), window: w.elapsed,
 	})
-	return res, nil
 }
 
 // loadVariant loads the variant's collection, recording the verifier and

@@ -79,56 +79,15 @@ func (r *runner) run(ctx context.Context) error {
 	if !r.plan.Survival && len(r.plan.Variants) == 0 {
 		return nil
 	}
-
-	if err := r.step("caps", capsTimeout); err != nil {
+	env, err := r.caps(s)
+	if err != nil {
 		return err
 	}
-	if err := rlimit.RemoveMemlock(); err != nil {
-		return fmt.Errorf("caps: %w", err)
-	}
-	kernel, err := btf.LoadKernelSpec()
-	if err != nil {
-		return fmt.Errorf("caps: kernel BTF (/sys/kernel/btf/vmlinux): %w", err)
-	}
-	caps, err := probeCaps(kernel)
-	if err != nil {
-		return fmt.Errorf("caps: %w", err)
-	}
-	if err := r.emit(event.Caps, caps); err != nil {
-		return err
-	}
-	env := &benchEnv{kernel: kernel, caps: caps, ncpu: s.NumCPU, logf: r.logf}
-	if r.plan.Profile {
-		env.profile = r.emit
-	}
-	if env.ncpu < 1 {
-		env.ncpu = 1
-	}
-
 	if r.plan.Survival {
-		if err := r.step("survival", survivalTimeout); err != nil {
+		if err := r.survival(ctx, env); err != nil {
 			return err
 		}
-		var total, failed int
-		var failures []string
-		err := runSurvival(ctx, env, func(c Cell) error {
-			total++
-			if !c.Pass {
-				failed++
-				failures = append(failures, c.Carrier+"×"+c.Path)
-			}
-			return r.emit(event.Cell, c)
-		})
-		if err != nil {
-			return fmt.Errorf("survival: %w", err)
-		}
-		if failed > 0 {
-			r.logf("survival: %d of %d cells failed: %s", failed, total, strings.Join(failures, ", "))
-		} else {
-			r.logf("survival: %d cells as expected", total)
-		}
 	}
-
 	p := withDefaults(r.plan.Bench)
 	for i, name := range r.plan.Variants {
 		v, err := lookupVariant(name)
@@ -148,6 +107,58 @@ func (r *runner) run(ctx context.Context) error {
 		}
 	}
 	return ctx.Err()
+}
+
+// caps probes what the kernel offers BPF and reports it: the measuring
+// steps' environment.
+func (r *runner) caps(s Sanity) (*benchEnv, error) {
+	if err := r.step("caps", capsTimeout); err != nil {
+		return nil, err
+	}
+	if err := rlimit.RemoveMemlock(); err != nil {
+		return nil, fmt.Errorf("caps: %w", err)
+	}
+	kernel, err := btf.LoadKernelSpec()
+	if err != nil {
+		return nil, fmt.Errorf("caps: kernel BTF (/sys/kernel/btf/vmlinux): %w", err)
+	}
+	caps, err := probeCaps(kernel)
+	if err != nil {
+		return nil, fmt.Errorf("caps: %w", err)
+	}
+	if err := r.emit(event.Caps, caps); err != nil {
+		return nil, err
+	}
+	env := &benchEnv{kernel: kernel, caps: caps, ncpu: max(s.NumCPU, 1), logf: r.logf}
+	if r.plan.Profile {
+		env.profile = r.emit
+	}
+	return env, nil
+}
+
+// survival runs the matrix, a cell event each, and logs the failures.
+func (r *runner) survival(ctx context.Context, env *benchEnv) error {
+	if err := r.step("survival", survivalTimeout); err != nil {
+		return err
+	}
+	var total int
+	var failures []string
+	err := runSurvival(ctx, env, func(c Cell) error {
+		total++
+		if !c.Pass {
+			failures = append(failures, c.Carrier+"×"+c.Path)
+		}
+		return r.emit(event.Cell, c)
+	})
+	if err != nil {
+		return fmt.Errorf("survival: %w", err)
+	}
+	if len(failures) > 0 {
+		r.logf("survival: %d of %d cells failed: %s", len(failures), total, strings.Join(failures, ", "))
+	} else {
+		r.logf("survival: %d cells as expected", total)
+	}
+	return nil
 }
 
 // withDefaults fills the zero fields that have no meaningful zero.

@@ -106,59 +106,16 @@ func observe(res [bpf.ResMax]uint64, received, sent int) (string, string) {
 // sends the test packets and returns the reader's counters and how many
 // packets the receiving socket got.
 func exercise(env *benchEnv, c carrierDef, t *topology) (res [bpf.ResMax]uint64, received int, err error) {
-	spec, err := bpf.Spec(bpf.Survive)
+	coll, err := loadCarrier(c, t)
 	if err != nil {
 		return res, 0, err
-	}
-	keep := map[string]bool{c.writer: true, c.reader: true}
-	if c.xdp && t.mode != bpf.SurvPass {
-		keep["surv_redirect"] = true
-	}
-	for name := range spec.Programs {
-		if !keep[name] {
-			delete(spec.Programs, name)
-		}
-	}
-	coll, err := ebpf.NewCollection(spec)
-	if err != nil {
-		return res, 0, fmt.Errorf("load: %w", err)
 	}
 	defer coll.Close()
-
-	if t.mode != bpf.SurvPass {
-		idx, err := t.writer.ns.ifindex(t.target)
-		if err != nil {
-			return res, 0, err
-		}
-		cfg := bpf.SurvCfg{Mode: t.mode, Ifindex: uint32(idx)}
-		if err := coll.Maps[bpf.SurvCfgMap].Put(uint32(0), cfg); err != nil {
-			return res, 0, fmt.Errorf("cfg: %w", err)
-		}
-	}
-
-	var atts []attachment
+	atts, err := attachCarrier(env, c, t, coll)
 	defer func() { _ = detachAll(atts) }()
-	attach := func(a attachment, err error) error {
-		if err == nil {
-			atts = append(atts, a)
-		}
-		return err
-	}
-	if c.xdp {
-		err = attach(attachXDPGeneric(t.xdp.ns, t.xdp.dev, coll.Programs[c.writer]))
-		if err == nil && t.mode != bpf.SurvPass {
-			err = attach(attachTC(t.writer.ns, t.writer.dev, t.writer.dir, coll.Programs["surv_redirect"], env.caps.TCX))
-		}
-	} else {
-		err = attach(attachTC(t.writer.ns, t.writer.dev, t.writer.dir, coll.Programs[c.writer], env.caps.TCX))
-	}
-	if err == nil {
-		err = attach(attachTC(t.reader.ns, t.reader.dev, t.reader.dir, coll.Programs[c.reader], env.caps.TCX))
-	}
 	if err != nil {
 		return res, 0, err
 	}
-
 	rx, err := openReceiver(t)
 	if err != nil {
 		return res, 0, err
@@ -189,6 +146,68 @@ func exercise(env *benchEnv, c carrierDef, t *topology) (res [bpf.ResMax]uint64,
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// loadCarrier loads the carrier's writer and reader (and the redirect
+// for a path that leaves the writer's device) and configures the path.
+func loadCarrier(c carrierDef, t *topology) (*ebpf.Collection, error) {
+	spec, err := bpf.Spec(bpf.Survive)
+	if err != nil {
+		return nil, err
+	}
+	keep := map[string]bool{c.writer: true, c.reader: true}
+	if c.xdp && t.mode != bpf.SurvPass {
+		keep["surv_redirect"] = true
+	}
+	for name := range spec.Programs {
+		if !keep[name] {
+			delete(spec.Programs, name)
+		}
+	}
+	coll, err := ebpf.NewCollection(spec)
+	if err != nil {
+		return nil, fmt.Errorf("load: %w", err)
+	}
+	if t.mode == bpf.SurvPass {
+		return coll, nil
+	}
+	idx, err := t.writer.ns.ifindex(t.target)
+	if err == nil {
+		cfg := bpf.SurvCfg{Mode: t.mode, Ifindex: uint32(idx)}
+		if err = coll.Maps[bpf.SurvCfgMap].Put(uint32(0), cfg); err != nil {
+			err = fmt.Errorf("cfg: %w", err)
+		}
+	}
+	if err != nil {
+		coll.Close()
+		return nil, err
+	}
+	return coll, nil
+}
+
+// attachCarrier attaches the writer (XDP or TC), the redirect and the
+// reader; the attachments made are returned even on error, to detach.
+func attachCarrier(env *benchEnv, c carrierDef, t *topology, coll *ebpf.Collection) ([]attachment, error) {
+	var atts []attachment
+	attach := func(a attachment, err error) error {
+		if err == nil {
+			atts = append(atts, a)
+		}
+		return err
+	}
+	var err error
+	if c.xdp {
+		err = attach(attachXDPGeneric(t.xdp.ns, t.xdp.dev, coll.Programs[c.writer]))
+		if err == nil && t.mode != bpf.SurvPass {
+			err = attach(attachTC(t.writer.ns, t.writer.dev, t.writer.dir, coll.Programs["surv_redirect"], env.caps.TCX))
+		}
+	} else {
+		err = attach(attachTC(t.writer.ns, t.writer.dev, t.writer.dir, coll.Programs[c.writer], env.caps.TCX))
+	}
+	if err == nil {
+		err = attach(attachTC(t.reader.ns, t.reader.dev, t.reader.dir, coll.Programs[c.reader], env.caps.TCX))
+	}
+	return atts, err
 }
 
 func readRes(m *ebpf.Map) (res [bpf.ResMax]uint64, err error) {
