@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,26 +16,23 @@ import (
 	"github.com/kci-dev/kci/job"
 	"github.com/kci-dev/kci/results"
 	"github.com/kci-dev/kci/suite"
-	"github.com/kci-dev/kci/vm"
 )
 
 func init() { commands = append(commands, newBenchCmd) }
 
-func newBenchCmd() *cobra.Command {
-	var (
-		trees          []string
-		reps           int
-		variants       []string
-		window, warmup time.Duration
-		out            string
-		firstSeed      uint64
-		parallel       int
-		vmo            vmFlags
-	)
-	cmd := &cobra.Command{
-		Use:   "bench [RUNDIR]...",
-		Short: "Measure the trees' kernels, no patch: the designs side by side, whole-path and marginal cost per packet",
-		Long: `Boot each tree's kernel (cached, no patch) --reps times with guest seeds
+// benchCmd is kci bench's flags.
+type benchCmd struct {
+	trees          []string
+	reps           int
+	variants       []string
+	window, warmup time.Duration
+	out            string
+	firstSeed      uint64
+	parallel       int
+	vmo            vmFlags
+}
+
+const benchLong = `Boot each tree's kernel (cached, no patch) --reps times with guest seeds
 first-seed, first-seed+1, ..., run every benchmark variant plus the baseline
 (none: the same traffic, no program attached), and print the mail's table:
 one column per seed, each variant's programs and BPF total (mean ± spread),
@@ -46,63 +42,78 @@ the design adds, its teardown and deferred work included), the part outside
 the programs and the softirq share; then every design against every design
 of another tree as ratios with 95 % intervals (delta method over the seeds).
 
-With RUNDIR arguments nothing is booted: the table is made from those runs.`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return benchFromDirs(os.Stdout, args)
-			}
-			if reps < 0 || parallel < 0 || window < 0 {
-				return errors.New("--reps, --parallel and --window must not be negative")
-			}
-			if firstSeed == 0 {
-				return errors.New("--first-seed 0: seeds start at 1")
-			}
-			b, booter, err := jobSetup(nil, trees, &vmo)
-			if err != nil {
-				return err
-			}
-			p := b.Project
-			if len(trees) == 0 {
-				for _, t := range p.Trees {
-					trees = append(trees, t.Name)
-				}
-			}
-			o := job.TestOptions{
-				Trees: trees, Reps: reps, Variants: withBaseline(variants, p.Bench.Variants), Out: out,
-				FirstSeed: firstSeed, Parallel: parallel, FailOnRegression: -1, Args: os.Args,
-				Log: os.Stderr, Progress: progress.New(os.Stderr), Host: job.DefaultHost(),
-			}
-			o.BenchFor = func(accel string) suite.BenchParams { return benchParams(p, accel, window, warmup) }
-			o.Bench = o.BenchFor("kvm")
-			o.Clock = string(booter.VM.Clock)
-			o.RepsFor = func(accel string) int {
-				if accel == string(vm.AccelTCG) && booter.VM.Clock == vm.ClockICount {
-					return verdict.DeterministicReps
-				}
-				return verdict.NoisyReps
-			}
-			start := time.Now()
-			dir, err := (&job.Tester{Builder: b, Booter: booter}).Test(cmd.Context(), o)
-			if dir != "" {
-				if rerr := benchFromDirs(os.Stdout, []string{dir}); rerr != nil && err == nil {
-					err = rerr
-				}
-				fmt.Fprintf(os.Stderr, "kci: bench wall time %s; run directory %s\n", time.Since(start).Round(time.Second), dir)
-			}
-			return err
-		},
+With RUNDIR arguments nothing is booted: the table is made from those runs.`
+
+func newBenchCmd() *cobra.Command {
+	c := &benchCmd{}
+	cmd := &cobra.Command{
+		Use:   "bench [RUNDIR]...",
+		Short: "Measure the trees' kernels, no patch: the designs side by side, whole-path and marginal cost per packet",
+		Long:  benchLong,
+		RunE:  c.run,
 	}
 	f := cmd.Flags()
-	f.StringSliceVar(&trees, "tree", nil, "tree(s) from kci.yaml (default: every tree)")
-	f.IntVar(&reps, "reps", 0, "boots (seeds) per tree (default: 3 under icount, 6 otherwise)")
-	f.StringSliceVar(&variants, "variants", nil, "benchmark variants (default: kci.yaml bench.variants); the baseline none is always added")
-	f.DurationVar(&window, "window", 0, "measurement window per variant (default: kci.yaml; emulated_window under TCG)")
-	f.DurationVar(&warmup, "warmup", -1, "warm-up before the window (default: kci.yaml)")
-	f.StringVar(&out, "out", "", "run directory (default ./kci-results/<time>-<id>)")
-	f.Uint64Var(&firstSeed, "first-seed", 1, "guest seed of the first boot of each tree; boot k gets first-seed+k-1")
-	f.IntVar(&parallel, "parallel", 0, "boots at a time (default: by the clock, as kci test)")
-	vmo.register(f)
+	f.StringSliceVar(&c.trees, "tree", nil, "tree(s) from kci.yaml (default: every tree)")
+	f.IntVar(&c.reps, "reps", 0, "boots (seeds) per tree (default: 3 under icount, 6 otherwise)")
+	f.StringSliceVar(&c.variants, "variants", nil, "benchmark variants (default: kci.yaml bench.variants); the baseline none is always added")
+	f.DurationVar(&c.window, "window", 0, "measurement window per variant (default: kci.yaml; emulated_window under TCG)")
+	f.DurationVar(&c.warmup, "warmup", -1, "warm-up before the window (default: kci.yaml)")
+	f.StringVar(&c.out, "out", "", "run directory (default ./kci-results/<time>-<id>)")
+	f.Uint64Var(&c.firstSeed, "first-seed", 1, "guest seed of the first boot of each tree; boot k gets first-seed+k-1")
+	f.IntVar(&c.parallel, "parallel", 0, "boots at a time (default: by the clock, as kci test)")
+	c.vmo.register(f)
 	return cmd
+}
+
+func (c *benchCmd) run(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return benchFromDirs(os.Stdout, args)
+	}
+	if c.reps < 0 || c.parallel < 0 || c.window < 0 {
+		return job.Usagef("--reps, --parallel and --window must not be negative")
+	}
+	if c.firstSeed == 0 {
+		return job.Usagef("--first-seed 0: seeds start at 1")
+	}
+	if err := checkOut(c.out, false); err != nil {
+		return err
+	}
+	b, booter, err := jobSetup(nil, c.trees, &c.vmo)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	dir, err := (&job.Tester{Builder: b, Booter: booter}).Test(cmd.Context(), c.options(b, booter))
+	if dir != "" {
+		if rerr := benchFromDirs(os.Stdout, []string{dir}); rerr != nil && err == nil {
+			err = rerr
+		}
+		fmt.Fprintf(os.Stderr, "kci: bench wall time %s; run directory %s\n", time.Since(start).Round(time.Second), dir)
+	}
+	return err
+}
+
+// options: every tree (or those named), no patch, every variant with the
+// baseline, seeds first-seed... by the clock's reps rule.
+func (c *benchCmd) options(b *job.Builder, booter *job.VMBooter) job.TestOptions {
+	p := b.Project
+	trees := c.trees
+	if len(trees) == 0 {
+		for _, t := range p.Trees {
+			trees = append(trees, t.Name)
+		}
+	}
+	o := job.TestOptions{
+		Trees: trees, Reps: c.reps, Variants: withBaseline(c.variants, p.Bench.Variants), Out: c.out,
+		FirstSeed: c.firstSeed, Parallel: c.parallel, FailOnRegression: -1, Args: os.Args,
+		Log: os.Stderr, Progress: progress.New(os.Stderr), Host: job.DefaultHost(),
+	}
+	window, warmup := c.window, c.warmup
+	o.BenchFor = func(accel string) suite.BenchParams { return benchParams(p, accel, window, warmup) }
+	o.Bench = o.BenchFor("kvm")
+	o.Clock = string(booter.VM.Clock)
+	o.RepsFor = job.RepsByAccel(string(booter.VM.Clock))
+	return o
 }
 
 // withBaseline is the variants asked for (or the project's) with the

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -17,20 +18,18 @@ import (
 
 func init() { commands = append(commands, newProfileCmd) }
 
-func newProfileCmd() *cobra.Command {
-	var (
-		trees          []string
-		variants       []string
-		window, warmup time.Duration
-		out            string
-		force          bool
-		topN           int
-		vmo            vmFlags
-	)
-	cmd := &cobra.Command{
-		Use:   "profile [PATCH... | RUNDIR]",
-		Short: "CPU profiles of the benchmark variants: flame graphs, pprof files, top symbols, patched minus base",
-		Long: `Boot the tree's kernel (and, with patches, the patched one) once, run the
+// profileCmd is kci profile's flags.
+type profileCmd struct {
+	trees          []string
+	variants       []string
+	window, warmup time.Duration
+	out            string
+	force          bool
+	topN           int
+	vmo            vmFlags
+}
+
+const profileLong = `Boot the tree's kernel (and, with patches, the patched one) once, run the
 benchmark variants without the survival matrix, and sample kernel stacks on the
 traffic CPUs during each variant's measurement window (99 Hz, cpu-clock, a BPF
 sampler in the guest). Writes under profiles/ in the run directory, per variant:
@@ -39,76 +38,97 @@ pprof), and with patches <tree>-<variant>-diff.{txt,md,svg}; prints the top
 symbols. Without patches the tree defaults to stock.
 
 kci profile RUNDIR re-renders the profiles of a saved run (kci test --profile
-or kci profile) from their .folded files.`,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 1 && isRunDir(args[0]) {
-				set, err := profile.Render(args[0], topN)
-				if set != nil {
-					if werr := profile.WriteSummary(cmd.OutOrStdout(), filepath.Join(args[0], profile.Dir), set, profile.SummaryOptions{TopN: topN}); werr != nil && err == nil {
-						err = fmt.Errorf("profile: summary: %w", werr)
-					}
-				}
-				return err
-			}
-			if err := vmo.validate(); err != nil {
-				return err
-			}
-			if err := checkBenchFlags(cmd, window, warmup, variants); err != nil {
-				return err
-			}
-			if err := checkOut(out, force); err != nil {
-				return err
-			}
-			b, _, err := newBuilder("stock", 0)
-			if err != nil {
-				return err
-			}
-			p := b.Project
-			if err := setAsideOut(os.Stderr, out, force); err != nil {
-				return err
-			}
-			booter, err := vmo.booter(b.Cache.Root, p)
-			if err != nil {
-				return err
-			}
-			o := job.TestOptions{
-				Patches: args, Trees: trees, Reps: 1, Variants: variants,
-				Profile: true, Out: out, FailOnRegression: -1,
-				Args: os.Args, Log: os.Stderr, Progress: progress.New(os.Stderr), Host: job.DefaultHost(),
-			}
-			if len(args) == 0 && len(o.Trees) == 0 {
-				o.Trees = []string{"stock"}
-			}
-			if len(o.Variants) == 0 {
-				o.Variants = p.Bench.Variants
-			}
-			o.BenchFor = func(accel string) suite.BenchParams { return benchParams(p, accel, window, warmupFlag(cmd, warmup)) }
-			o.Bench = o.BenchFor("kvm")
-			dir, err := (&job.Tester{Builder: b, Booter: booter}).Test(cmd.Context(), o)
-			if dir != "" {
-				if set, lerr := profile.LoadSet(dir); lerr == nil {
-					fmt.Fprintln(cmd.OutOrStdout())
-					if werr := profile.WriteSummary(cmd.OutOrStdout(), filepath.Join(dir, profile.Dir), set, profile.SummaryOptions{TopN: topN}); werr != nil && err == nil {
-						err = fmt.Errorf("profile: summary: %w", werr)
-					}
-				} else if err == nil {
-					err = fmt.Errorf("profile: no profiles written: %w", lerr)
-				}
-				fmt.Fprintf(os.Stderr, "kci: run directory %s\n", dir)
-			}
-			return err
-		},
+or kci profile) from their .folded files.`
+
+func newProfileCmd() *cobra.Command {
+	c := &profileCmd{}
+	cmd := &cobra.Command{
+		Use:   "profile [PATCH... | RUNDIR]",
+		Short: "CPU profiles of the benchmark variants: flame graphs, pprof files, top symbols, patched minus base",
+		Long:  profileLong,
+		RunE:  c.run,
 	}
 	f := cmd.Flags()
-	f.StringSliceVar(&trees, "tree", nil, "tree(s) from kci.yaml (default: every tree the patches apply to; stock without patches)")
-	f.StringSliceVar(&variants, "variants", nil, "benchmark variants (default: kci.yaml bench.variants)")
-	f.DurationVar(&window, "window", 0, "measurement (and sampling) window per variant (default: kci.yaml; emulated_window under TCG)")
-	f.DurationVar(&warmup, "warmup", 0, "warm-up before the window, 0 or more (default: kci.yaml)")
-	f.StringVar(&out, "out", "", "run directory (default ./kci-results/<time>-<id>); one holding a run is refused unless --force")
-	f.BoolVar(&force, "force", false, forceHelp)
-	f.IntVar(&topN, "top", job.ProfileTopN, "symbols in the printed tables")
-	vmo.register(f)
+	f.StringSliceVar(&c.trees, "tree", nil, "tree(s) from kci.yaml (default: every tree the patches apply to; stock without patches)")
+	f.StringSliceVar(&c.variants, "variants", nil, "benchmark variants (default: kci.yaml bench.variants)")
+	f.DurationVar(&c.window, "window", 0, "measurement (and sampling) window per variant (default: kci.yaml; emulated_window under TCG)")
+	f.DurationVar(&c.warmup, "warmup", 0, "warm-up before the window, 0 or more (default: kci.yaml)")
+	f.StringVar(&c.out, "out", "", "run directory (default ./kci-results/<time>-<id>); one holding a run is refused unless --force")
+	f.BoolVar(&c.force, "force", false, forceHelp)
+	f.IntVar(&c.topN, "top", job.ProfileTopN, "symbols in the printed tables")
+	c.vmo.register(f)
 	return cmd
+}
+
+func (c *profileCmd) run(cmd *cobra.Command, args []string) error {
+	if len(args) == 1 && isRunDir(args[0]) {
+		set, err := profile.Render(args[0], c.topN)
+		if set != nil {
+			err = errors.Join(err, c.summary(cmd.OutOrStdout(), args[0], set))
+		}
+		return err
+	}
+	if err := c.vmo.validate(); err != nil {
+		return err
+	}
+	if err := checkBenchFlags(cmd, c.window, c.warmup, c.variants); err != nil {
+		return err
+	}
+	if err := checkOut(c.out, c.force); err != nil {
+		return err
+	}
+	b, _, err := newBuilder("stock", 0)
+	if err != nil {
+		return err
+	}
+	if err := setAsideOut(os.Stderr, c.out, c.force); err != nil {
+		return err
+	}
+	booter, err := c.vmo.booter(b.Cache.Root, b.Project)
+	if err != nil {
+		return err
+	}
+	dir, err := (&job.Tester{Builder: b, Booter: booter}).Test(cmd.Context(), c.options(cmd, args, b))
+	if dir == "" {
+		return err
+	}
+	if set, lerr := profile.LoadSet(dir); lerr == nil {
+		fmt.Fprintln(cmd.OutOrStdout())
+		if werr := c.summary(cmd.OutOrStdout(), dir, set); err == nil {
+			err = werr
+		}
+	} else if err == nil {
+		err = fmt.Errorf("profile: no profiles written: %w", lerr)
+	}
+	fmt.Fprintf(os.Stderr, "kci: run directory %s\n", dir)
+	return err
+}
+
+// options: one boot per kernel, profiled, no survival matrix.
+func (c *profileCmd) options(cmd *cobra.Command, args []string, b *job.Builder) job.TestOptions {
+	p := b.Project
+	o := job.TestOptions{
+		Patches: args, Trees: c.trees, Reps: 1, Variants: c.variants,
+		Profile: true, Out: c.out, FailOnRegression: -1,
+		Args: os.Args, Log: os.Stderr, Progress: progress.New(os.Stderr), Host: job.DefaultHost(),
+	}
+	if len(args) == 0 && len(o.Trees) == 0 {
+		o.Trees = []string{"stock"}
+	}
+	if len(o.Variants) == 0 {
+		o.Variants = p.Bench.Variants
+	}
+	window, warmup := c.window, warmupFlag(cmd, c.warmup)
+	o.BenchFor = func(accel string) suite.BenchParams { return benchParams(p, accel, window, warmup) }
+	o.Bench = o.BenchFor("kvm")
+	return o
+}
+
+func (c *profileCmd) summary(w io.Writer, dir string, set *profile.Set) error {
+	if err := profile.WriteSummary(w, filepath.Join(dir, profile.Dir), set, profile.SummaryOptions{TopN: c.topN}); err != nil {
+		return fmt.Errorf("profile: summary: %w", err)
+	}
+	return nil
 }
 
 // isRunDir tells a saved run directory from a patch directory.
