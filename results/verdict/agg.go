@@ -278,24 +278,9 @@ func repOf(label string) int {
 // results, over the given trees only (all if empty); a tree no run has, or trees with plain .bpfstats sets, are
 // refused.
 func AggTrees(dirs, trees []string) ([]AggTable, error) {
-	var plain []AggSet
-	var runs []*results.Run
-	var runDirs []string
-	for _, d := range dirs {
-		if results.IsRunDir(d) {
-			r, err := results.Load(d)
-			if err != nil {
-				return nil, err
-			}
-			runs = append(runs, r)
-			runDirs = append(runDirs, d)
-			continue
-		}
-		s, err := ReadBpfstatsSet(d)
-		if err != nil {
-			return nil, err
-		}
-		plain = append(plain, s)
+	plain, runs, runDirs, err := readAggDirs(dirs)
+	if err != nil {
+		return nil, err
 	}
 	if len(trees) > 0 && len(plain) > 0 {
 		return nil, fmt.Errorf("results: agg: --tree picks trees of kci run directories; %s is a directory of .bpfstats sets, which has none", plain[0].Label)
@@ -315,13 +300,41 @@ func AggTrees(dirs, trees []string) ([]AggTable, error) {
 		t.Unit = "ns/pkt"
 		tables = append(tables, t)
 	}
-	if len(runs) == 0 {
-		return tables, nil
+	if len(runs) > 0 {
+		tables = append(tables, runTables(runs, runDirs, trees)...)
 	}
+	return tables, nil
+}
+
+// readAggDirs reads each directory as a kci run or a set of .bpfstats
+// files.
+func readAggDirs(dirs []string) (plain []AggSet, runs []*results.Run, runDirs []string, err error) {
+	for _, d := range dirs {
+		if results.IsRunDir(d) {
+			r, err := results.Load(d)
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			runs = append(runs, r)
+			runDirs = append(runDirs, d)
+			continue
+		}
+		s, err := ReadBpfstatsSet(d)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		plain = append(plain, s)
+	}
+	return plain, runs, runDirs, nil
+}
+
+// runTables are the runs' tables, one per kernel role, titled with the
+// runs' directories and what the numbers measure; the runs' notes go
+// under the last.
+func runTables(runs []*results.Run, runDirs, trees []string) []AggTable {
 	sets := map[string][]AggSet{}
-	var notes []string
+	var notes, names []string
 	emulated, icount := false, true
-	var names []string
 	for i, r := range runs {
 		prefix := ""
 		if len(runs) > 1 {
@@ -336,6 +349,7 @@ func AggTrees(dirs, trees []string) ([]AggTable, error) {
 		icount = icount && r.ClockMode("") == results.ClockICount
 		names = append(names, filepath.Base(filepath.Clean(runDirs[i])))
 	}
+	var tables []AggTable
 	for _, role := range []string{results.RoleBase, results.RolePatched} {
 		if len(sets[role]) == 0 {
 			continue
@@ -364,7 +378,7 @@ func AggTrees(dirs, trees []string) ([]AggTable, error) {
 		last := &tables[len(tables)-1]
 		last.Notes = append(last.Notes, notes...)
 	}
-	return tables, nil
+	return tables
 }
 
 // onlyTrees is run with the boots of the given trees only (all if none).

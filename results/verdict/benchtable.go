@@ -55,96 +55,124 @@ var benchPathRows = []string{WholePathRow, MarginalRow, OutsideBPFRow, SoftirqRo
 // BuildBench tabulates the base-kernel boots of runs: a set per guest
 // seed (sets of every run and tree with the same seed share a column).
 func BuildBench(runs ...*results.Run) BenchTable {
-	bt := BenchTable{Boots: map[string]int{}}
-	sets := map[string]*AggSet{}
-	var order []string
-	values := map[string]map[string]map[string]float64{} // variant → row → set → ns/pkt
-	icount := true
-	seen := map[string]bool{} // tree/label
+	bb := &benchBuilder{bt: BenchTable{Boots: map[string]int{}}, sets: map[string]*AggSet{},
+		values: map[string]map[string]map[string]float64{}, seen: map[string]bool{}, icount: true}
 	for _, r := range runs {
-		icount = icount && r.ClockMode("") == results.ClockICount
+		bb.icount = bb.icount && r.ClockMode("") == results.ClockICount
 		for _, b := range SortedBoots(r) {
-			if b.Role != results.RoleBase {
-				continue
-			}
-			label := fmt.Sprintf("seed-%d", b.Seed)
-			if b.Seed == 0 {
-				label = fmt.Sprintf("rep-%d", b.Rep)
-			}
-			if seen[b.Tree+"/"+label] {
-				// The same seed again (kci test --seed): a column per boot.
-				label = fmt.Sprintf("%s/rep-%d", label, b.Rep)
-			}
-			seen[b.Tree+"/"+label] = true
-			if b.Error != "" {
-				bt.Excluded = append(bt.Excluded, fmt.Sprintf("%s %s: boot failed: %s", label, b.Tree, b.Error))
-				continue
-			}
-			if sets[label] == nil {
-				sets[label] = &AggSet{Label: label}
-				order = append(order, label)
-			}
-			for _, v := range b.Variants {
-				name := results.VariantLabel(b.Tree, v.Variant)
-				if v.Skipped != "" || !v.Valid {
-					bt.Excluded = append(bt.Excluded, fmt.Sprintf("%s %s: %s", label, name, firstNonEmpty(v.Skipped, v.Invalid, "not validated")))
-					continue
-				}
-				costs, _ := results.PerPacket(v.Programs)
-				sets[label].Variants = append(sets[label].Variants, AggEntry{Variant: name, Costs: costs})
-				bt.Boots[name]++
-				if pc, ok := PathCostOf(b, v); ok {
-					if values[name] == nil {
-						values[name] = map[string]map[string]float64{}
-					}
-					put := func(row string, x float64) {
-						if values[name][row] == nil {
-							values[name][row] = map[string]float64{}
-						}
-						values[name][row][label] = x
-					}
-					put(WholePathRow, pc.WholePath)
-					if !isBaseline(v.Variant) {
-						put(MarginalRow, pc.Marginal)
-					}
-					put(OutsideBPFRow, pc.WholePath-pc.BPF)
-					put(SoftirqRow, pc.Softirq)
-				}
+			if b.Role == results.RoleBase {
+				bb.addBoot(b)
 			}
 		}
 	}
-	sort.SliceStable(order, func(i, j int) bool { return repOf(order[i]) < repOf(order[j]) })
+	return bb.table()
+}
+
+// benchBuilder collects the sets (a column per seed, in order) and the
+// path-cost rows of the base boots.
+type benchBuilder struct {
+	bt     BenchTable
+	sets   map[string]*AggSet
+	order  []string
+	values map[string]map[string]map[string]float64 // variant → row → set → ns/pkt
+	seen   map[string]bool                          // tree/label
+	icount bool
+}
+
+// label names a boot's column: its seed, or its repetition.
+func (bb *benchBuilder) label(b results.Boot) string {
+	label := fmt.Sprintf("seed-%d", b.Seed)
+	if b.Seed == 0 {
+		label = fmt.Sprintf("rep-%d", b.Rep)
+	}
+	if bb.seen[b.Tree+"/"+label] {
+		// The same seed again (kci test --seed): a column per boot.
+		label = fmt.Sprintf("%s/rep-%d", label, b.Rep)
+	}
+	bb.seen[b.Tree+"/"+label] = true
+	return label
+}
+
+func (bb *benchBuilder) addBoot(b results.Boot) {
+	label := bb.label(b)
+	if b.Error != "" {
+		bb.bt.Excluded = append(bb.bt.Excluded, fmt.Sprintf("%s %s: boot failed: %s", label, b.Tree, b.Error))
+		return
+	}
+	if bb.sets[label] == nil {
+		bb.sets[label] = &AggSet{Label: label}
+		bb.order = append(bb.order, label)
+	}
+	for _, v := range b.Variants {
+		name := results.VariantLabel(b.Tree, v.Variant)
+		if v.Skipped != "" || !v.Valid {
+			bb.bt.Excluded = append(bb.bt.Excluded, fmt.Sprintf("%s %s: %s", label, name, firstNonEmpty(v.Skipped, v.Invalid, "not validated")))
+			continue
+		}
+		costs, _ := results.PerPacket(v.Programs)
+		bb.sets[label].Variants = append(bb.sets[label].Variants, AggEntry{Variant: name, Costs: costs})
+		bb.bt.Boots[name]++
+		if pc, ok := PathCostOf(b, v); ok {
+			bb.put(name, WholePathRow, label, pc.WholePath)
+			if !isBaseline(v.Variant) {
+				bb.put(name, MarginalRow, label, pc.Marginal)
+			}
+			bb.put(name, OutsideBPFRow, label, pc.WholePath-pc.BPF)
+			bb.put(name, SoftirqRow, label, pc.Softirq)
+		}
+	}
+}
+
+func (bb *benchBuilder) put(variant, row, label string, x float64) {
+	if bb.values[variant] == nil {
+		bb.values[variant] = map[string]map[string]float64{}
+	}
+	if bb.values[variant][row] == nil {
+		bb.values[variant][row] = map[string]float64{}
+	}
+	bb.values[variant][row][label] = x
+}
+
+func (bb *benchBuilder) table() BenchTable {
+	bt := bb.bt
+	sort.SliceStable(bb.order, func(i, j int) bool { return repOf(bb.order[i]) < repOf(bb.order[j]) })
 	var aggSets []AggSet
-	for _, l := range order {
-		aggSets = append(aggSets, *sets[l])
+	for _, l := range bb.order {
+		aggSets = append(aggSets, *bb.sets[l])
 	}
 	bt.Unit = "ns/pkt"
-	if icount {
+	if bb.icount {
 		bt.Unit = results.InstructionTimeLabel
 	}
 	bt.Agg = BuildAgg("kci bench: tree kernels, no patch ("+bt.Unit+")", aggSets)
 	for _, v := range bt.Agg.Variants {
-		var rows []BenchPath
-		for _, row := range benchPathRows {
-			byLabel := values[v.Variant][row]
-			if byLabel == nil {
-				continue
-			}
-			p := BenchPath{Name: row}
-			for _, l := range order {
-				x, ok := byLabel[l]
-				if !ok {
-					x = math.NaN()
-				}
-				p.Values = append(p.Values, x)
-			}
-			p.Mean, p.Spread = meanSpread(p.Values)
-			rows = append(rows, p)
-		}
-		bt.Paths = append(bt.Paths, rows)
+		bt.Paths = append(bt.Paths, bb.pathRows(v.Variant))
 	}
 	bt.Ratios = designRatios(bt)
 	return bt
+}
+
+// pathRows are a variant's cost rows, a value per column (NaN where a
+// seed has none) and their mean ± spread.
+func (bb *benchBuilder) pathRows(variant string) []BenchPath {
+	var rows []BenchPath
+	for _, row := range benchPathRows {
+		byLabel := bb.values[variant][row]
+		if byLabel == nil {
+			continue
+		}
+		p := BenchPath{Name: row}
+		for _, l := range bb.order {
+			x, ok := byLabel[l]
+			if !ok {
+				x = math.NaN()
+			}
+			p.Values = append(p.Values, x)
+		}
+		p.Mean, p.Spread = meanSpread(p.Values)
+		rows = append(rows, p)
+	}
+	return rows
 }
 
 func firstNonEmpty(ss ...string) string {
