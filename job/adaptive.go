@@ -12,7 +12,7 @@ import (
 // decision.md): after the first look, while some rows are undecided (a
 // "no change" whose 90 %-power bound is above the smallest effect), boot
 // more seeds of both kernels for the variants holding them, look by
-// look (results.LookSeeds), within --max-boots. The new seeds go through
+// look (verdict.LookSeeds), within --max-boots. The new seeds go through
 // the normal boot path, so the result cache serves base seeds it knows.
 // The run records the looks planned before any decision reads them: the
 // false-alarm rate is split over all of them.

@@ -124,7 +124,7 @@ func AdjacentSteps(prefixes []int, m map[int]map[string]float64, thr func(key st
 }
 
 // movedBy: by more than thrPct percent and by at least
-// results.ResolutionNs, the least a change to the code a packet runs adds
+// verdict.ResolutionNs, the least a change to the code a packet runs adds
 // (one instruction under icount; below any KVM noise anyway).
 func movedBy(a, b, thrPct float64) bool {
 	if math.Abs(b-a) < verdict.ResolutionNs {
@@ -230,7 +230,7 @@ func LocatePerf(prefixes []int, measure func(k int) (map[string]float64, error),
 
 // seriesSeeds are the guest seeds every measured prefix of a
 // deterministic series is booted with: each program's step is then a
-// test over per-seed values (results.LocateSeries). Six, as a code change
+// test over per-seed values (verdict.LocateSeries). Six, as a code change
 // moves a write program like a fresh seed draw (σ ~0.8 %): a 4 % step of
 // such a program is found in ~95 % of simulated series at 6 seeds, 7 %
 // at 3 (TestLocateSeriesThroughTheTest).

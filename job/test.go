@@ -63,8 +63,8 @@ type BootResult struct {
 
 // RepsByAccel is kci test's TestOptions.RepsFor: under TCG with the
 // instruction clock (tcgClock) boots only show that they agree
-// (results.DeterministicReps); KVM and --clock host boots are noisy and
-// need results.NoisyReps per kernel to reach significance.
+// (verdict.DeterministicReps); KVM and --clock host boots are noisy and
+// need verdict.NoisyReps per kernel to reach significance.
 func RepsByAccel(tcgClock string) func(accel string) int {
 	return func(accel string) int {
 		if accel == results.AccelTCG && tcgClock == results.ClockICount {
@@ -118,7 +118,7 @@ type TestOptions struct {
 	MinEffectPct float64
 	// MaxBoots caps the adaptive seeds of a deterministic run with a
 	// patch and no Reps or Seed (every boot of the run, cache hits not
-	// counted): 0 is results.DefaultMaxBoots, negative turns the adaptive
+	// counted): 0 is verdict.DefaultMaxBoots, negative turns the adaptive
 	// rule off (a fixed 3 seeds per kernel).
 	MaxBoots int
 }
