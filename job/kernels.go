@@ -2,10 +2,12 @@
 // needs, boot them, run the suite, record and compare the results.
 //
 // kci test (Tester, teststeps.go) and kci series (SeriesTester,
-// seriestree.go) are two plans over the same parts: the Builder
-// (kernels.go), one boot path (engine.go: bootOnce and bootBlame), the
-// result cache (bootcache.go) and one exit-code table (exit.go) over
-// internal/failure's kinds. Each saves its record after every step.
+// seriestree.go) are two plans over one engine (engine.go: the run
+// directory, the log and progress meter, the Booter and the accelerator
+// it settles once, and the boot that names the console, classifies and,
+// with bootBlame, blames), with the Builder (kernels.go), the result cache
+// (bootcache.go) and one exit-code table (exit.go) over internal/failure's
+// kinds. Each saves its record after every step.
 package job
 
 import (

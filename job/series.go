@@ -107,11 +107,6 @@ type SeriesTester struct {
 // and locates performance changes. It returns the run directory (with
 // series.json, series.txt, series.md) even on failure.
 func (st *SeriesTester) Series(ctx context.Context, o SeriesOptions) (string, *results.Series, error) {
-	logf := func(format string, a ...any) {
-		if o.Log != nil {
-			fmt.Fprintf(o.Log, format+"\n", a...)
-		}
-	}
 	patches := o.Loaded
 	if patches == nil {
 		var err error
@@ -121,10 +116,8 @@ func (st *SeriesTester) Series(ctx context.Context, o SeriesOptions) (string, *r
 	}
 	id := results.NewID()
 	start := time.Now()
-	dir := o.Out
-	if dir == "" {
-		dir = results.DefaultDir(start, id)
-	}
+	dir := runDir(o.Out, start, id)
+	e := &engine{ctx: ctx, dir: dir, log: o.Log, meter: o.Progress, booter: st.Booter}
 	if err := results.HoldsRun(dir); err != nil {
 		return "", nil, classify("results", err) // never over an earlier run
 	}
@@ -150,7 +143,7 @@ func (st *SeriesTester) Series(ctx context.Context, o SeriesOptions) (string, *r
 		return dir, rep, classify("series", err)
 	}
 
-	trees, err := st.chooseTrees(ctx, o.Trees, patches, logf)
+	trees, err := st.chooseTrees(ctx, o.Trees, patches, e.logf)
 	if err != nil {
 		return finish(err)
 	}
@@ -162,7 +155,7 @@ func (st *SeriesTester) Series(ctx context.Context, o SeriesOptions) (string, *r
 			}
 			return nil
 		}
-		t, err := st.tree(ctx, tr, patches, o, rep, logf, dir, save)
+		t, err := st.tree(e, tr, patches, o, rep, save)
 		if t != nil {
 			rep.Trees = append(rep.Trees, *t)
 		}

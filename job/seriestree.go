@@ -1,7 +1,6 @@
 package job
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -15,16 +14,15 @@ import (
 )
 
 // seriesRun is kci series on one tree, on its way: what its steps
-// share. Its boots go through the engine's bootOnce (engine.go).
+// share. It stands on the series' engine (engine.go), whose boot and
+// accelerator it shares with kci test.
 type seriesRun struct {
+	*engine // the series': one accelerator for every tree
 	st      *SeriesTester
-	ctx     context.Context
 	tr      *project.Tree
 	patches []kernel.Patch
 	o       SeriesOptions
 	rep     *results.Series
-	logf    func(string, ...any)
-	dir     string
 	save    func(*results.SeriesTree) error // the report so far, after every prefix
 
 	out       *results.SeriesTree
@@ -46,8 +44,8 @@ type seriesRun struct {
 // (apply, build, new warnings, checkpatch, boot), then the performance
 // changes and the patches behind them. save stores the report so far
 // after every prefix.
-func (st *SeriesTester) tree(ctx context.Context, tr *project.Tree, patches []kernel.Patch, o SeriesOptions, rep *results.Series, logf func(string, ...any), dir string, save func(*results.SeriesTree) error) (*results.SeriesTree, error) {
-	r := &seriesRun{st: st, ctx: ctx, tr: tr, patches: patches, o: o, rep: rep, logf: logf, dir: dir, save: save,
+func (st *SeriesTester) tree(e *engine, tr *project.Tree, patches []kernel.Patch, o SeriesOptions, rep *results.Series, save func(*results.SeriesTree) error) (*results.SeriesTree, error) {
+	r := &seriesRun{engine: e, st: st, tr: tr, patches: patches, o: o, rep: rep, save: save,
 		out: &results.SeriesTree{Tree: tr.Name}, perf: map[int]map[string]float64{}, built: map[int]*kernel.Artifacts{}, prevBuilt: true}
 	began := time.Now()
 	defer func() { r.out.Time = time.Since(began) }()
@@ -94,7 +92,7 @@ func (r *seriesRun) run() error {
 
 // buildTree gets the tree's kernel, and what its build warns about.
 func (r *seriesRun) buildTree() (kernel.WarningSet, error) {
-	meter := r.o.Progress
+	meter := r.meter
 	meter.Begin("[%s] building the tree's kernel", r.tr.Name)
 	began := time.Now()
 	base, err := r.st.Builder.Tree(r.ctx, r.tr)
@@ -135,15 +133,13 @@ func (r *seriesRun) resolve() error {
 		return nil
 	}
 	r.accelDone = true
-	ar, ok := r.st.Booter.(AccelResolver)
-	if !ok {
+	if !r.resolves() {
 		return nil
 	}
-	accel, why, err := ar.ResolveAccel(r.ctx, r.base)
+	accel, why, err := r.settleAccel(r.base)
 	if err != nil {
 		return err
 	}
-	r.logf("kci: accelerator %s: %s", accel, why)
 	r.rep.Accel, r.rep.AccelReason = accel, why
 	if r.o.BenchFor != nil {
 		r.o.Bench = r.o.BenchFor(accel)
@@ -165,10 +161,10 @@ func (r *seriesRun) boot(k *kernel.Artifacts, label string, p suite.Plan, seed u
 	}
 	p.StepTimeout = stepTimeout(r.o.Bench) // as kci test: survival steps get the same bound
 	spec := bootSpec{Kernel: k, Plan: p, Tree: r.tr.Name, Name: label, Label: r.tr.Name + " " + label, Seed: seed}
-	meter := r.o.Progress
+	meter := r.meter
 	meter.Begin("[%s] boot %s", r.tr.Name, label)
 	s := time.Now()
-	res, kind, err := bootOnce(r.ctx, r.st.Booter, r.dir, spec)
+	res, kind, err := r.engine.boot(r.ctx, spec)
 	pb := &results.PatchBoot{Result: results.StepOK, Time: time.Since(s), ConsoleLog: spec.consoleFile()}
 	if res != nil {
 		r.noteBoot(res, pb)
@@ -267,7 +263,7 @@ func (r *seriesRun) applyFailed() bool {
 // doing. It returns the kernel (nil unless built) and the build log.
 func (r *seriesRun) build(k int, row *results.PatchResult) (*kernel.Artifacts, string, error) {
 	n := len(r.patches)
-	meter := r.o.Progress
+	meter := r.meter
 	meter.Begin("[%s] building patch %d/%d", r.tr.Name, k, n)
 	s := time.Now()
 	a, err := r.st.Builder.Patched(r.ctx, r.tr, r.base, r.patches[:k])

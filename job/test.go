@@ -159,7 +159,7 @@ func (t *Tester) kernels() KernelBuilder {
 // returns the run directory even on failure: what was measured stays on
 // disk.
 func (t *Tester) Test(ctx context.Context, o TestOptions) (string, error) {
-	r := &testRun{t: t, ctx: ctx, o: o, meter: o.Progress}
+	r := &testRun{engine: engine{ctx: ctx, log: o.Log, meter: o.Progress, booter: t.Booter}, t: t, o: o}
 	if err := r.start(); err != nil {
 		return r.dir, err
 	}

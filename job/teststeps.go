@@ -15,7 +15,6 @@ import (
 	"github.com/kci-dev/kci/internal/failure"
 	"github.com/kci-dev/kci/internal/lines"
 
-	"github.com/kci-dev/kci/internal/progress"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/project"
 	"github.com/kci-dev/kci/results"
@@ -50,17 +49,15 @@ var (
 
 // testRun is one kci test on its way: what the steps of Tester.Test share.
 type testRun struct {
+	engine
 	t       *Tester
-	ctx     context.Context
 	o       TestOptions
 	patches []kernel.Patch
-	dir     string
 	rec     *results.Recorder
 	profs   *profiles
-	meter   *progress.Meter // nil-safe
-	names   []string        // the trees considered
-	jobs    []*treeJob      // the trees tested
-	chosen  []string        // their names
+	names   []string   // the trees considered
+	jobs    []*treeJob // the trees tested
+	chosen  []string   // their names
 	plan    suite.Plan
 	roles   []string
 	reps    int
@@ -78,12 +75,6 @@ type testRun struct {
 	bootTime    time.Duration
 }
 
-func (r *testRun) logf(format string, a ...any) {
-	if r.o.Log != nil {
-		fmt.Fprintf(r.o.Log, format+"\n", a...)
-	}
-}
-
 // start loads the series and opens the run record. Its failures come
 // before there is a record to finish; a failed series returns no
 // directory.
@@ -93,10 +84,7 @@ func (r *testRun) start() error {
 		return &ExitError{Code: ExitApply, Cause: err.Error()}
 	}
 	id := results.NewID()
-	dir := r.o.Out
-	if dir == "" {
-		dir = results.DefaultDir(time.Now(), id)
-	}
+	dir := runDir(r.o.Out, time.Now(), id)
 	if r.rec, err = results.NewRecorder(dir, id); err != nil {
 		return Classify("results", err)
 	}
@@ -276,15 +264,13 @@ func (r *testRun) buildKernels() error {
 // resolveAccel settles the accelerator before booting: it decides the
 // plan's size.
 func (r *testRun) resolveAccel() error {
-	res, ok := r.t.Booter.(AccelResolver)
-	if !ok {
+	if !r.resolves() {
 		return r.resolveParallel("")
 	}
 	var accel, why string
-	if err := r.phase("accel", "", "", func() (err error) { accel, why, err = res.ResolveAccel(r.ctx, r.jobs[0].base); return }); err != nil {
+	if err := r.phase("accel", "", "", func() (err error) { accel, why, err = r.settleAccel(r.jobs[0].base); return }); err != nil {
 		return err
 	}
-	r.logf("kci: accelerator %s: %s", accel, why)
 	_ = r.rec.Update(func(run *results.Run) { run.Host.Accel, run.Host.AccelReason = accel, why })
 	switch {
 	case accel == "tcg" && r.o.Clock == results.ClockICount:
@@ -385,7 +371,7 @@ func (r *testRun) boot(ctx context.Context, s bootSlot) error {
 	var res *BootResult
 	var kind string
 	err := r.phase("boot+suite", j.tree.Name, role, func() (err error) {
-		res, kind, err = bootOnce(ctx, r.t.Booter, r.dir, spec)
+		res, kind, err = r.engine.boot(ctx, spec)
 		return err
 	})
 	r.mu.Lock()
