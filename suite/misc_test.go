@@ -116,3 +116,19 @@ func TestUDPFrame(t *testing.T) {
 		t.Errorf("trailer %x", tail)
 	}
 }
+
+// The clients' wake-ups are the grid's next point, never now: a client
+// that finished exactly on a grid point must not spin through it.
+func TestNextTick(t *testing.T) {
+	for _, c := range []struct{ now, want time.Duration }{
+		{0, time.Millisecond},
+		{1500 * time.Microsecond, 2 * time.Millisecond},
+		{2 * time.Millisecond, 3 * time.Millisecond},
+		{2*time.Millisecond - 1, 2 * time.Millisecond},
+	} {
+		if got := nextTick(c.now); got != c.want {
+			t.Errorf("nextTick(%v) = %v, want %v", c.now, got, c.want)
+		}
+	}
+}
+

@@ -148,6 +148,7 @@ func (t *traffic) startServers() {
 
 func (t *traffic) startClients() {
 	pps := ppsPerPair(t.params)
+	start := nextTick(monoNow())
 	for i, fd := range t.cliFDs {
 		cpu := cpuFor(t.params.ClientCPUs, i, DefaultBench().ClientCPUs, t.ncpu)
 		t.cliWG.Add(1)
@@ -156,28 +157,65 @@ func (t *traffic) startClients() {
 			if err := pinThread(cpu); err != nil {
 				t.fail(err)
 			}
-			payload := make([]byte, max(t.params.PayloadSize, 1))
-			// Catch up after a late wake-up by at most 50 ms of packets:
-			// a longer hole is a stall the series should show, not hide.
-			maxBurst := uint64(max(1, pps/20))
-			start := time.Now()
-			var sent uint64
-			for !t.cliStop.Load() {
-				due := uint64(time.Since(start).Seconds() * pps)
-				if due > sent+maxBurst {
-					sent = due - maxBurst
-				}
-				for ; sent < due; sent++ {
-					if _, err := unix.Write(fd, payload); err == nil {
-						t.sent[i].Add(1)
-					} else if !errors.Is(err, unix.ECONNREFUSED) && !errors.Is(err, unix.ENOBUFS) && !errors.Is(err, unix.EAGAIN) {
-						t.fail(fmt.Errorf("client %d: send: %w", i, err))
-						return
-					}
-				}
-				time.Sleep(time.Millisecond)
+			// Exact wake-ups: the default 50 µs slack would let the
+			// kernel fire each client's timer at its own moment.
+			if err := unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0); err != nil {
+				t.fail(fmt.Errorf("client %d: timer slack: %w", i, err))
 			}
+			t.send(i, fd, start, pps)
 		}()
+	}
+}
+
+// send is one client's loop. Every client sleeps to the same 1 ms grid
+// of the monotonic clock, which the guest's tick (HZ 250) also sits on,
+// so all their timers and the tick expire in one interrupt while the
+// CPU is idle, never inside another client's programs; the clients then
+// send their due packets back to back, as bursts from three senders.
+func (t *traffic) send(i, fd int, start time.Duration, pps float64) {
+	payload := make([]byte, max(t.params.PayloadSize, 1))
+	// Catch up after a late wake-up by at most 50 ms of packets: a longer
+	// hole is a stall the series should show, not hide.
+	maxBurst := uint64(max(1, pps/20))
+	var sent uint64
+	for !t.cliStop.Load() {
+		now := monoNow()
+		due := uint64(max(0, (now-start).Seconds()) * pps)
+		if due > sent+maxBurst {
+			sent = due - maxBurst
+		}
+		for ; sent < due; sent++ {
+			if _, err := unix.Write(fd, payload); err == nil {
+				t.sent[i].Add(1)
+			} else if !errors.Is(err, unix.ECONNREFUSED) && !errors.Is(err, unix.ENOBUFS) && !errors.Is(err, unix.EAGAIN) {
+				t.fail(fmt.Errorf("client %d: send: %w", i, err))
+				return
+			}
+		}
+		sleepUntil(nextTick(monoNow()))
+	}
+}
+
+// paceTick is the clients' common wake-up grid.
+const paceTick = time.Millisecond
+
+// monoNow is CLOCK_MONOTONIC, the clock the grid and the tick are on.
+func monoNow() time.Duration {
+	var ts unix.Timespec
+	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts) // cannot fail for this clock
+	return time.Duration(ts.Nano())
+}
+
+// nextTick is the first grid point after now.
+func nextTick(now time.Duration) time.Duration {
+	return (now/paceTick + 1) * paceTick
+}
+
+// sleepUntil sleeps the calling thread itself (not a Go runtime timer,
+// which wakes another thread first) to the absolute time at.
+func sleepUntil(at time.Duration) {
+	ts := unix.NsecToTimespec(int64(at))
+	for unix.ClockNanosleep(unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, &ts, nil) == unix.EINTR {
 	}
 }
 
