@@ -351,6 +351,9 @@ const (
 	StopDecided = "every row decided"
 	StopBudget  = "boot budget (--max-boots) reached with rows undecided"
 	StopLooks   = "last planned look taken with rows undecided"
+	// StopFutile: the rows still undecided have seed spread that no seeds
+	// the run could still boot would bring to the floor (verdict's futile).
+	StopFutile = "rows left undecided cannot reach the smallest effect within the looks and budget left"
 )
 
 func Plural(n int, s string) string {

@@ -100,6 +100,7 @@ type Row struct {
 	w              welch // deterministic mode's test
 	exact          bool  // deterministic: seeds agree within half an instruction
 	seedsB, seedsP int
+	level          float64 // deterministic: the level its 90 % bound is at
 	// Change is the row's change as the report shows it (report.json
 	// only; see RowEffect).
 	Change *Effect `json:"effect,omitempty"`
@@ -304,6 +305,9 @@ func compareTree(run *results.Run, tree string) TreeAB {
 		va.Total = row(TotalRow, totals(base), totals(patched))
 		for _, prog := range programNames(base, patched) {
 			va.Programs = append(va.Programs, row(prog, progValues(base, prog), progValues(patched, prog)))
+		}
+		if ab.Deterministic() {
+			exactTotal(&va)
 		}
 		ab.Variants = append(ab.Variants, va)
 	}

@@ -115,6 +115,34 @@ func compareDet(name string, base, patched []float64, bseeds, pseeds []uint64) R
 	return row
 }
 
+// exactTotal makes a variant's total exact when all its programs are:
+// the total is their sum, so its seeds may differ by half an instruction
+// per program (three programs' interrupt artefacts put hash's total at
+// 1012.4 ± 0.6 while each program was exact), and it moved by a whole
+// instruction exactly when one of them did. Without this the total reads
+// as a row with seed spread, untested before 6 seeds, and asks for seeds
+// no program needs. The cost rows (whole-path, marginal) are not in it.
+func exactTotal(va *VariantAB) {
+	t := &va.Total
+	if t.exact || math.IsNaN(t.P) {
+		return
+	}
+	moved := false
+	for _, p := range va.Programs {
+		if p.Name == WholePathRow || p.Name == MarginalRow {
+			continue
+		}
+		if !p.exact {
+			return
+		}
+		moved = moved || p.P == 0
+	}
+	t.exact, t.P = true, 1
+	if moved && math.Abs(t.w.diff) >= ResolutionNs {
+		t.P = 0
+	}
+}
+
 // detTestable: a row that takes part in the deterministic family.
 func detTestable(r *Row) bool {
 	return r.Verdict != NotComparable && r.Verdict != TooFew && r.Seeds >= 2 && !math.IsNaN(r.P)
@@ -223,7 +251,7 @@ func decideDet(r *Row, minEffect, perLook, level float64) {
 		case pct:
 			r.Note = NoteBelowResolution
 		}
-		r.Detectable = r.floorPct(minEffect)
+		r.Detectable, r.level = r.floorPct(minEffect), level
 		if m := math.Abs(r.w.mean(r.Base.Median)); m > 0 && !r.exact {
 			r.Detectable = math.Max(r.Detectable, detectable90(r.w.se, r.w.df, level)/m*100)
 		}
@@ -244,6 +272,32 @@ func (r Row) Undecided(minEffect float64) bool {
 		return true
 	}
 	return r.Detectable > r.floorPct(minEffect)*(1+1e-9)
+}
+
+// futile reports whether an undecided row should get no more seeds: with
+// reach seeds a side, its projected 90 % bound would still be above its
+// floor, and the change it shows now (plus a standard error) would still
+// not pass the test, so more seeds would only narrow a bound that cannot
+// reach the floor (gtp_write's rhash seed spread, the whole-path rows)
+// and spend the budget on it. Rows not yet tested (too few seeds with
+// spread) always go on.
+func (r Row) futile(minEffect float64, reach int) bool {
+	m := math.Abs(r.w.mean(r.Base.Median))
+	if r.exact || r.Untested() || r.Seeds < 2 || r.level == 0 || m == 0 || r.w.se == 0 {
+		return false
+	}
+	if reach <= r.Seeds {
+		return true
+	}
+	k := float64(reach) / float64(r.Seeds)
+	se, df := r.w.se/math.Sqrt(k), (r.w.df+2)*k-2
+	if detectable90(se, df, r.level)/m*100 <= r.floorPct(minEffect) {
+		return false
+	}
+	// Could the change it shows now, one standard error larger, pass
+	// the test at reach seeds? Then it may be a change: go on.
+	crit := tQuantile(1-r.level/2, df) * se
+	return math.Abs(r.w.diff)+r.w.se < crit
 }
 
 // DetText is a deterministic row's verdict in words: a change with its

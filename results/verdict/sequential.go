@@ -25,34 +25,49 @@ type LookPlan struct {
 }
 
 // NeedMore lists, per deterministic tree, the variants with undecided
-// rows: those the adaptive rule gives more seeds.
-func NeedMore(run *results.Run) map[string][]string {
-	out := map[string][]string{}
+// rows that more seeds can still decide: those the adaptive rule gives
+// more seeds. A tree can reach its current seeds plus half of bootsLeft,
+// at most the last look's; futile says rows were left undecided only
+// because they cannot reach their floor so (Row.futile).
+func NeedMore(run *results.Run, bootsLeft int) (need map[string][]string, futile bool) {
+	need = map[string][]string{}
 	for _, t := range run.TreeNames() {
 		if run.ClockMode(t) != results.ClockICount {
 			continue
 		}
+		reach := min(LookSeeds[len(LookSeeds)-1], reps(run, t)+max(bootsLeft, 0)/2)
 		ab := Compare(run, t)
+		var vs []string
 		for _, v := range ab.Variants {
 			for _, r := range append([]Row{v.Total}, v.Programs...) {
-				if r.Undecided(ab.MinEffectPct) {
-					out[t] = append(out[t], v.Variant)
-					break
+				if !r.Undecided(ab.MinEffectPct) {
+					continue
 				}
+				if r.futile(ab.MinEffectPct, reach) {
+					futile = true
+					continue
+				}
+				vs = append(vs, v.Variant)
+				break
 			}
 		}
-		out[t] = WithBaselineOf(ab, out[t])
+		if len(vs) > 0 {
+			need[t] = WithBaselineOf(ab, vs)
+		}
 	}
-	return out
+	return need, futile
 }
 
 // PlanLook plans look number look (from 2) of a run: each tree with
 // undecided variants goes from its current seeds to LookSeeds[look-1],
 // both kernels, as far as bootsLeft allows. Nothing to plan returns the
-// reason to stop (StopDecided, StopLooks, StopBudget).
+// reason to stop (StopDecided, StopFutile, StopLooks, StopBudget).
 func PlanLook(run *results.Run, look, bootsLeft int) ([]LookPlan, string) {
-	need := NeedMore(run)
-	if len(need) == 0 {
+	need, futile := NeedMore(run, bootsLeft)
+	switch {
+	case len(need) == 0 && futile:
+		return nil, results.StopFutile
+	case len(need) == 0:
 		return nil, results.StopDecided
 	}
 	if look > len(LookSeeds) {
