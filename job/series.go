@@ -86,6 +86,10 @@ type SeriesOptions struct {
 	// under icount; 0: seriesSeeds. Fewer boots, less power on rows with
 	// seed spread (they are tested from 6 seeds, or when they move 10 %).
 	Seeds int
+	// FirstSeed shifts every guest seed of the series: logical seed k
+	// boots with FirstSeed+k-1 (0 = 1), another sample of the guest's
+	// randomness than 1, 2, 3..., as kci test --first-seed.
+	FirstSeed uint64
 	// FailOnWarnings makes new warnings and checkpatch errors fail the run
 	// (exit 3); otherwise they are reported only.
 	FailOnWarnings bool

@@ -284,9 +284,9 @@ func culpritsOf(located []verdict.Located, n int, minPct float64, subject func(k
 
 // seededNote is a deterministic series' perf note: how its changes were
 // tested, and that none was found when none was.
-func seededNote(seeds, family, boots int, minPct float64, culprits int) string {
-	s := fmt.Sprintf("every prefix measured over seeds 1–%d; each step and the whole series tested (Welch t over per-seed values, Holm over %d tests at %.0f %% family-wise, >= %.1f %% and %g instruction-time ns), %d bench boot(s)",
-		seeds, family, verdict.DetAlpha*100, minPct, verdict.ResolutionNs, boots)
+func seededNote(first uint64, seeds, family, boots int, minPct float64, culprits int) string {
+	s := fmt.Sprintf("every prefix measured over seeds %d–%d; each step and the whole series tested (Welch t over per-seed values, Holm over %d tests at %.0f %% family-wise, >= %.1f %% and %g instruction-time ns), %d bench boot(s)",
+		first, first+uint64(seeds)-1, family, verdict.DetAlpha*100, minPct, verdict.ResolutionNs, boots)
 	if culprits == 0 {
 		s = "no program changed at the family's level: " + s
 	}
@@ -377,7 +377,7 @@ func (r *seriesRun) treeSpread() ([]map[string]float64, map[string]float64, erro
 	}
 	spread := SeedSpread(runs)
 	if err == nil {
-		r.logf("kci: [%s] spread of the tree kernel over seeds 1–%d: %s", r.tr.Name, len(spreadSeeds), spreadLine(spread))
+		r.logf("kci: [%s] spread of the tree kernel over seeds %d–%d: %s", r.tr.Name, r.guestSeed(1), r.guestSeed(uint64(len(spreadSeeds))), spreadLine(spread))
 	}
 	return runs, spread, err
 }
@@ -439,7 +439,7 @@ func (r *seriesRun) noteSteps(steps []PerfStep, seeded bool, family int, minPct 
 	}
 	out.PerfBoots = r.benchRuns
 	if out.PerfNote == "" && seeded {
-		out.PerfNote = seededNote(r.seeds(), family, r.benchRuns, minPct, len(out.Culprits))
+		out.PerfNote = seededNote(r.guestSeed(1), r.seeds(), family, r.benchRuns, minPct, len(out.Culprits))
 	}
 	if out.PerfNote != "" {
 		return

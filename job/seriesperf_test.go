@@ -27,6 +27,28 @@ func TestSeriesSeedsOption(t *testing.T) {
 	}
 }
 
+// TestSeriesFirstSeedOption: --first-seed 21 boots every guest seed of
+// the series 20 higher (the survival boots too), and the note names the
+// seeds it used.
+func TestSeriesFirstSeedOption(t *testing.T) {
+	b := &fakeSeriesBuilder{treeLog: filepath.Join(warnDir, "0-tree.log")}
+	boot := &fakeSeriesBooter{perf: map[string]float64{"tree": 400, "prefix-1": 400, "prefix-2": 204}}
+	rep, _, _ := runSeries(t, seriesTester(b, boot), SeriesOptions{
+		Patches: []string{writeDiffs(t, 2)}, Trees: []string{"stock"}, Variants: []string{"gtp"}, Seeds: 3, FirstSeed: 21})
+	tr := rep.Trees[0]
+	if len(tr.Culprits) != 1 || tr.Culprits[0].Patch != 2 {
+		t.Errorf("culprits %+v, want patch 2", tr.Culprits)
+	}
+	if !strings.Contains(tr.PerfNote, "seeds 21–23") {
+		t.Errorf("note %q: want seeds 21–23", tr.PerfNote)
+	}
+	for _, l := range boot.boots {
+		if !strings.HasSuffix(l, " seed 21") && !strings.HasSuffix(l, " seed 22") && !strings.HasSuffix(l, " seed 23") {
+			t.Errorf("boot %q: want a guest seed of 21-23", l)
+		}
+	}
+}
+
 // TestSeriesPerfBisect: 3 patches, only patch 2 adds work to gtp_write;
 // gtp_read moves 1 % at patch 1, less than its 3.5 % spread over seeds on
 // the tree kernel. Under icount every prefix is measured over 6 seeds and

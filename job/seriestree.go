@@ -147,6 +147,11 @@ func (r *seriesRun) resolve() error {
 	return nil
 }
 
+// guestSeed is the guest seed logical seed k boots with (FirstSeed).
+func (r *seriesRun) guestSeed(k uint64) uint64 {
+	return k + max(r.o.FirstSeed, 1) - 1
+}
+
 // boot runs one kernel with guest seed seed (1 for every boot but the
 // extra seeds of perf location, so that all prefixes stay paired). A
 // failure the kernel caused is the returned boot's; one of the
@@ -160,7 +165,7 @@ func (r *seriesRun) boot(k *kernel.Artifacts, label string, p suite.Plan, seed u
 		p.Bench = r.o.Bench
 	}
 	p.StepTimeout = stepTimeout(r.o.Bench) // as kci test: survival steps get the same bound
-	spec := bootSpec{Kernel: k, Plan: p, Tree: r.tr.Name, Name: label, Label: r.tr.Name + " " + label, Seed: seed}
+	spec := bootSpec{Kernel: k, Plan: p, Tree: r.tr.Name, Name: label, Label: r.tr.Name + " " + label, Seed: r.guestSeed(seed)}
 	meter := r.meter
 	meter.Begin("[%s] boot %s", r.tr.Name, label)
 	s := time.Now()

@@ -33,6 +33,7 @@ type seriesCmd struct {
 	failOnWarnings bool
 	minEffect      float64
 	seeds          int
+	firstSeed      uint64
 	window, warmup time.Duration
 	out            string
 	force          bool
@@ -93,6 +94,7 @@ func (c *seriesCmd) register(f *pflag.FlagSet) {
 	f.BoolVar(&c.failOnWarnings, "fail-on-warnings", false, "exit 3 when a patch adds a compiler/linker warning or a checkpatch error")
 	f.Float64Var(&c.minEffect, "min-effect", 0, "smallest change of a program's cost, in percent, that is located (default 0.5)")
 	f.IntVar(&c.seeds, "seeds", 0, "with --variants under icount: guest seeds per measured prefix, 3 or more (default 6; rows with seed spread are tested from 6 seeds, or when they move 10 %)")
+	f.Uint64Var(&c.firstSeed, "first-seed", 1, "with --variants under icount: logical seed k boots with guest seed first-seed+k-1, another sample of the guest's randomness than 1, 2, 3...")
 	f.DurationVar(&c.window, "window", 0, "measurement window per variant (default: kci.yaml; emulated_window under TCG)")
 	f.DurationVar(&c.warmup, "warmup", 0, "warm-up before the window, 0 or more (default: kci.yaml)")
 	f.StringVar(&c.format, "format", "text", "report format on stdout: text, markdown (the PR comment) or json")
@@ -112,6 +114,8 @@ func (c *seriesCmd) check(cmd *cobra.Command, args []string) error {
 		return job.Usagef("--format %q: want text, markdown or json", c.format)
 	case c.minEffect < 0:
 		return job.Usagef("--min-effect %g: want a percentage >= 0", c.minEffect)
+	case c.firstSeed == 0:
+		return job.Usagef("--first-seed 0: seeds start at 1")
 	case cmd.Flags().Changed("seeds") && c.seeds < 3:
 		return job.Usagef("--seeds %d: want 3 or more (a step is tested over per-seed values)", c.seeds)
 	}
@@ -166,7 +170,7 @@ func (c *seriesCmd) run(cmd *cobra.Command, args []string) error {
 func (c *seriesCmd) options(cmd *cobra.Command, args []string, b *job.Builder) job.SeriesOptions {
 	o := job.SeriesOptions{
 		Patches: args, Trees: c.trees, Boot: !c.noBoot, Survival: !c.noSurvival,
-		Variants: c.variants, Each: c.each, MinEffectPct: c.minEffect, Seeds: c.seeds, FailOnWarnings: c.failOnWarnings,
+		Variants: c.variants, Each: c.each, MinEffectPct: c.minEffect, Seeds: c.seeds, FirstSeed: c.firstSeed, FailOnWarnings: c.failOnWarnings,
 		Out: c.out, Args: os.Args, Log: os.Stderr, Progress: progress.New(os.Stderr),
 	}
 	p, window, warmup := b.Project, c.window, warmupFlag(cmd, c.warmup)
