@@ -131,4 +131,3 @@ func TestNextTick(t *testing.T) {
 		}
 	}
 }
-
