@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"sort"
 	"time"
 
@@ -104,10 +103,6 @@ func drive(ctx context.Context, env *benchEnv, ns *netNS, coll *ebpf.Collection,
 		return window{}, fmt.Errorf("bench %s: %w", name, err)
 	}
 	defer func() { _ = tr.close() }()
-	// A P for every pinned thread: with fewer, a thread waking from its
-	// syscall waits for the runtime's monitor to take a P back, and the
-	// monitor's own timer then wakes every 20 µs inside the programs.
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(runtime.NumCPU(), 2*p.Pairs+2)))
 	tr.startServers()
 	if err := sleepCtx(ctx, p.ServerLead); err != nil {
 		return window{}, err
