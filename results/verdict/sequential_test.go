@@ -309,14 +309,18 @@ func TestSequentialRuleFalseAlarmsAndPower(t *testing.T) {
 
 // BenchmarkSequentialRule runs the simulated table with more runs per
 // cell (2000 each) and reports each cell's detection and false-alarm
-// rates: go test -run X -bench SequentialRule -benchtime 1x ./results/
+// rates: go test -v -run X -bench SequentialRule -benchtime 1x ./results/verdict/
 func BenchmarkSequentialRule(b *testing.B) {
 	for range b.N {
+		// One table; run with -v: without it the testing package cuts a
+		// benchmark's log after ten lines.
+		var table []string
 		for i, c := range simCells {
 			r := runCell(c, 2000, uint64(1000+i))
-			b.Logf("| %s | %.1f %% | %.1f %% | %.2f %% | %d | %d | ±%.1f %% |", c.name, float64(r.hits)*100/float64(r.runs),
-				float64(r.firstHits)*100/float64(r.runs), float64(r.falseRuns)*100/float64(r.runs), medianInt(r.seeds), medianInt(r.boots), median(r.bound))
+			table = append(table, fmt.Sprintf("| %s | %.1f %% | %.1f %% | %.2f %% | %d | %d | ±%.1f %% |", c.name, float64(r.hits)*100/float64(r.runs),
+				float64(r.firstHits)*100/float64(r.runs), float64(r.falseRuns)*100/float64(r.runs), medianInt(r.seeds), medianInt(r.boots), median(r.bound)))
 		}
+		b.Log("\n" + strings.Join(table, "\n"))
 	}
 }
 
