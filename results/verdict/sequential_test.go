@@ -172,7 +172,7 @@ var lumpyTrees = []simTree{{"stock", []simProg{
 // gridTrees are the rows as measured with the clients on one wake-up
 // grid (seeds 1-10 of both kernels): every program exact but gtp_write,
 // whose rhash map draws its hash seed and skb addresses from the seed
-// (σ ≈ range/3: 0.9 %, and 1.6 % in gtpchurn).
+// (σ ≈ range/3: 0.6 %, and 0.9 % in gtpchurn).
 var gridTrees = []simTree{
 	{"stock", []simProg{
 		{"cnt", "cnt_ingress", 71, 0, false}, {"cnt", "cnt_egress", 73, 0, false},
@@ -180,8 +180,8 @@ var gridTrees = []simTree{
 		{"lru", "lru_read", 220, 0, false}, {"lru", "lru_write", 491, 0, false},
 	}},
 	{"gtp", []simProg{
-		{"gtp", "gtp_read", 228, 0, false}, {"gtp", "gtp_write", 948, 0.009, false},
-		{"gtpchurn", "gtp_write", 940, 0.016, false},
+		{"gtp", "gtp_read", 228, 0, false}, {"gtp", "gtp_write", 940, 0.006, false},
+		{"gtpchurn", "gtp_write", 955, 0.009, false},
 		{"gtplru", "gtplru_write", 499, 0, false},
 	}},
 }
@@ -196,7 +196,8 @@ var simCells = []simCell{
 	{name: "lru_write +5 % (σ 2.5 %)", shift: map[string]float64{"stock/lru/lru_write": 0.05}, target: "stock/lru/lru_write", affected: []string{"stock/lru/total"}},
 	{name: "grid: null patch, stock and gtp (17 rows; gtp_write's bound)", trees: gridTrees, boundRow: "gtp/gtp/gtp_write"},
 	{name: "grid: hash_write +5 ns (+1 %, exact)", trees: gridTrees, shift: map[string]float64{"stock/hash/hash_write": 5}, ns: true, target: "stock/hash/hash_write", affected: []string{"stock/hash/total"}},
-	{name: "grid: gtp_write +5 % (σ 0.9 %)", trees: gridTrees, shift: map[string]float64{"gtp/gtp/gtp_write": 0.05}, target: "gtp/gtp/gtp_write", affected: []string{"gtp/gtp/total"}},
+	{name: "grid: gtp_write +2 % (σ 0.6 %)", trees: gridTrees, shift: map[string]float64{"gtp/gtp/gtp_write": 0.02}, target: "gtp/gtp/gtp_write", affected: []string{"gtp/gtp/total"}},
+	{name: "grid: gtp_write +5 % (σ 0.6 %)", trees: gridTrees, shift: map[string]float64{"gtp/gtp/gtp_write": 0.05}, target: "gtp/gtp/gtp_write", affected: []string{"gtp/gtp/total"}},
 	{name: "hash_read +2 ns (no spread)", shift: map[string]float64{"stock/hash/hash_read": 2}, ns: true, target: "stock/hash/hash_read", affected: []string{"stock/hash/total"}},
 }
 
@@ -294,7 +295,7 @@ func TestSequentialRuleFalseAlarmsAndPower(t *testing.T) {
 			t.Errorf("%s: a row without a change flagged in %.2f %% of %d runs, want <= %.0f %%", c.name, fa*100, r.runs, DetAlpha*100)
 		case c.target == "stock/hash/hash_write" && !c.ns && c.shift[c.target] >= 0.05 && pw < 0.9,
 			c.target == "stock/lru/lru_write" && pw < 0.25,
-			c.target == "gtp/gtp/gtp_write" && pw < 0.9,
+			c.target == "gtp/gtp/gtp_write" && c.shift[c.target] >= 0.05 && pw < 0.9,
 			c.ns && pw < 1:
 			t.Errorf("%s: found in %.1f %% of %d runs", c.name, pw*100, r.runs)
 		}
