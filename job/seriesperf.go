@@ -231,9 +231,10 @@ func LocatePerf(prefixes []int, measure func(k int) (map[string]float64, error),
 // seriesSeeds are the guest seeds every measured prefix of a
 // deterministic series is booted with: each program's step is then a
 // test over per-seed values (verdict.LocateSeries). Six, as a code change
-// moves a write program like a fresh seed draw (σ ~0.8 %): a 4 % step of
-// such a program is found in ~95 % of simulated series at 6 seeds, 7 %
-// at 3 (TestLocateSeriesThroughTheTest).
+// moves a program with seed spread (gtp_write's rhash map, σ ~0.6 %) like
+// a fresh seed draw: a 4 % step of a σ 0.8 % program is found in ~95 % of
+// simulated series at 6 seeds, 7 % at 3 (TestLocateSeriesThroughTheTest).
+// Exact programs (the others, on the clients' grid) need only 3.
 const seriesSeeds = 6
 
 // locateSeeded boots every measured prefix with seeds 1..seriesSeeds
