@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sort"
 	"time"
 
@@ -111,9 +112,11 @@ func drive(ctx context.Context, env *benchEnv, ns *netNS, coll *ebpf.Collection,
 	if err := sleepCtx(ctx, p.Warmup); err != nil {
 		return window{}, err
 	}
+	restoreGC := quiesceGC()
 	stopProfile := profileWindow(env, p, name)
 	w, err := measureWindow(ctx, env, ns, coll, names, tr, p)
 	stopProfile()
+	restoreGC()
 	if err != nil {
 		return window{}, fmt.Errorf("bench %s: %w", name, err)
 	}
@@ -124,6 +127,17 @@ func drive(ctx context.Context, env *benchEnv, ns *netNS, coll *ebpf.Collection,
 	}
 	time.Sleep(drainDelay)
 	return w, nil
+}
+
+// quiesceGC collects and scavenges the agent's heap just before the
+// window and turns the collector off for it: a Go GC marks the parsed
+// kernel BTF the agent holds (10+ ms of guest CPU under TCG), and one
+// landing in some variants' windows and not others was the whole-path
+// rows' lumps. The window itself allocates only the per-second samples.
+func quiesceGC() (restore func()) {
+	debug.FreeOSMemory()
+	old := debug.SetGCPercent(-1)
+	return func() { debug.SetGCPercent(old) }
 }
 
 // record puts the window's numbers in res and validates them.
