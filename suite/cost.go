@@ -25,7 +25,10 @@ import (
 // packets), the sampler's wake-up once a second, the Go runtime's timers,
 // and the part of /proc/timer_list's rendering after its "now" line. The
 // baseline variant (none) carries all of it too, so the marginal cost
-// (whole-path − none) leaves it out.
+// (whole-path − none) leaves it out. The one piece of agent work that was
+// not the same, a Go garbage collection landing in some windows, is kept
+// out: the agent collects before each window and holds the collector off
+// during it (quiesceGC).
 
 // Idle sources of Cost.
 const (
