@@ -145,7 +145,7 @@ type Cost struct {
 	ResolutionNs uint64 `json:"resolution_ns"` // granularity of BusyNs per CPU
 	CPUWindowNs  uint64 `json:"cpu_window_ns"`
 	BusyNs       uint64 `json:"busy_ns"`
-	SoftirqNs    uint64 `json:"softirq_ns"` // /proc/stat softirq column, tick resolution
+	SoftirqNs    uint64 `json:"softirq_ns"` // /proc/stat softirq column: tick-sampled, and the traffic wakes on the tick, so it reads ~0; recorded, not shown
 	BPFNs        uint64 `json:"bpf_ns"`
 	Packets      uint64 `json:"packets"`
 	PacketSource string `json:"packet_source"` // ref_cnt | lo_tx

@@ -38,8 +38,8 @@ first-seed, first-seed+1, ..., run every benchmark variant plus the baseline
 one column per seed, each variant's programs and BPF total (mean ± spread),
 under them the whole-path cost (every non-idle guest ns in the window per
 packet), the marginal cost (whole-path minus the same boot's baseline: what
-the design adds, its teardown and deferred work included), the part outside
-the programs and the softirq share; then every design against every design
+the design adds, its teardown and deferred work included) and the part
+outside the programs; then every design against every design
 of another tree as ratios with 95 % intervals (delta method over the seeds).
 
 With RUNDIR arguments nothing is booted: the table is made from those runs.`

@@ -35,7 +35,7 @@ func BenchText(w io.Writer, bt verdict.BenchTable) error {
 	text := benchAnnotate(bt, b.String())
 	var tail strings.Builder
 	tail.WriteString("[whole-path]: every non-idle guest ns in the window / packets; [marginal]: whole-path − the same boot's none (no program)\n")
-	tail.WriteString("[outside-bpf]: whole-path − the bpf_stats sum; [softirq]: /proc/stat softirq column (10 ms ticks; includes ingress programs)\n")
+	tail.WriteString("[outside-bpf]: whole-path − the bpf_stats sum\n")
 	if len(bt.Ratios) > 0 {
 		tail.WriteString("\ndesigns side by side (mean ratio over seeds, 95 % interval by the delta method, Student t):\n")
 		for _, r := range bt.Ratios {

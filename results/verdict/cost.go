@@ -28,7 +28,6 @@ type PathCost struct {
 	WholePath float64 // every non-idle ns of the window / packets
 	Marginal  float64 // WholePath − the boot's baseline; NaN without one
 	BPF       float64 // bpf_stats sum / packets
-	Softirq   float64 // /proc/stat softirq / packets (tick resolution)
 	// ResolutionNs is the granularity of one packet's share: the idle
 	// clock's resolution over the packets.
 	ResolutionNs float64
@@ -70,7 +69,7 @@ func PathCostOf(b results.Boot, v results.VariantResult) (PathCost, bool) {
 	}
 	n := float64(v.Cost.Packets)
 	pc := PathCost{WholePath: w, Marginal: math.NaN(), BPF: float64(v.Cost.BPFNs) / n,
-		Softirq: float64(v.Cost.SoftirqNs) / n, ResolutionNs: float64(v.Cost.ResolutionNs) / n}
+		ResolutionNs: float64(v.Cost.ResolutionNs) / n}
 	if base := baselineVariant(b); base != nil {
 		if bw, ok := wholePath(*base); ok {
 			pc.Marginal = w - bw
