@@ -179,3 +179,17 @@ func TestBuildBenchSameSeed(t *testing.T) {
 		t.Errorf("gtp whole-path = %+v, want 800 in each of 3 columns", p)
 	}
 }
+
+// TestConcludeMeasuredOnly: a run of one kernel without a patch (kci bench,
+// kci test --tree T) says it measured, not that a comparison failed.
+func TestConcludeMeasuredOnly(t *testing.T) {
+	run := &results.Run{Trees: []results.Tree{{Name: "stock", Base: &results.Kernel{}}}}
+	for seed := uint64(1); seed <= 3; seed++ {
+		run.Boots = append(run.Boots, results.Boot{Seq: int(seed), Tree: "stock", Role: results.RoleBase, Rep: int(seed), Seed: seed, Clock: results.ClockICount,
+			Variants: []results.VariantResult{costVariant("none", 4_000_000, 0, 10_000), costVariant("cnt", 5_000_000, 700_000, 10_000)}})
+	}
+	c := verdict.Conclude(run, "stock")
+	if c.State != verdict.Neutral || !strings.Contains(c.Title, "measured, no patch: 3 boots") || strings.Contains(c.Title, string(verdict.TooFew)) {
+		t.Errorf("measured-only run concluded %+v, want neutral 'measured, no patch: 3 boots'", c)
+	}
+}
