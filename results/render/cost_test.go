@@ -192,4 +192,16 @@ func TestConcludeMeasuredOnly(t *testing.T) {
 	if c.State != verdict.Neutral || !strings.Contains(c.Title, "measured, no patch: 3 boots") || strings.Contains(c.Title, string(verdict.TooFew)) {
 		t.Errorf("measured-only run concluded %+v, want neutral 'measured, no patch: 3 boots'", c)
 	}
+	// One seed each (kci test --seed 1 --tree T): the determinism check,
+	// whole-path counts included.
+	for i := range run.Boots {
+		run.Boots[i].Seed = 1
+	}
+	if c := verdict.Conclude(run, "stock"); !strings.Contains(c.Title, "all seed 1: identical in every") {
+		t.Errorf("identical boots of one seed concluded %q", c.Title)
+	}
+	run.Boots[2].Variants[1].Cost.BusyNs++
+	if c := verdict.Conclude(run, "stock"); !strings.Contains(c.Title, "differ (cnt/whole-path: boot 1 [5000000 10000], boot 3 [5000001 10000])") {
+		t.Errorf("one whole-path ns off concluded %q", c.Title)
+	}
 }

@@ -219,7 +219,7 @@ func verdictOf(run *results.Run, tr TreeReport, f facts) (state, title string) {
 	case ab.DeterminismCheck:
 		return Neutral, fmt.Sprintf("%s: determinism check (one seed per kernel), not a comparison: %s", name, determinism(ab))
 	case measuredOnly(run, name):
-		return Neutral, fmt.Sprintf("%s: measured, no patch: %s of the base kernel, nothing to compare (kci bench RUNDIR tabulates them)", name, results.Plural(baseBoots(run, name), "boot"))
+		return Neutral, measuredTitle(run, name)
 	case len(perfRegressions(ab)) > 0:
 		return Failure, perfTitle(tr, nil, f.need)
 	case len(f.slower) > 0, ab.Emulated && !ab.Deterministic():
@@ -230,24 +230,6 @@ func verdictOf(run *results.Run, tr TreeReport, f facts) (state, title string) {
 		return Neutral, fmt.Sprintf("%s: run incomplete: %s", name, run.IncompleteReason)
 	}
 	return Success, perfTitle(tr, nil, f.need)
-}
-
-// measuredOnly: the tree's kernel was booted without a patch (kci bench,
-// kci test --tree T): its rows have no patched side, and "cannot decide"
-// would read as if a comparison had failed.
-func measuredOnly(run *results.Run, tree string) bool {
-	t := run.Tree(tree)
-	return t != nil && t.Base != nil && t.Patched == nil
-}
-
-func baseBoots(run *results.Run, tree string) int {
-	n := 0
-	for _, b := range run.Boots {
-		if b.Tree == tree && b.Role == results.RoleBase {
-			n++
-		}
-	}
-	return n
 }
 
 // perfTitle is the headline of a tree decided by its numbers: the brief's
