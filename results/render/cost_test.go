@@ -2,6 +2,7 @@ package render
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -113,7 +114,17 @@ func TestBuildBench(t *testing.T) {
 	for i := range run.Boots {
 		run.Boots[i].Variants = append(run.Boots[i].Variants, costVariant("hash", 6_000_000, 1_000_000, 10_000))
 	}
+	// gtp's programs cannot load on ext's kernel, on any seed: one line.
+	for i := range run.Boots {
+		if run.Boots[i].Tree == "ext" {
+			run.Boots[i].Variants = append(run.Boots[i].Variants, results.VariantResult{Variant: "gtp", Skipped: "kernel lacks map type BPF_MAP_TYPE_RHASH"})
+		}
+	}
+	run.Boots[1].Variants = append(run.Boots[1].Variants, results.VariantResult{Variant: "lru", Invalid: "bpf_stats run_cnt is 0"})
 	bt := verdict.BuildBench(run)
+	if want := []string{"every seed (3) ext-gtp: kernel lacks map type BPF_MAP_TYPE_RHASH", "seed-1 gtp-lru: bpf_stats run_cnt is 0"}; !slices.Equal(bt.Excluded, want) {
+		t.Errorf("excluded = %q, want %q", bt.Excluded, want)
+	}
 	if len(bt.Agg.Sets) != 3 || bt.Agg.Sets[0] != "seed-1" {
 		t.Fatalf("sets = %v, want seed-1..3", bt.Agg.Sets)
 	}

@@ -78,6 +78,11 @@ type benchBuilder struct {
 	values map[string]map[string]map[string]float64 // variant → row → set → ns/pkt
 	seen   map[string]bool                          // tree/label
 	icount bool
+	// excluded: what is left out ("ext-gtp: kernel lacks ..."), in order,
+	// with the columns it is left out of: one line for every seed, not one
+	// a seed.
+	excluded     []string
+	excludedFrom map[string][]string
 }
 
 // label names a boot's column: its seed, or its repetition.
@@ -97,7 +102,7 @@ func (bb *benchBuilder) label(b results.Boot) string {
 func (bb *benchBuilder) addBoot(b results.Boot) {
 	label := bb.label(b)
 	if b.Error != "" {
-		bb.bt.Excluded = append(bb.bt.Excluded, fmt.Sprintf("%s %s: boot failed: %s", label, b.Tree, b.Error))
+		bb.exclude(label, fmt.Sprintf("%s: boot failed: %s", b.Tree, b.Error))
 		return
 	}
 	if bb.sets[label] == nil {
@@ -107,7 +112,7 @@ func (bb *benchBuilder) addBoot(b results.Boot) {
 	for _, v := range b.Variants {
 		name := results.VariantLabel(b.Tree, v.Variant)
 		if v.Skipped != "" || !v.Valid {
-			bb.bt.Excluded = append(bb.bt.Excluded, fmt.Sprintf("%s %s: %s", label, name, firstNonEmpty(v.Skipped, v.Invalid, "not validated")))
+			bb.exclude(label, fmt.Sprintf("%s: %s", name, firstNonEmpty(v.Skipped, v.Invalid, "not validated")))
 			continue
 		}
 		costs, _ := results.PerPacket(v.Programs)
@@ -133,8 +138,34 @@ func (bb *benchBuilder) put(variant, row, label string, x float64) {
 	bb.values[variant][row][label] = x
 }
 
+func (bb *benchBuilder) exclude(label, what string) {
+	if bb.excludedFrom == nil {
+		bb.excludedFrom = map[string][]string{}
+	}
+	if _, ok := bb.excludedFrom[what]; !ok {
+		bb.excluded = append(bb.excluded, what)
+	}
+	bb.excludedFrom[what] = append(bb.excludedFrom[what], label)
+}
+
+// excludedLines names, for each left-out measurement, its columns, or
+// "every seed" when it is out of all of them.
+func (bb *benchBuilder) excludedLines() []string {
+	var out []string
+	for _, what := range bb.excluded {
+		from := bb.excludedFrom[what]
+		where := strings.Join(from, ", ")
+		if len(from) == len(bb.order) && len(from) > 1 {
+			where = fmt.Sprintf("every seed (%d)", len(from))
+		}
+		out = append(out, where+" "+what)
+	}
+	return out
+}
+
 func (bb *benchBuilder) table() BenchTable {
 	bt := bb.bt
+	bt.Excluded = bb.excludedLines()
 	sort.SliceStable(bb.order, func(i, j int) bool { return repOf(bb.order[i]) < repOf(bb.order[j]) })
 	var aggSets []AggSet
 	for _, l := range bb.order {
