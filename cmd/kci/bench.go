@@ -29,6 +29,7 @@ type benchCmd struct {
 	out            string
 	firstSeed      uint64
 	parallel       int
+	noResultCache  bool
 	vmo            vmFlags
 }
 
@@ -41,6 +42,9 @@ packet), the marginal cost (whole-path minus the same boot's baseline: what
 the design adds, its teardown and deferred work included) and the part
 outside the programs; then every design against every design
 of another tree as ratios with 95 % intervals (delta method over the seeds).
+Under TCG icount a seed's boot is exact: it is stored in the result cache and
+a later bench of the same kernels reads it instead of booting (one boot a
+run re-checks the cache), as kci test does.
 
 With RUNDIR arguments nothing is booted: the table is made from those runs.`
 
@@ -61,6 +65,7 @@ func newBenchCmd() *cobra.Command {
 	f.StringVar(&c.out, "out", "", "run directory (default ./kci-results/<time>-<id>)")
 	f.Uint64Var(&c.firstSeed, "first-seed", 1, "guest seed of the first boot of each tree; boot k gets first-seed+k-1")
 	f.IntVar(&c.parallel, "parallel", 0, "boots at a time (default: by the clock, as kci test)")
+	f.BoolVar(&c.noResultCache, "no-result-cache", false, "boot every seed even when an exact boot of it is cached (also $KCI_RESULT_CACHE=off); the cache is only used under TCG icount")
 	c.vmo.register(f)
 	return cmd
 }
@@ -82,8 +87,12 @@ func (c *benchCmd) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	cached, err := withResultCache(booter, b.Cache.Root, c.noResultCache)
+	if err != nil {
+		return err
+	}
 	start := time.Now()
-	dir, err := (&job.Tester{Builder: b, Booter: booter}).Test(cmd.Context(), c.options(b, booter))
+	dir, err := (&job.Tester{Builder: b, Booter: cached}).Test(cmd.Context(), c.options(b, booter))
 	if dir != "" {
 		if rerr := benchFromDirs(os.Stdout, []string{dir}); rerr != nil && err == nil {
 			err = rerr
