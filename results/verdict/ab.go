@@ -98,7 +98,7 @@ type Row struct {
 	Warnings   []string `json:"warnings,omitempty"`
 
 	w              welch // deterministic mode's test
-	exact          bool  // deterministic: seeds agree within half an instruction
+	exact          bool  // deterministic: seeds agree within less than an instruction
 	seedsB, seedsP int
 	level          float64 // deterministic: the level its 90 % bound is at
 	// Change is the row's change as the report shows it (report.json
