@@ -121,7 +121,7 @@ func compareDet(name string, base, patched []float64, bseeds, pseeds []uint64) R
 }
 
 // exactTotal makes a variant's total exact when all its programs are:
-// the total is their sum, so its seeds may differ by half an instruction
+// the total is their sum, so its seeds may differ by up to an instruction
 // per program (three programs' interrupt artefacts put hash's total at
 // 1012.4 ± 0.6 while each program was exact), and it moved by a whole
 // instruction exactly when one of them did. Without this the total reads
