@@ -164,8 +164,12 @@ func costOf(c *suite.Cost) *Cost {
 	if c == nil {
 		return nil
 	}
-	return &Cost{IdleSource: c.IdleSource, ResolutionNs: c.ResolutionNs, CPUWindowNs: c.CPUWindowNs, BusyNs: c.BusyNs,
-		SoftirqNs: c.SoftirqNs, BPFNs: c.BPFNs, Packets: c.Packets, PacketSource: c.PacketSource}
+	out := &Cost{IdleSource: c.IdleSource, ResolutionNs: c.ResolutionNs, CPUWindowNs: c.CPUWindowNs, BusyNs: c.BusyNs,
+		SoftirqNs: c.SoftirqNs, BPFNs: c.BPFNs, Packets: c.Packets, PacketSource: c.PacketSource, AcctNote: c.AcctNote}
+	for _, x := range c.Contexts {
+		out.Contexts = append(out.Contexts, ContextTime{Name: x.Name, Ns: x.Ns, Entries: x.Entries})
+	}
+	return out
 }
 
 func loadsOf(ls []suite.ProgLoad) []ProgLoad {

@@ -149,6 +149,19 @@ type Cost struct {
 	BPFNs        uint64 `json:"bpf_ns"`
 	Packets      uint64 `json:"packets"`
 	PacketSource string `json:"packet_source"` // ref_cnt | lo_tx
+	// Contexts is the window's CPU time by context (the guest's
+	// accountant): optional, absent from older records and when the
+	// accountant could not run (AcctNote says why).
+	Contexts []ContextTime `json:"contexts,omitempty"`
+	AcctNote string        `json:"acct_note,omitempty"`
+}
+
+// ContextTime is one accountant category over a window, summed over CPUs:
+// ns of the CPU's clock, and how often the CPU entered it.
+type ContextTime struct {
+	Name    string `json:"name"`
+	Ns      uint64 `json:"ns"`
+	Entries uint64 `json:"entries"`
 }
 
 // ProgLoad is one program's verifier and JIT facts, as veristat shows.

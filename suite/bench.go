@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"sort"
 	"time"
@@ -99,6 +100,11 @@ func runVariant(ctx context.Context, env *benchEnv, v variant, p BenchParams, na
 // the measured window (profiled when asked), and the drain, so the
 // counters read afterwards hold every packet the window's flows sent.
 func drive(ctx context.Context, env *benchEnv, ns *netNS, coll *ebpf.Collection, names []string, p BenchParams, name string) (window, error) {
+	acct, note := startAcct(env)
+	if acct != nil {
+		defer func() { _ = acct.close() }()
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(runtime.GOMAXPROCS(0), 2*p.Pairs+4)))
 	tr, err := newTraffic(ns, p, env.ncpu)
 	if err != nil {
 		return window{}, fmt.Errorf("bench %s: %w", name, err)
@@ -112,13 +118,21 @@ func drive(ctx context.Context, env *benchEnv, ns *netNS, coll *ebpf.Collection,
 	if err := sleepCtx(ctx, p.Warmup); err != nil {
 		return window{}, err
 	}
+	if acct != nil {
+		if err := acct.track(tr.threads()); err != nil {
+			return window{}, fmt.Errorf("bench %s: %w", name, err)
+		}
+	}
 	restoreGC := quiesceGC()
 	stopProfile := profileWindow(env, p, name)
-	w, err := measureWindow(ctx, env, ns, coll, names, tr, p)
+	w, err := measureWindow(ctx, env, ns, edges{coll, names, acct}, tr, p)
 	stopProfile()
 	restoreGC()
 	if err != nil {
 		return window{}, fmt.Errorf("bench %s: %w", name, err)
+	}
+	if w.cost != nil && w.cost.AcctNote == "" {
+		w.cost.AcctNote = note
 	}
 	tr.stopClients()
 	time.Sleep(drainDelay)
@@ -127,6 +141,23 @@ func drive(ctx context.Context, env *benchEnv, ns *netNS, coll *ebpf.Collection,
 	}
 	time.Sleep(drainDelay)
 	return w, nil
+}
+
+// A P for every traffic thread (they are locked to their threads) and
+// some to spare: with the guest's one P per CPU, each thread coming back
+// from read or write had to wait for the P another held, a futex
+// hand-off whose count depended on timing (drive raises GOMAXPROCS for
+// the traffic's life).
+
+// startAcct starts the context accountant; when it cannot run, the
+// window is still measured and the note says why.
+func startAcct(env *benchEnv) (*accountant, string) {
+	a, err := startAccountant(env.kernel)
+	if err != nil {
+		env.logf("bench: %v", err)
+		return nil, err.Error()
+	}
+	return a, a.skippedNote()
 }
 
 // quiesceGC collects and scavenges the agent's heap just before the
@@ -230,18 +261,27 @@ type window struct {
 	elapsed   time.Duration
 }
 
+// edges is what is read at the window's edges besides the kernel's own
+// counters: the variant's programs and the accountant (nil: none).
+type edges struct {
+	coll  *ebpf.Collection
+	names []string
+	acct  *accountant
+}
+
 // snapshot is the counters read at one edge of the window.
 type snapshot struct {
-	progs  []ProgStat
-	stat   []cpuTimes
-	lo     LoStat
-	clocks []idleClock // nil: no idle clock, /proc/stat's ticks instead
+	progs    []ProgStat
+	stat     []cpuTimes
+	lo       LoStat
+	clocks   []idleClock // nil: no idle clock, /proc/stat's ticks instead
+	contexts []ContextTime
 }
 
 // takeSnapshot reads the window's counters. The idle clocks are read
 // innermost (last before the window, first after it), so the reads of
 // the other counters fall outside the whole-path window.
-func takeSnapshot(env *benchEnv, ns *netNS, coll *ebpf.Collection, names []string, home int, before bool) (snapshot, error) {
+func takeSnapshot(env *benchEnv, ns *netNS, e edges, home int, before bool) (snapshot, error) {
 	var s snapshot
 	var err error
 	clocks := func() error {
@@ -249,8 +289,12 @@ func takeSnapshot(env *benchEnv, ns *netNS, coll *ebpf.Collection, names []strin
 		if ok {
 			s.clocks = c
 		}
+		if err == nil && e.acct != nil {
+			s.contexts, err = e.acct.read()
+		}
 		return err
 	}
+	coll, names := e.coll, e.names
 	if !before {
 		if err := clocks(); err != nil {
 			return s, err
@@ -276,7 +320,7 @@ func takeSnapshot(env *benchEnv, ns *netNS, coll *ebpf.Collection, names []strin
 // measureWindow holds BPF_ENABLE_STATS open for the window only and takes
 // before/after snapshots around it, sampling the received packets every
 // second from a thread pinned to the sampler CPU.
-func measureWindow(ctx context.Context, env *benchEnv, ns *netNS, coll *ebpf.Collection, names []string, tr *traffic, p BenchParams) (window, error) {
+func measureWindow(ctx context.Context, env *benchEnv, ns *netNS, e edges, tr *traffic, p BenchParams) (window, error) {
 	type result struct {
 		w   window
 		err error
@@ -294,7 +338,7 @@ func measureWindow(ctx context.Context, env *benchEnv, ns *netNS, coll *ebpf.Col
 				return fmt.Errorf("BPF_ENABLE_STATS: %w", err)
 			}
 			defer func() { _ = stats.Close() }()
-			a, err := takeSnapshot(env, ns, coll, names, home, true)
+			a, err := takeSnapshot(env, ns, e, home, true)
 			if err != nil {
 				return err
 			}
@@ -314,7 +358,7 @@ func measureWindow(ctx context.Context, env *benchEnv, ns *netNS, coll *ebpf.Col
 				last = now
 			}
 			w.elapsed = time.Since(start)
-			b, err := takeSnapshot(env, ns, coll, names, home, false)
+			b, err := takeSnapshot(env, ns, e, home, false)
 			if err != nil {
 				return err
 			}
@@ -326,8 +370,11 @@ func measureWindow(ctx context.Context, env *benchEnv, ns *netNS, coll *ebpf.Col
 			if a.clocks == nil || b.clocks == nil {
 				a.clocks, b.clocks = nil, nil
 			}
-			w.cost, err = costOf(a.clocks, b.clocks, a.stat, b.stat, w.progs, w.lo)
-			return err
+			if w.cost, err = costOf(a.clocks, b.clocks, a.stat, b.stat, w.progs, w.lo); err != nil {
+				return err
+			}
+			w.cost.Contexts = contextDelta(a.contexts, b.contexts)
+			return nil
 		}()
 		done <- result{w, err}
 	}()

@@ -59,6 +59,11 @@ type Cost struct {
 	BPFNs        uint64 `json:"bpf_ns"`        // Σ run_time_ns of the variant's programs
 	Packets      uint64 `json:"packets"`
 	PacketSource string `json:"packet_source"` // PacketsRefCnt | PacketsLoTx
+	// Contexts is where the window's CPU time went (acct.go), nil when
+	// the accountant did not run; AcctNote says why, or which interrupts
+	// it could not see.
+	Contexts []ContextTime `json:"contexts,omitempty"`
+	AcctNote string        `json:"acct_note,omitempty"`
 }
 
 // idleClock is one CPU's tick-sched clock as /proc/timer_list shows it.

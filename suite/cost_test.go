@@ -1,6 +1,7 @@
 package suite
 
 import (
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -89,7 +90,7 @@ func TestCostOf(t *testing.T) {
 	}
 	want := Cost{IdleSource: IdleTimerList, ResolutionNs: 1, CPUWindowNs: 10_000, BusyNs: 6_000,
 		SoftirqNs: 10 * tickNs, BPFNs: 550, Packets: 10, PacketSource: PacketsRefCnt}
-	if *c != want {
+	if !reflect.DeepEqual(*c, want) {
 		t.Errorf("costOf = %+v, want %+v", *c, want)
 	}
 	// No idle clock: /proc/stat's ticks (statB − statA: 200 ticks, 65 busy),
@@ -100,7 +101,7 @@ func TestCostOf(t *testing.T) {
 	}
 	want = Cost{IdleSource: IdleProcStat, ResolutionNs: tickNs, CPUWindowNs: 200 * tickNs, BusyNs: 60 * tickNs,
 		SoftirqNs: 10 * tickNs, Packets: 11, PacketSource: PacketsLoTx}
-	if *c != want {
+	if !reflect.DeepEqual(*c, want) {
 		t.Errorf("costOf (ticks) = %+v, want %+v", *c, want)
 	}
 }

@@ -48,6 +48,26 @@ func pinThread(cpu int) error {
 	return nil
 }
 
+// Real-time priorities of the traffic threads. On one CPU every write
+// wakes its server, which preempts the client at once and reads the
+// packet: each packet takes the same steps in the same order whatever
+// the scheduler's history, so a code change cannot rearrange the traffic
+// (under CFS the wake-up preemptions depend on the threads' run times,
+// and any change moved every variant's path by up to ±130 ns/pkt).
+const (
+	clientPrio = 1
+	serverPrio = 2
+)
+
+// realtime makes the calling thread SCHED_FIFO at prio.
+func realtime(prio uint32) error {
+	attr := unix.SchedAttr{Policy: unix.SCHED_FIFO, Priority: prio}
+	if err := unix.SchedSetAttr(0, &attr, 0); err != nil {
+		return fmt.Errorf("SCHED_FIFO %d: %w", prio, err)
+	}
+	return nil
+}
+
 // traffic is the benchmark's UDP load: one server and one client per
 // pair, each on its own pinned thread.
 type traffic struct {
@@ -63,6 +83,7 @@ type traffic struct {
 	cliWG    sync.WaitGroup
 	mu       sync.Mutex
 	errs     []error
+	tids     []int // the pinned threads, for the accountant
 }
 
 // ppsPerPair is the planned packet rate of one client: the rate counts
@@ -115,6 +136,20 @@ func newTraffic(ns *netNS, p BenchParams, ncpu int) (*traffic, error) {
 	return t, nil
 }
 
+// started records a pinned thread.
+func (t *traffic) started() {
+	t.mu.Lock()
+	t.tids = append(t.tids, unix.Gettid())
+	t.mu.Unlock()
+}
+
+// threads are the pinned threads started so far.
+func (t *traffic) threads() []int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]int(nil), t.tids...)
+}
+
 func (t *traffic) fail(err error) {
 	t.mu.Lock()
 	t.errs = append(t.errs, err)
@@ -130,6 +165,10 @@ func (t *traffic) startServers() {
 			if err := pinThread(cpu); err != nil {
 				t.fail(err)
 			}
+			if err := realtime(serverPrio); err != nil {
+				t.fail(fmt.Errorf("server %d: %w", i, err))
+			}
+			t.started()
 			buf := make([]byte, 2048)
 			for !t.srvStop.Load() {
 				// read, not recvfrom: no sender address to allocate.
@@ -158,6 +197,10 @@ func (t *traffic) startClients() {
 			if err := pinThread(cpu); err != nil {
 				t.fail(err)
 			}
+			if err := realtime(clientPrio); err != nil {
+				t.fail(fmt.Errorf("client %d: %w", i, err))
+			}
+			t.started()
 			// Exact wake-ups: the default 50 µs slack would let the
 			// kernel fire each client's timer at its own moment.
 			if err := unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0); err != nil {

@@ -36,6 +36,12 @@ func BenchText(w io.Writer, bt verdict.BenchTable) error {
 	var tail strings.Builder
 	tail.WriteString("[whole-path]: every non-idle guest ns in the window / packets; [marginal]: whole-path − the same boot's none (no program)\n")
 	tail.WriteString("[outside-bpf]: whole-path − the bpf_stats sum\n")
+	if hasRow(bt, verdict.RxSoftirqRow) {
+		tail.WriteString("[rx-softirq]: the NET_RX softirq (the receive path, the skb extension's free), interrupts taken out; " +
+			"[rx-marginal]: rx-softirq − the same boot's none\n")
+		tail.WriteString("whole-path = [syscalls] (the traffic's read and write) + [rx-softirq] + [hardirq] + [user+runtime] " +
+			"(the traffic threads' Go code and runtime) + [agent] + [rest] (other tasks, RCU and timer softirqs: deferred work)\n")
+	}
 	if len(bt.Ratios) > 0 {
 		tail.WriteString("\ndesigns side by side (mean ratio over seeds, 95 % interval by the delta method, Student t):\n")
 		for _, r := range bt.Ratios {
@@ -89,4 +95,16 @@ func BenchString(bt verdict.BenchTable) string {
 	var b strings.Builder
 	_ = BenchText(&b, bt) // a strings.Builder does not fail
 	return b.String()
+}
+
+// hasRow reports whether any variant has the named cost row.
+func hasRow(bt verdict.BenchTable, name string) bool {
+	for _, rows := range bt.Paths {
+		for _, r := range rows {
+			if r.Name == name {
+				return true
+			}
+		}
+	}
+	return false
 }

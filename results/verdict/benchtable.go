@@ -37,7 +37,7 @@ type BenchPath struct {
 type DesignRatio struct {
 	A      string  `json:"a"`
 	B      string  `json:"b"`
-	Metric string  `json:"metric"` // marginal | bpf
+	Metric string  `json:"metric"` // marginal | rx-marginal | bpf
 	Ratio  float64 `json:"ratio"`
 	Lo     float64 `json:"lo"`
 	Hi     float64 `json:"hi"`
@@ -51,7 +51,47 @@ type DesignRatio struct {
 // config has no IRQ_TIME_ACCOUNTING to count it exactly.
 const OutsideBPFRow = "outside-bpf"
 
-var benchPathRows = []string{WholePathRow, MarginalRow, OutsideBPFRow}
+// The bench table's breakdown of whole-path by the guest's accountant
+// (besides rx-softirq): where the rest of a packet's time went.
+const (
+	SyscallsRow = "syscalls" // the traffic threads' read and write, interrupts out
+	HardirqRow  = "hardirq"
+	UserRow     = "user+runtime" // the traffic threads outside read/write: Go code, its runtime, sleeps
+	AgentRow    = "agent"        // the agent's other threads
+	RestRow     = "rest"         // other tasks and the other softirqs (deferred work: RCU, timers)
+)
+
+var benchPathRows = []string{WholePathRow, MarginalRow, OutsideBPFRow, RxSoftirqRow, RxMarginalRow,
+	SyscallsRow, HardirqRow, UserRow, AgentRow, RestRow}
+
+// breakdownOf sums v's accountant categories per packet into the bench
+// table's breakdown rows; nil without the accountant.
+func breakdownOf(v results.VariantResult) map[string]float64 {
+	if v.Cost == nil || v.Cost.Packets == 0 || len(v.Cost.Contexts) == 0 {
+		return nil
+	}
+	out := map[string]float64{}
+	n := float64(v.Cost.Packets)
+	for _, c := range v.Cost.Contexts {
+		var row string
+		switch {
+		case c.Name == ctxSyscalls:
+			row = SyscallsRow
+		case c.Name == "hardirq":
+			row = HardirqRow
+		case c.Name == "traffic":
+			row = UserRow
+		case c.Name == "agent":
+			row = AgentRow
+		case c.Name == ctxRxSoftirq || c.Name == "idle":
+			continue
+		default:
+			row = RestRow
+		}
+		out[row] += float64(c.Ns) / n
+	}
+	return out
+}
 
 // BuildBench tabulates the base-kernel boots of runs: a set per guest
 // seed (sets of every run and tree with the same seed share a column).
@@ -124,6 +164,15 @@ func (bb *benchBuilder) addBoot(b results.Boot) {
 				bb.put(name, MarginalRow, label, pc.Marginal)
 			}
 			bb.put(name, OutsideBPFRow, label, pc.WholePath-pc.BPF)
+			if !math.IsNaN(pc.RxSoftirq) {
+				bb.put(name, RxSoftirqRow, label, pc.RxSoftirq)
+			}
+			if !isBaseline(v.Variant) && !math.IsNaN(pc.RxMarginal) {
+				bb.put(name, RxMarginalRow, label, pc.RxMarginal)
+			}
+		}
+		for row, x := range breakdownOf(v) {
+			bb.put(name, row, label, x)
 		}
 	}
 }
@@ -254,8 +303,10 @@ func designRatios(bt BenchTable) []DesignRatio {
 			if !design[a.Variant] || !design[b.Variant] || treeOf(a.Variant) == treeOf(b.Variant) {
 				continue
 			}
-			if ma, mb := pathValues(bt.Paths[i], MarginalRow), pathValues(bt.Paths[j], MarginalRow); ma != nil && mb != nil {
-				out = append(out, ratioOf(a.Variant, b.Variant, MarginalRow, ma, mb))
+			for _, m := range []string{MarginalRow, RxMarginalRow} {
+				if ma, mb := pathValues(bt.Paths[i], m), pathValues(bt.Paths[j], m); ma != nil && mb != nil {
+					out = append(out, ratioOf(a.Variant, b.Variant, m, ma, mb))
+				}
 			}
 			out = append(out, ratioOf(a.Variant, b.Variant, "bpf", a.Totals, b.Totals))
 		}

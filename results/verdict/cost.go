@@ -18,7 +18,47 @@ import (
 const (
 	WholePathRow = "whole-path"
 	MarginalRow  = "marginal"
+	// RxSoftirqRow is the receive softirq (NET_RX, hardirqs taken out)
+	// per packet, from the guest's context accountant; RxMarginalRow is
+	// it minus the same boot's baseline. With the traffic's fixed order
+	// (real-time threads) a code change leaves it alone unless the
+	// packet's own receive work changed, which whole-path cannot say.
+	RxSoftirqRow  = "rx-softirq"
+	RxMarginalRow = "rx-marginal"
 )
+
+// costRows are every cost row's names: not programs, not in the total.
+var costRows = []string{WholePathRow, MarginalRow, RxSoftirqRow, RxMarginalRow}
+
+// IsCostRow reports whether name is a cost row rather than a program.
+func IsCostRow(name string) bool {
+	for _, c := range costRows {
+		if c == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Accountant categories (bpf.AcctCategories) the rows read.
+const (
+	ctxRxSoftirq = "softirq:net_rx"
+	ctxSyscalls  = "path"
+)
+
+// contextPerPkt is the named accountant category of v's window per
+// packet; ok false when the guest ran no accountant.
+func contextPerPkt(v results.VariantResult, name string) (float64, bool) {
+	if v.Cost == nil || v.Cost.Packets == 0 {
+		return 0, false
+	}
+	for _, c := range v.Cost.Contexts {
+		if c.Name == name {
+			return float64(c.Ns) / float64(v.Cost.Packets), true
+		}
+	}
+	return 0, false
+}
 
 // BaselineVariant is the guest's variant without programs (suite.NoneVariant).
 const BaselineVariant = "none"
@@ -28,6 +68,9 @@ type PathCost struct {
 	WholePath float64 // every non-idle ns of the window / packets
 	Marginal  float64 // WholePath − the boot's baseline; NaN without one
 	BPF       float64 // bpf_stats sum / packets
+	// RxSoftirq and RxMarginal are the receive softirq's share and its
+	// difference from the baseline's; NaN without the accountant.
+	RxSoftirq, RxMarginal float64
 	// ResolutionNs is the granularity of one packet's share: the idle
 	// clock's resolution over the packets.
 	ResolutionNs float64
@@ -69,10 +112,17 @@ func PathCostOf(b results.Boot, v results.VariantResult) (PathCost, bool) {
 	}
 	n := float64(v.Cost.Packets)
 	pc := PathCost{WholePath: w, Marginal: math.NaN(), BPF: float64(v.Cost.BPFNs) / n,
-		ResolutionNs: float64(v.Cost.ResolutionNs) / n}
+		ResolutionNs: float64(v.Cost.ResolutionNs) / n, RxSoftirq: math.NaN(), RxMarginal: math.NaN()}
+	rx, haveRx := contextPerPkt(v, ctxRxSoftirq)
+	if haveRx {
+		pc.RxSoftirq = rx
+	}
 	if base := baselineVariant(b); base != nil {
 		if bw, ok := wholePath(*base); ok {
 			pc.Marginal = w - bw
+		}
+		if brx, ok := contextPerPkt(*base, ctxRxSoftirq); ok && haveRx {
+			pc.RxMarginal = rx - brx
 		}
 	}
 	return pc, true
@@ -90,6 +140,12 @@ func PathRows(b results.Boot, v results.VariantResult) []results.ProgCost {
 	if !isBaseline(v.Variant) && !math.IsNaN(pc.Marginal) {
 		out = append(out, results.ProgCost{Name: MarginalRow, Type: "cost", NsPerPkt: pc.Marginal})
 	}
+	if !math.IsNaN(pc.RxSoftirq) {
+		out = append(out, results.ProgCost{Name: RxSoftirqRow, Type: "cost", NsPerPkt: pc.RxSoftirq})
+	}
+	if !isBaseline(v.Variant) && !math.IsNaN(pc.RxMarginal) {
+		out = append(out, results.ProgCost{Name: RxMarginalRow, Type: "cost", NsPerPkt: pc.RxMarginal})
+	}
 	return out
 }
 
@@ -97,7 +153,7 @@ func PathRows(b results.Boot, v results.VariantResult) []results.ProgCost {
 // sample of either kernel lacks it: a missing program costs 0, a missing
 // measurement is unknown, and 0 would read as a change.
 func alignPathRows(byRole map[string][]sample) {
-	for _, name := range []string{WholePathRow, MarginalRow} {
+	for _, name := range costRows {
 		all := true
 		for _, ss := range byRole {
 			for _, s := range ss {

@@ -126,7 +126,7 @@ func compareDet(name string, base, patched []float64, bseeds, pseeds []uint64) R
 // 1012.4 ± 0.6 while each program was exact), and it moved by a whole
 // instruction exactly when one of them did. Without this the total reads
 // as a row with seed spread, untested before 6 seeds, and asks for seeds
-// no program needs. The cost rows (whole-path, marginal) are not in it.
+// no program needs. The cost rows are not in it.
 func exactTotal(va *VariantAB) {
 	t := &va.Total
 	if t.exact || math.IsNaN(t.P) {
@@ -134,7 +134,7 @@ func exactTotal(va *VariantAB) {
 	}
 	moved := false
 	for _, p := range va.Programs {
-		if p.Name == WholePathRow || p.Name == MarginalRow {
+		if IsCostRow(p.Name) {
 			continue
 		}
 		if !p.exact {

@@ -1,0 +1,143 @@
+package suite
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/btf"
+	"github.com/cilium/ebpf/link"
+
+	"github.com/kci-dev/kci/bpf"
+)
+
+// The context accountant (bpf/c/acct.bpf.c) splits every CPU's time in
+// the window by what ran: the traffic threads' read and write syscalls
+// (the packet path), the rest of the traffic threads, the agent, other
+// tasks, hardirqs, and each softirq vector. Whole-path cost is one
+// number for all of it, and any code change moves it by the scheduler's
+// and the deferred work's rearrangement; the path category is built to
+// move only when the packet's own synchronous work does.
+
+// ContextTime is one accountant category over a window, summed over CPUs.
+type ContextTime struct {
+	Name    string `json:"name"`
+	Ns      uint64 `json:"ns"`
+	Entries uint64 `json:"entries"` // times the CPU entered it
+}
+
+// accountant is the loaded and attached accountant of one variant.
+type accountant struct {
+	coll    *ebpf.Collection
+	links   []link.Link
+	skipped []string // tracepoints the kernel lacks
+}
+
+// startAccountant loads and attaches the accountant. A tracepoint the
+// kernel does not have is left out and named (its interrupts then count
+// as the context they interrupt).
+func startAccountant(kernel *btf.Spec) (*accountant, error) {
+	spec, err := bpf.AcctSpec()
+	if err != nil {
+		return nil, fmt.Errorf("accountant: %w", err)
+	}
+	if err := spec.Variables[bpf.AcctAgentTGID].Set(uint32(os.Getpid())); err != nil {
+		return nil, fmt.Errorf("accountant: %w", err)
+	}
+	a := &accountant{}
+	for name, ps := range spec.Programs {
+		if !kernelHas(kernel, ps) {
+			a.skipped = append(a.skipped, ps.AttachTo)
+			delete(spec.Programs, name)
+		}
+	}
+	sort.Strings(a.skipped)
+	if a.coll, err = ebpf.NewCollection(spec); err != nil {
+		return nil, fmt.Errorf("accountant: load: %w", err)
+	}
+	for _, name := range sortedKeys(a.coll.Programs) {
+		l, err := link.AttachTracing(link.TracingOptions{Program: a.coll.Programs[name]})
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("accountant: attach %s: %w", name, err), a.close())
+		}
+		a.links = append(a.links, l)
+	}
+	return a, nil
+}
+
+// kernelHas says whether the kernel has ps's attach point: a function
+// for fentry/fexit, a tracepoint for tp_btf.
+func kernelHas(kernel *btf.Spec, ps *ebpf.ProgramSpec) bool {
+	if ps.AttachType == ebpf.AttachTraceFEntry || ps.AttachType == ebpf.AttachTraceFExit {
+		var fn *btf.Func
+		return kernel.TypeByName(ps.AttachTo, &fn) == nil
+	}
+	var typ *btf.Typedef
+	return kernel.TypeByName("btf_trace_"+ps.AttachTo, &typ) == nil
+}
+
+// track names the threads whose read and write are the packet path.
+func (a *accountant) track(tids []int) error {
+	m := a.coll.Maps[bpf.AcctTrafficMap]
+	for _, tid := range tids {
+		if err := m.Put(uint32(tid), bpf.AcctTrafficThread); err != nil {
+			return fmt.Errorf("accountant: thread %d: %w", tid, err)
+		}
+	}
+	return nil
+}
+
+// read sums the categories over the CPUs.
+func (a *accountant) read() ([]ContextTime, error) {
+	out := make([]ContextTime, len(bpf.AcctCategories))
+	for i, name := range bpf.AcctCategories {
+		out[i].Name = name
+		var ns, n []uint64
+		if err := a.coll.Maps[bpf.AcctNsMap].Lookup(uint32(i), &ns); err != nil {
+			return nil, fmt.Errorf("accountant: %s: %w", name, err)
+		}
+		if err := a.coll.Maps[bpf.AcctEntriesMap].Lookup(uint32(i), &n); err != nil {
+			return nil, fmt.Errorf("accountant: %s: %w", name, err)
+		}
+		for c := range ns {
+			out[i].Ns += ns[c]
+			out[i].Entries += n[c]
+		}
+	}
+	return out, nil
+}
+
+// contextDelta is b − a, category by category.
+func contextDelta(a, b []ContextTime) []ContextTime {
+	if a == nil || b == nil || len(a) != len(b) {
+		return nil
+	}
+	out := make([]ContextTime, len(b))
+	for i := range b {
+		out[i] = ContextTime{Name: b[i].Name, Ns: b[i].Ns - a[i].Ns, Entries: b[i].Entries - a[i].Entries}
+	}
+	return out
+}
+
+func (a *accountant) close() error {
+	var errs []error
+	for _, l := range a.links {
+		errs = append(errs, l.Close())
+	}
+	a.links = nil
+	if a.coll != nil {
+		a.coll.Close()
+	}
+	return errors.Join(errs...)
+}
+
+// skippedNote says which interrupts the accountant could not see.
+func (a *accountant) skippedNote() string {
+	if len(a.skipped) == 0 {
+		return ""
+	}
+	return "no tracepoint " + strings.Join(a.skipped, ", ")
+}
