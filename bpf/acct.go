@@ -11,6 +11,7 @@ import "github.com/cilium/ebpf"
 const (
 	AcctNsMap      = "acct_ns"
 	AcctEntriesMap = "acct_entries"
+	AcctSentMap    = "sent"
 	AcctTrafficMap = "traffic"
 	AcctAgentTGID  = "agent_tgid"
 	// AcctTrafficThread is a traffic map value: a thread whose read and

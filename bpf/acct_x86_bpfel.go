@@ -18,8 +18,9 @@ type acctCpuState struct {
 	Ts        uint64
 	Cat       uint32
 	TaskCat   uint32
-	Saved     uint32
+	SoftSaved uint32
 	HardDepth uint32
+	Saved     [4]uint32
 }
 
 // Names of all BPF objects in the ELF.
@@ -28,12 +29,15 @@ type acctCpuState struct {
 const (
 	acctMapAcctEntries                  = "acct_entries"
 	acctMapAcctNs                       = "acct_ns"
+	acctMapSent                         = "sent"
 	acctMapState                        = "state"
 	acctMapTraffic                      = "traffic"
 	acctProgAcctCallFunctionEntry       = "acct_call_function_entry"
 	acctProgAcctCallFunctionExit        = "acct_call_function_exit"
 	acctProgAcctCallFunctionSingleEntry = "acct_call_function_single_entry"
 	acctProgAcctCallFunctionSingleExit  = "acct_call_function_single_exit"
+	acctProgAcctIrqEnter                = "acct_irq_enter"
+	acctProgAcctIrqExit                 = "acct_irq_exit"
 	acctProgAcctIrqHandlerEntry         = "acct_irq_handler_entry"
 	acctProgAcctIrqHandlerExit          = "acct_irq_handler_exit"
 	acctProgAcctIrqWorkEntry            = "acct_irq_work_entry"
@@ -98,6 +102,8 @@ type acctProgramSpecs struct {
 	AcctCallFunctionExit        *ebpf.ProgramSpec `ebpf:"acct_call_function_exit"`
 	AcctCallFunctionSingleEntry *ebpf.ProgramSpec `ebpf:"acct_call_function_single_entry"`
 	AcctCallFunctionSingleExit  *ebpf.ProgramSpec `ebpf:"acct_call_function_single_exit"`
+	AcctIrqEnter                *ebpf.ProgramSpec `ebpf:"acct_irq_enter"`
+	AcctIrqExit                 *ebpf.ProgramSpec `ebpf:"acct_irq_exit"`
 	AcctIrqHandlerEntry         *ebpf.ProgramSpec `ebpf:"acct_irq_handler_entry"`
 	AcctIrqHandlerExit          *ebpf.ProgramSpec `ebpf:"acct_irq_handler_exit"`
 	AcctIrqWorkEntry            *ebpf.ProgramSpec `ebpf:"acct_irq_work_entry"`
@@ -121,6 +127,7 @@ type acctProgramSpecs struct {
 type acctMapSpecs struct {
 	AcctEntries *ebpf.MapSpec `ebpf:"acct_entries"`
 	AcctNs      *ebpf.MapSpec `ebpf:"acct_ns"`
+	Sent        *ebpf.MapSpec `ebpf:"sent"`
 	State       *ebpf.MapSpec `ebpf:"state"`
 	Traffic     *ebpf.MapSpec `ebpf:"traffic"`
 }
@@ -154,6 +161,7 @@ func (o *acctObjects) Close() error {
 type acctMaps struct {
 	AcctEntries *ebpf.Map `ebpf:"acct_entries"`
 	AcctNs      *ebpf.Map `ebpf:"acct_ns"`
+	Sent        *ebpf.Map `ebpf:"sent"`
 	State       *ebpf.Map `ebpf:"state"`
 	Traffic     *ebpf.Map `ebpf:"traffic"`
 }
@@ -162,6 +170,7 @@ func (m *acctMaps) Close() error {
 	return _AcctClose(
 		m.AcctEntries,
 		m.AcctNs,
+		m.Sent,
 		m.State,
 		m.Traffic,
 	)
@@ -182,6 +191,8 @@ type acctPrograms struct {
 	AcctCallFunctionExit        *ebpf.Program `ebpf:"acct_call_function_exit"`
 	AcctCallFunctionSingleEntry *ebpf.Program `ebpf:"acct_call_function_single_entry"`
 	AcctCallFunctionSingleExit  *ebpf.Program `ebpf:"acct_call_function_single_exit"`
+	AcctIrqEnter                *ebpf.Program `ebpf:"acct_irq_enter"`
+	AcctIrqExit                 *ebpf.Program `ebpf:"acct_irq_exit"`
 	AcctIrqHandlerEntry         *ebpf.Program `ebpf:"acct_irq_handler_entry"`
 	AcctIrqHandlerExit          *ebpf.Program `ebpf:"acct_irq_handler_exit"`
 	AcctIrqWorkEntry            *ebpf.Program `ebpf:"acct_irq_work_entry"`
@@ -205,6 +216,8 @@ func (p *acctPrograms) Close() error {
 		p.AcctCallFunctionExit,
 		p.AcctCallFunctionSingleEntry,
 		p.AcctCallFunctionSingleExit,
+		p.AcctIrqEnter,
+		p.AcctIrqExit,
 		p.AcctIrqHandlerEntry,
 		p.AcctIrqHandlerExit,
 		p.AcctIrqWorkEntry,

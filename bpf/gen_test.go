@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// TestRegenerate runs every go:generate line of gen.go into a scratch
+// TestRegenerate runs every go:generate line of the package into a scratch
 // directory and compares the output with the committed files byte for
 // byte: the committed objects must be what the C sources compile to.
 func TestRegenerate(t *testing.T) {
@@ -29,6 +29,18 @@ func TestRegenerate(t *testing.T) {
 	}
 	if len(lines) != len(objects()) {
 		t.Fatalf("gen.go has %d go:generate lines, want one per object (%d)", len(lines), len(objects()))
+	}
+	// The objects that are not benchmark variants: the profiler and the
+	// context accountant.
+	for _, file := range []string{"profile.go", "acct.go"} {
+		more, err := generateLines(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(more) != 1 {
+			t.Fatalf("%s has %d go:generate lines, want 1", file, len(more))
+		}
+		lines = append(lines, more...)
 	}
 	out := t.TempDir()
 	for _, args := range lines {

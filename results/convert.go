@@ -165,7 +165,8 @@ func costOf(c *suite.Cost) *Cost {
 		return nil
 	}
 	out := &Cost{IdleSource: c.IdleSource, ResolutionNs: c.ResolutionNs, CPUWindowNs: c.CPUWindowNs, BusyNs: c.BusyNs,
-		SoftirqNs: c.SoftirqNs, BPFNs: c.BPFNs, Packets: c.Packets, PacketSource: c.PacketSource, AcctNote: c.AcctNote}
+		SoftirqNs: c.SoftirqNs, BPFNs: c.BPFNs, Packets: c.Packets, PacketSource: c.PacketSource, AcctNote: c.AcctNote,
+		AcctPackets: c.AcctPackets, AcctWindowNs: c.AcctWindowNs}
 	for _, x := range c.Contexts {
 		out.Contexts = append(out.Contexts, ContextTime{Name: x.Name, Ns: x.Ns, Entries: x.Entries})
 	}

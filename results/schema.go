@@ -154,6 +154,10 @@ type Cost struct {
 	// accountant could not run (AcctNote says why).
 	Contexts []ContextTime `json:"contexts,omitempty"`
 	AcctNote string        `json:"acct_note,omitempty"`
+	// AcctPackets are the datagrams written inside the accountant's own
+	// window, AcctWindowNs its length summed over the CPUs.
+	AcctPackets  uint64 `json:"acct_packets,omitempty"`
+	AcctWindowNs uint64 `json:"acct_window_ns,omitempty"`
 }
 
 // ContextTime is one accountant category over a window, summed over CPUs:

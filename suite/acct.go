@@ -6,6 +6,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
@@ -90,8 +91,33 @@ func (a *accountant) track(tids []int) error {
 	return nil
 }
 
-// read sums the categories over the CPUs.
-func (a *accountant) read() ([]ContextTime, error) {
+// acctSnap is the accountant read at one edge of the window.
+type acctSnap struct {
+	at       time.Duration // CLOCK_MONOTONIC, the clock the programs read
+	contexts []ContextTime
+	sent     uint64
+}
+
+// read takes the accountant's snapshot.
+func (a *accountant) read() (acctSnap, error) {
+	var s acctSnap
+	var err error
+	if s.contexts, err = a.contexts(); err != nil {
+		return s, err
+	}
+	var per []uint64
+	if err := a.coll.Maps[bpf.AcctSentMap].Lookup(uint32(0), &per); err != nil {
+		return s, fmt.Errorf("accountant: sent: %w", err)
+	}
+	for _, n := range per {
+		s.sent += n
+	}
+	s.at = monoNow()
+	return s, nil
+}
+
+// contexts sums the categories over the CPUs.
+func (a *accountant) contexts() ([]ContextTime, error) {
 	out := make([]ContextTime, len(bpf.AcctCategories))
 	for i, name := range bpf.AcctCategories {
 		out[i].Name = name
@@ -110,16 +136,19 @@ func (a *accountant) read() ([]ContextTime, error) {
 	return out, nil
 }
 
-// contextDelta is b − a, category by category.
-func contextDelta(a, b []ContextTime) []ContextTime {
-	if a == nil || b == nil || len(a) != len(b) {
-		return nil
+// addContexts puts the accountant's window (b − a) in c: the categories,
+// the datagrams sent, and the window's length summed over the CPUs.
+func addContexts(c *Cost, a, b acctSnap, ncpu int) {
+	if a.contexts == nil || b.contexts == nil || len(a.contexts) != len(b.contexts) {
+		return
 	}
-	out := make([]ContextTime, len(b))
-	for i := range b {
-		out[i] = ContextTime{Name: b[i].Name, Ns: b[i].Ns - a[i].Ns, Entries: b[i].Entries - a[i].Entries}
+	c.Contexts = make([]ContextTime, len(b.contexts))
+	for i, x := range b.contexts {
+		y := a.contexts[i]
+		c.Contexts[i] = ContextTime{Name: x.Name, Ns: x.Ns - y.Ns, Entries: x.Entries - y.Entries}
 	}
-	return out
+	c.AcctPackets = b.sent - a.sent
+	c.AcctWindowNs = uint64(b.at-a.at) * uint64(ncpu)
 }
 
 func (a *accountant) close() error {

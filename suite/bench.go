@@ -104,7 +104,7 @@ func drive(ctx context.Context, env *benchEnv, ns *netNS, coll *ebpf.Collection,
 	if acct != nil {
 		defer func() { _ = acct.close() }()
 	}
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(runtime.GOMAXPROCS(0), 2*p.Pairs+4)))
+	defer raisePs(2*p.Pairs + 4)()
 	tr, err := newTraffic(ns, p, env.ncpu)
 	if err != nil {
 		return window{}, fmt.Errorf("bench %s: %w", name, err)
@@ -143,11 +143,16 @@ func drive(ctx context.Context, env *benchEnv, ns *netNS, coll *ebpf.Collection,
 	return w, nil
 }
 
-// A P for every traffic thread (they are locked to their threads) and
-// some to spare: with the guest's one P per CPU, each thread coming back
-// from read or write had to wait for the P another held, a futex
-// hand-off whose count depended on timing (drive raises GOMAXPROCS for
-// the traffic's life).
+// raisePs gives the Go runtime at least n Ps until restore: one for every
+// traffic thread (each locked to its goroutine) and some to spare. With
+// the guest's one P per CPU, each thread coming back from read or write
+// waited for the P another held, a futex hand-off whose count depended
+// on timing.
+func raisePs(n int) (restore func()) {
+	old := runtime.GOMAXPROCS(0)
+	runtime.GOMAXPROCS(max(old, n))
+	return func() { runtime.GOMAXPROCS(old) }
+}
 
 // startAcct starts the context accountant; when it cannot run, the
 // window is still measured and the note says why.
@@ -275,7 +280,7 @@ type snapshot struct {
 	stat     []cpuTimes
 	lo       LoStat
 	clocks   []idleClock // nil: no idle clock, /proc/stat's ticks instead
-	contexts []ContextTime
+	acct     acctSnap
 }
 
 // takeSnapshot reads the window's counters. The idle clocks are read
@@ -290,7 +295,7 @@ func takeSnapshot(env *benchEnv, ns *netNS, e edges, home int, before bool) (sna
 			s.clocks = c
 		}
 		if err == nil && e.acct != nil {
-			s.contexts, err = e.acct.read()
+			s.acct, err = e.acct.read()
 		}
 		return err
 	}
@@ -373,7 +378,7 @@ func measureWindow(ctx context.Context, env *benchEnv, ns *netNS, e edges, tr *t
 			if w.cost, err = costOf(a.clocks, b.clocks, a.stat, b.stat, w.progs, w.lo); err != nil {
 				return err
 			}
-			w.cost.Contexts = contextDelta(a.contexts, b.contexts)
+			addContexts(w.cost, a.acct, b.acct, env.ncpu)
 			return nil
 		}()
 		done <- result{w, err}

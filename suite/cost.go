@@ -64,6 +64,12 @@ type Cost struct {
 	// it could not see.
 	Contexts []ContextTime `json:"contexts,omitempty"`
 	AcctNote string        `json:"acct_note,omitempty"`
+	// AcctPackets are the datagrams the traffic wrote inside the
+	// accountant's own window, AcctWindowNs that window summed over the
+	// CPUs: its rows divide by these, not by the other counters, whose
+	// edges are read a few syscalls away.
+	AcctPackets  uint64 `json:"acct_packets,omitempty"`
+	AcctWindowNs uint64 `json:"acct_window_ns,omitempty"`
 }
 
 // idleClock is one CPU's tick-sched clock as /proc/timer_list shows it.

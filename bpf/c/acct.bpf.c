@@ -39,12 +39,15 @@ enum acct_cat {
 /* Set by the loader: the agent's process. */
 volatile const __u32 agent_tgid = 0;
 
+#define MAX_NEST 4
+
 struct cpu_state {
 	__u64 ts;
 	__u32 cat;      /* charged now */
 	__u32 task_cat; /* the current task's category */
-	__u32 saved;    /* category an outermost hardirq interrupted */
+	__u32 soft_saved;         /* what the running softirq interrupted */
 	__u32 hard_depth;
+	__u32 saved[MAX_NEST];    /* what each nested hardirq interrupted */
 };
 
 struct {
@@ -68,6 +71,15 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } acct_entries SEC(".maps");
+
+/* Datagrams the traffic threads wrote: the packets of the accountant's
+ * own window, whatever the other counters' edges. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} sent SEC(".maps");
 
 /* The traffic threads (tid → 1; 2 while inside read/write), filled by
  * the agent. */
@@ -160,7 +172,18 @@ int acct_read_entry(__u64 *ctx) { return path_edge(CAT_PATH); }
 SEC("fexit/ksys_read")
 int acct_read_exit(__u64 *ctx) { return path_edge(CAT_TRAFFIC); }
 SEC("fentry/ksys_write")
-int acct_write_entry(__u64 *ctx) { return path_edge(CAT_PATH); }
+int acct_write_entry(__u64 *ctx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid(), zero = 0;
+	__u64 *n;
+
+	if (bpf_map_lookup_elem(&traffic, &tid)) {
+		n = bpf_map_lookup_elem(&sent, &zero);
+		if (n)
+			*n += 1;
+	}
+	return path_edge(CAT_PATH);
+}
 SEC("fexit/ksys_write")
 int acct_write_exit(__u64 *ctx) { return path_edge(CAT_TRAFFIC); }
 
@@ -172,6 +195,7 @@ int acct_softirq_entry(__u64 *ctx)
 
 	if (!s || s->cat == CAT_UNSYNCED || vec >= NR_VEC)
 		return 0;
+	s->soft_saved = s->cat;
 	charge(s, CAT_SOFTIRQ + vec);
 	return 0;
 }
@@ -183,33 +207,53 @@ int acct_softirq_exit(__u64 *ctx)
 
 	if (!s || s->cat == CAT_UNSYNCED)
 		return 0;
-	charge(s, s->task_cat);
+	charge(s, s->soft_saved);
 	return 0;
 }
 
+/* Every hardirq entry charges the time so far to what it interrupted and
+ * every exit gives the CPU back to it, nested or not: a hardirq that
+ * lands in a softirq run from another's exit is still the hardirq's. */
 static __always_inline int hard_entry(void)
 {
 	struct cpu_state *s = cur();
+	__u32 d;
 
 	if (!s || s->cat == CAT_UNSYNCED)
 		return 0;
-	if (s->hard_depth++ == 0) {
-		s->saved = s->cat;
-		charge(s, CAT_HARDIRQ);
-	}
+	d = s->hard_depth;
+	if (d >= MAX_NEST)
+		return 0;
+	s->saved[d] = s->cat;
+	s->hard_depth = d + 1;
+	charge(s, CAT_HARDIRQ);
 	return 0;
 }
 
 static __always_inline int hard_exit(void)
 {
 	struct cpu_state *s = cur();
+	__u32 d;
 
 	if (!s || s->cat == CAT_UNSYNCED || s->hard_depth == 0)
 		return 0;
-	if (--s->hard_depth == 0)
-		charge(s, s->saved);
+	d = s->hard_depth - 1;
+	if (d >= MAX_NEST)
+		return 0;
+	s->hard_depth = d;
+	charge(s, s->saved[d]);
 	return 0;
 }
+
+/* irq_enter_rcu and irq_exit_rcu bracket every x86 device interrupt and
+ * system vector (and the softirqs run on the way out), so the interrupt
+ * is charged from its first traceable instruction to its last; the
+ * tracepoint pairs below are for a kernel whose brackets cannot be
+ * traced, and nest harmlessly inside them. */
+SEC("fentry/irq_enter_rcu")
+int acct_irq_enter(__u64 *ctx) { return hard_entry(); }
+SEC("fexit/irq_exit_rcu")
+int acct_irq_exit(__u64 *ctx) { return hard_exit(); }
 
 /* One pair per x86 hardirq tracepoint the guest's interrupts use. */
 #define HARDIRQ(name)                                    \

@@ -29,7 +29,7 @@ func measuredTitle(run *results.Run, tree string) string {
 	if d := firstDifference(boots); d != "" {
 		return fmt.Sprintf("%s, all seed %d: boots of one seed differ (%s)", s, seed, d)
 	}
-	return fmt.Sprintf("%s, all seed %d: identical in every program's and every whole-path count", s, seed)
+	return fmt.Sprintf("%s, all seed %d: identical in every program's, whole-path and context count", s, seed)
 }
 
 func baseBootsOf(run *results.Run, tree string) []results.Boot {
@@ -77,7 +77,8 @@ func firstDifference(boots []results.Boot) string {
 }
 
 // countsOf is a boot's exact counts: each program's run time and runs,
-// each variant's busy ns and packets.
+// each variant's busy ns and packets, and its accountant's ns and
+// entries per context.
 func countsOf(b results.Boot) map[string][2]uint64 {
 	out := map[string][2]uint64{}
 	for _, v := range b.Variants {
@@ -86,6 +87,9 @@ func countsOf(b results.Boot) map[string][2]uint64 {
 		}
 		if v.Cost != nil {
 			out[v.Variant+"/"+WholePathRow] = [2]uint64{v.Cost.BusyNs, v.Cost.Packets}
+			for _, c := range v.Cost.Contexts {
+				out[v.Variant+"/context "+c.Name] = [2]uint64{c.Ns, c.Entries}
+			}
 		}
 	}
 	return out
