@@ -233,3 +233,47 @@ func checkContexts(t *testing.T, r VariantResult) {
 			r.Variant, c.AcctPackets, ctx["path"].Entries, ctx["softirq:net_rx"].Entries)
 	}
 }
+
+// checkCost: every variant that ran has its whole-path cost, measured in
+// ns (the idle clock), at least what its programs alone cost, and the
+// verifier facts of each program it loaded.
+func checkCost(t *testing.T, r VariantResult) {
+	t.Helper()
+	c := r.Cost
+	if c == nil {
+		t.Errorf("variant %s: no whole-path cost", r.Variant)
+		return
+	}
+	t.Logf("  whole-path: busy %d ns of %d (%s, resolution %d ns), softirq %d ns, bpf %d ns, %d packets (%s): %.1f ns/pkt",
+		c.BusyNs, c.CPUWindowNs, c.IdleSource, c.ResolutionNs, c.SoftirqNs, c.BPFNs, c.Packets, c.PacketSource, float64(c.BusyNs)/float64(max(c.Packets, 1)))
+	var bpfSum uint64
+	for _, p := range r.Programs {
+		bpfSum += p.RunTimeNs
+	}
+	switch {
+	case c.IdleSource != IdleTimerList:
+		t.Errorf("variant %s: idle from %s, want the ns idle clock (/proc/timer_list)", r.Variant, c.IdleSource)
+	case c.Packets == 0:
+		t.Errorf("variant %s: whole-path over no packets: %+v", r.Variant, c)
+	case c.BPFNs != bpfSum:
+		t.Errorf("variant %s: cost counts %d ns of BPF, the programs %d", r.Variant, c.BPFNs, bpfSum)
+	case c.BusyNs < bpfSum || c.BusyNs > c.CPUWindowNs:
+		t.Errorf("variant %s: busy %d ns, want between the bpf_stats sum %d and the window %d", r.Variant, c.BusyNs, bpfSum, c.CPUWindowNs)
+	}
+	if r.Variant == NoneVariant {
+		if len(r.Programs) != 0 || c.PacketSource != PacketsLoTx {
+			t.Errorf("baseline: programs %v, packets from %s; want none, lo_tx", r.Programs, c.PacketSource)
+		}
+		return
+	}
+	if len(r.Loads) != len(r.Programs) {
+		t.Errorf("variant %s: %d load records for %d programs", r.Variant, len(r.Loads), len(r.Programs))
+	}
+	for _, l := range r.Loads {
+		t.Logf("  load %-14s verified %5d insns, xlated %5d B, jited %5d B, verify %d µs, collection %.1f ms",
+			l.Name, l.VerifiedInsns, l.XlatedBytes, l.JitedBytes, l.VerifyUs, float64(l.LoadNs)/1e6)
+		if l.VerifiedInsns == 0 || l.XlatedBytes == 0 || l.JitedBytes == 0 {
+			t.Errorf("variant %s: program %s load facts missing: %+v", r.Variant, l.Name, l)
+		}
+	}
+}
