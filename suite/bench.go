@@ -276,11 +276,11 @@ type edges struct {
 
 // snapshot is the counters read at one edge of the window.
 type snapshot struct {
-	progs    []ProgStat
-	stat     []cpuTimes
-	lo       LoStat
-	clocks   []idleClock // nil: no idle clock, /proc/stat's ticks instead
-	acct     acctSnap
+	progs  []ProgStat
+	stat   []cpuTimes
+	lo     LoStat
+	clocks []idleClock // nil: no idle clock, /proc/stat's ticks instead
+	acct   acctSnap
 }
 
 // takeSnapshot reads the window's counters. The idle clocks are read

@@ -109,12 +109,10 @@ func newTraffic(ns *netNS, p BenchParams, ncpu int) (*traffic, error) {
 			if err != nil {
 				return fmt.Errorf("server socket: %w", err)
 			}
+			// No receive timeout: it armed and cancelled a timer-wheel
+			// timer on every blocking read, whose cost depends on how
+			// long the CPU idled; stopServers wakes the readers instead.
 			t.srvFDs = append(t.srvFDs, s)
-			// A receive timeout lets the loop notice the stop flag.
-			tv := unix.NsecToTimeval((100 * time.Millisecond).Nanoseconds())
-			if err := unix.SetsockoptTimeval(s, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
-				return fmt.Errorf("server SO_RCVTIMEO: %w", err)
-			}
 			if err := unix.Bind(s, sa); err != nil {
 				return fmt.Errorf("bind %v:%d: %w", sa.Addr, sa.Port, err)
 			}
@@ -172,11 +170,12 @@ func (t *traffic) startServers() {
 			buf := make([]byte, 2048)
 			for !t.srvStop.Load() {
 				// read, not recvfrom: no sender address to allocate.
-				_, err := unix.Read(fd, buf)
+				n, err := unix.Read(fd, buf)
 				switch {
-				case err == nil:
+				case err == nil && n > 0:
 					t.received[i].Add(1)
-				case errors.Is(err, unix.EAGAIN), errors.Is(err, unix.EINTR):
+				case err == nil, errors.Is(err, unix.EAGAIN), errors.Is(err, unix.EINTR):
+					// 0 bytes: stopServers shut the socket down.
 				default:
 					t.fail(fmt.Errorf("server %d: recv: %w", i, err))
 					return
@@ -277,8 +276,13 @@ func (t *traffic) stopClients() {
 	t.cliWG.Wait()
 }
 
+// stopServers wakes every server blocked in read (shutdown makes it
+// return 0) and waits for them.
 func (t *traffic) stopServers() {
 	t.srvStop.Store(true)
+	for _, fd := range t.srvFDs {
+		_ = unix.Shutdown(fd, unix.SHUT_RD) // ENOTCONN after close: nobody waits then
+	}
 	t.srvWG.Wait()
 }
 
