@@ -35,6 +35,7 @@ type accountant struct {
 	coll    *ebpf.Collection
 	links   []link.Link
 	skipped []string // tracepoints the kernel lacks
+	tracked []int    // the traffic threads of the current variant
 }
 
 // startAccountant loads and attaches the accountant. A tracepoint the
@@ -80,13 +81,21 @@ func kernelHas(kernel *btf.Spec, ps *ebpf.ProgramSpec) bool {
 	return kernel.TypeByName("btf_trace_"+ps.AttachTo, &typ) == nil
 }
 
-// track names the threads whose read and write are the packet path.
+// track names the threads whose read and write are the packet path,
+// in place of the previous variant's.
 func (a *accountant) track(tids []int) error {
 	m := a.coll.Maps[bpf.AcctTrafficMap]
+	for _, tid := range a.tracked {
+		if err := m.Delete(uint32(tid)); err != nil && !errors.Is(err, ebpf.ErrKeyNotExist) {
+			return fmt.Errorf("accountant: thread %d: %w", tid, err)
+		}
+	}
+	a.tracked = nil
 	for _, tid := range tids {
 		if err := m.Put(uint32(tid), bpf.AcctTrafficThread); err != nil {
 			return fmt.Errorf("accountant: thread %d: %w", tid, err)
 		}
+		a.tracked = append(a.tracked, tid)
 	}
 	return nil
 }

@@ -25,6 +25,18 @@ type benchEnv struct {
 	// profile, when set, samples each variant's window and emits the
 	// profile through it (profile.go).
 	profile Emit
+	// acct is the context accountant (nil: it could not run; acctNote
+	// says why, or which interrupts it cannot see).
+	acct     *accountant
+	acctNote string
+}
+
+// close releases what the run's windows shared.
+func (env *benchEnv) close() error {
+	if env.acct == nil {
+		return nil
+	}
+	return env.acct.close()
 }
 
 // drainDelay lets packets in flight reach the servers (and skbs their
@@ -100,11 +112,13 @@ func runVariant(ctx context.Context, env *benchEnv, v variant, p BenchParams, na
 // the measured window (profiled when asked), and the drain, so the
 // counters read afterwards hold every packet the window's flows sent.
 func drive(ctx context.Context, env *benchEnv, ns *netNS, coll *ebpf.Collection, names []string, p BenchParams, name string) (window, error) {
-	acct, note := startAcct(env)
-	if acct != nil {
-		defer func() { _ = acct.close() }()
-	}
+	acct := env.acct
 	defer raisePs(2*p.Pairs + 4)()
+	// The collector stays off while the real-time traffic threads live: a
+	// stack scan of one of them in a syscall makes it spin, when it
+	// returns, until the scan ends (casgstatus), and the scanning thread
+	// is an ordinary one it starves.
+	defer quiesceGC()()
 	tr, err := newTraffic(ns, p, env.ncpu)
 	if err != nil {
 		return window{}, fmt.Errorf("bench %s: %w", name, err)
@@ -123,16 +137,14 @@ func drive(ctx context.Context, env *benchEnv, ns *netNS, coll *ebpf.Collection,
 			return window{}, fmt.Errorf("bench %s: %w", name, err)
 		}
 	}
-	restoreGC := quiesceGC()
 	stopProfile := profileWindow(env, p, name)
 	w, err := measureWindow(ctx, env, ns, edges{coll, names, acct}, tr, p)
 	stopProfile()
-	restoreGC()
 	if err != nil {
 		return window{}, fmt.Errorf("bench %s: %w", name, err)
 	}
-	if w.cost != nil && w.cost.AcctNote == "" {
-		w.cost.AcctNote = note
+	if w.cost != nil {
+		w.cost.AcctNote = env.acctNote
 	}
 	tr.stopClients()
 	time.Sleep(drainDelay)
@@ -154,22 +166,26 @@ func raisePs(n int) (restore func()) {
 	return func() { runtime.GOMAXPROCS(old) }
 }
 
-// startAcct starts the context accountant; when it cannot run, the
-// window is still measured and the note says why.
-func startAcct(env *benchEnv) (*accountant, string) {
+// startAcct starts the context accountant for the whole run (attaching
+// and detaching it per variant would leave its teardown, trampolines
+// freed after an RCU-tasks grace period, to the next variant's window);
+// when it cannot run, the windows are still measured and the note says
+// why.
+func startAcct(env *benchEnv) {
 	a, err := startAccountant(env.kernel)
 	if err != nil {
 		env.logf("bench: %v", err)
-		return nil, err.Error()
+		env.acctNote = err.Error()
+		return
 	}
-	return a, a.skippedNote()
+	env.acct, env.acctNote = a, a.skippedNote()
 }
 
-// quiesceGC collects and scavenges the agent's heap just before the
-// window and turns the collector off for it: a Go GC marks the parsed
-// kernel BTF the agent holds (10+ ms of guest CPU under TCG), and one
-// landing in some variants' windows and not others was the whole-path
-// rows' lumps. The window itself allocates only the per-second samples.
+// quiesceGC collects and scavenges the agent's heap and turns the
+// collector off until restore: a Go GC marks the parsed kernel BTF the
+// agent holds (10+ ms of guest CPU under TCG), and one landing in some
+// variants' windows and not others was the whole-path rows' lumps. The
+// traffic's life allocates only the per-second samples.
 func quiesceGC() (restore func()) {
 	debug.FreeOSMemory()
 	old := debug.SetGCPercent(-1)

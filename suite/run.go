@@ -83,6 +83,7 @@ func (r *runner) run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	defer func() { _ = env.close() }() // the guest powers off next: a failed detach loses nothing
 	if r.plan.Survival {
 		if err := r.survival(ctx, env); err != nil {
 			return err
@@ -132,6 +133,9 @@ func (r *runner) caps(s Sanity) (*benchEnv, error) {
 	env := &benchEnv{kernel: kernel, caps: caps, ncpu: max(s.NumCPU, 1), logf: r.logf}
 	if r.plan.Profile {
 		env.profile = r.emit
+	}
+	if len(r.plan.Variants) > 0 {
+		startAcct(env)
 	}
 	return env, nil
 }
