@@ -119,6 +119,15 @@ func drive(ctx context.Context, env *benchEnv, ns *netNS, coll *ebpf.Collection,
 	// returns, until the scan ends (casgstatus), and the scanning thread
 	// is an ordinary one it starves.
 	defer quiesceGC()()
+	restorePrio, err := liftAgent()
+	if err != nil {
+		return window{}, fmt.Errorf("bench %s: %w", name, err)
+	}
+	defer func() {
+		if err := restorePrio(); err != nil {
+			env.logf("bench %s: %v", name, err)
+		}
+	}()
 	tr, err := newTraffic(ns, p, env.ncpu)
 	if err != nil {
 		return window{}, fmt.Errorf("bench %s: %w", name, err)
