@@ -94,10 +94,11 @@ type PathCost struct {
 // wholePath is v's whole-path cost per packet; ok false when the guest
 // did not measure it (an older agent) or saw no packet. With the guest's
 // accountant it is the non-idle ns of the accountant's own window over
-// the datagrams written in it, so every cost row shares one window
-// (once, in 24 windows, the idle clock's edge and the accountant's were
-// 0.95 s apart, all of it busy); a record without one gives the idle
-// clock's busy ns over the programs' packets.
+// the datagrams written in it, so every cost row shares one window (the
+// idle clock's edges and the packet counters are read a few syscalls
+// away, and a stalled agent once put 0.95 s of busy time between them);
+// a record without one gives the idle clock's busy ns over the
+// programs' packets.
 func wholePath(v results.VariantResult) (float64, bool) {
 	if v.Cost == nil {
 		return 0, false
