@@ -114,20 +114,11 @@ func runVariant(ctx context.Context, env *benchEnv, v variant, p BenchParams, na
 func drive(ctx context.Context, env *benchEnv, ns *netNS, coll *ebpf.Collection, names []string, p BenchParams, name string) (window, error) {
 	acct := env.acct
 	defer raisePs(2*p.Pairs + 4)()
-	// The collector stays off while the real-time traffic threads live: a
-	// stack scan of one of them in a syscall makes it spin, when it
-	// returns, until the scan ends (casgstatus), and the scanning thread
-	// is an ordinary one it starves.
+	// The collector stays off while the real-time traffic threads live:
+	// its stop-the-world would wait on goroutines that never yield
+	// (rawsys.go), and its stack scans are what a real-time thread must
+	// not wait on.
 	defer quiesceGC()()
-	restorePrio, err := liftAgent()
-	if err != nil {
-		return window{}, fmt.Errorf("bench %s: %w", name, err)
-	}
-	defer func() {
-		if err := restorePrio(); err != nil {
-			env.logf("bench %s: %v", name, err)
-		}
-	}()
 	tr, err := newTraffic(ns, p, env.ncpu)
 	if err != nil {
 		return window{}, fmt.Errorf("bench %s: %w", name, err)
@@ -165,10 +156,10 @@ func drive(ctx context.Context, env *benchEnv, ns *netNS, coll *ebpf.Collection,
 }
 
 // raisePs gives the Go runtime at least n Ps until restore: one for every
-// traffic thread (each locked to its goroutine) and some to spare. With
-// the guest's one P per CPU, each thread coming back from read or write
-// waited for the P another held, a futex hand-off whose count depended
-// on timing.
+// traffic thread, which holds it for the traffic's life (rawsys.go), and
+// some for the agent. (With the guest's one P per CPU, each thread coming
+// back from read or write used to wait for the P another held, a futex
+// hand-off whose count depended on timing.)
 func raisePs(n int) (restore func()) {
 	old := runtime.GOMAXPROCS(0)
 	runtime.GOMAXPROCS(max(old, n))

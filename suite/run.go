@@ -136,6 +136,7 @@ func (r *runner) caps(s Sanity) (*benchEnv, error) {
 	}
 	if len(r.plan.Variants) > 0 {
 		startAcct(env)
+		r.logf("bench: GODEBUG=%q (the traffic wants asyncpreemptoff=1)", os.Getenv("GODEBUG"))
 	}
 	return env, nil
 }

@@ -3,9 +3,7 @@ package suite
 import (
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -61,17 +59,6 @@ const (
 	serverPrio = 2
 )
 
-// agentPrio is the agent's own threads' priority while the traffic runs:
-// above it. Go 1.26's sysmon takes the scan bit of every goroutine in a
-// syscall on each pass and gives it back; a traffic thread that returns
-// from its syscall meanwhile spins (casgstatus) until sysmon does. With
-// sysmon an ordinary thread the spinning real-time thread starved it until
-// the kernel's real-time throttling (0.95 s of each second) let it run:
-// windows that lost up to 90 % of a second's packets. Above the traffic,
-// sysmon always finishes its pass; it and the sampler run between the
-// traffic's syscalls, so the packets' order stays fixed.
-const agentPrio = 3
-
 // realtime makes the calling thread SCHED_FIFO at prio.
 func realtime(prio uint32) error {
 	return setPolicy(0, unix.SCHED_FIFO, prio)
@@ -81,36 +68,6 @@ func setPolicy(tid int, policy, prio uint32) error {
 	attr := unix.SchedAttr{Policy: policy, Priority: prio}
 	if err := unix.SchedSetAttr(tid, &attr, 0); err != nil {
 		return fmt.Errorf("thread %d: policy %d priority %d: %w", tid, policy, prio, err)
-	}
-	return nil
-}
-
-// liftAgent runs every thread of the agent at agentPrio until restore,
-// which puts every thread there is then back to SCHED_NORMAL (the traffic
-// threads have exited by then).
-func liftAgent() (restore func() error, err error) {
-	restore = func() error { return allThreads(unix.SCHED_NORMAL, 0) }
-	if err := allThreads(unix.SCHED_FIFO, agentPrio); err != nil {
-		return nil, errors.Join(err, restore())
-	}
-	return restore, nil
-}
-
-// allThreads sets the policy of every thread of the process; one that
-// exited meanwhile is no error.
-func allThreads(policy, prio uint32) error {
-	tasks, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		return fmt.Errorf("threads: %w", err)
-	}
-	for _, task := range tasks {
-		tid, err := strconv.Atoi(task.Name())
-		if err != nil {
-			continue
-		}
-		if err := setPolicy(tid, policy, prio); err != nil && !errors.Is(err, unix.ESRCH) {
-			return err
-		}
 	}
 	return nil
 }
@@ -215,16 +172,17 @@ func (t *traffic) startServers() {
 			}
 			t.started()
 			buf := make([]byte, 2048)
+			// The loop calls only what cannot be preempted (rawsys.go).
 			for !t.srvStop.Load() {
 				// read, not recvfrom: no sender address to allocate.
-				n, err := unix.Read(fd, buf)
+				n, errno := rawRead(fd, buf)
 				switch {
-				case err == nil && n > 0:
+				case errno == 0 && n > 0:
 					t.received[i].Add(1)
-				case err == nil, errors.Is(err, unix.EAGAIN), errors.Is(err, unix.EINTR):
+				case errno == 0, errno == unix.EAGAIN, errno == unix.EINTR:
 					// 0 bytes: stopServers shut the socket down.
 				default:
-					t.fail(fmt.Errorf("server %d: recv: %w", i, err))
+					t.fail(fmt.Errorf("server %d: recv: %w", i, errno))
 					return
 				}
 			}
@@ -268,21 +226,24 @@ func (t *traffic) send(i, fd int, start time.Duration, pps float64) {
 	// hole is a stall the series should show, not hide.
 	maxBurst := uint64(max(1, pps/20))
 	var sent uint64
+	// The loop calls only what cannot be preempted (rawsys.go).
 	for !t.cliStop.Load() {
-		now := monoNow()
-		due := uint64(max(0, (now-start).Seconds()) * pps)
+		now := rawMono()
+		due := uint64(max(0, float64(now-start)/1e9) * pps)
 		if due > sent+maxBurst {
 			sent = due - maxBurst
 		}
 		for ; sent < due; sent++ {
-			if _, err := unix.Write(fd, payload); err == nil {
+			switch errno := rawWrite(fd, payload); errno {
+			case 0:
 				t.sent[i].Add(1)
-			} else if !errors.Is(err, unix.ECONNREFUSED) && !errors.Is(err, unix.ENOBUFS) && !errors.Is(err, unix.EAGAIN) {
-				t.fail(fmt.Errorf("client %d: send: %w", i, err))
+			case unix.ECONNREFUSED, unix.ENOBUFS, unix.EAGAIN:
+			default:
+				t.fail(fmt.Errorf("client %d: send: %w", i, errno))
 				return
 			}
 		}
-		sleepUntil(nextTick(monoNow()))
+		rawSleepUntil(nextTick(rawMono()))
 	}
 }
 
@@ -297,16 +258,10 @@ func monoNow() time.Duration {
 }
 
 // nextTick is the first grid point after now.
+//
+//go:nosplit
 func nextTick(now time.Duration) time.Duration {
 	return (now/paceTick + 1) * paceTick
-}
-
-// sleepUntil sleeps the calling thread itself (not a Go runtime timer,
-// which wakes another thread first) to the absolute time at.
-func sleepUntil(at time.Duration) {
-	ts := unix.NsecToTimespec(int64(at))
-	for unix.ClockNanosleep(unix.CLOCK_MONOTONIC, unix.TIMER_ABSTIME, &ts, nil) == unix.EINTR {
-	}
 }
 
 // totalReceived sums the servers' counters.

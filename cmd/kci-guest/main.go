@@ -31,6 +31,16 @@ var version = "dev"
 func main() {
 	log.SetPrefix("kci-guest: ")
 	log.SetFlags(0)
+	if env, again := withGODEBUG(os.Environ(), asyncPreemptOff); again {
+		// Go's asynchronous preemption signals would interrupt the
+		// benchmark's real-time traffic threads in their syscalls
+		// (suite/rawsys.go); the runtime reads GODEBUG only at start.
+		exe, err := os.Executable()
+		if err == nil {
+			err = unix.Exec(exe, os.Args, env)
+		}
+		log.Printf("async preemption stays on: %v", err)
+	}
 	err := run(context.Background(), os.Args[1:], os.Stdout)
 	if err != nil {
 		log.Print(err)
@@ -43,6 +53,30 @@ func main() {
 }
 
 var errNoPlan = errors.New("no plan")
+
+const asyncPreemptOff = "asyncpreemptoff=1"
+
+// withGODEBUG is env with setting added to GODEBUG; again is false when
+// it is there already (the agent has been executed again).
+func withGODEBUG(env []string, setting string) (out []string, again bool) {
+	cur, have := "", false
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "GODEBUG="); ok {
+			cur, have = v, true
+			continue
+		}
+		out = append(out, kv)
+	}
+	for _, s := range strings.Split(cur, ",") {
+		if s == setting {
+			return env, false
+		}
+	}
+	if have && cur != "" {
+		setting = cur + "," + setting
+	}
+	return append(out, "GODEBUG="+setting), true
+}
 
 func run(ctx context.Context, args []string, out io.Writer) error {
 	for _, m := range mounts {

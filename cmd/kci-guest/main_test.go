@@ -1,6 +1,9 @@
 package main
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestCPUKHz(t *testing.T) {
 	for in, want := range map[string]int64{
@@ -11,6 +14,23 @@ func TestCPUKHz(t *testing.T) {
 	} {
 		if got := cpuKHz(in); got != want {
 			t.Errorf("cpuKHz(%q) = %d, want %d", in, got, want)
+		}
+	}
+}
+
+func TestWithGODEBUG(t *testing.T) {
+	for _, c := range []struct {
+		env   []string
+		want  string
+		again bool
+	}{
+		{[]string{"PATH=/bin"}, "PATH=/bin GODEBUG=asyncpreemptoff=1", true},
+		{[]string{"GODEBUG=madvdontneed=1", "PATH=/bin"}, "PATH=/bin GODEBUG=madvdontneed=1,asyncpreemptoff=1", true},
+		{[]string{"GODEBUG=x=1,asyncpreemptoff=1"}, "GODEBUG=x=1,asyncpreemptoff=1", false},
+	} {
+		got, again := withGODEBUG(c.env, asyncPreemptOff)
+		if strings.Join(got, " ") != c.want || again != c.again {
+			t.Errorf("withGODEBUG(%q) = %q, %v; want %q, %v", c.env, got, again, c.want, c.again)
 		}
 	}
 }
