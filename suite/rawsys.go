@@ -37,7 +37,7 @@ func rawWrite(fd int, p []byte) unix.Errno {
 //go:nosplit
 func rawMono() time.Duration {
 	var ts unix.Timespec
-	unix.RawSyscall(unix.SYS_CLOCK_GETTIME, unix.CLOCK_MONOTONIC, uintptr(unsafe.Pointer(&ts)), 0) // cannot fail for this clock
+	_, _, _ = unix.RawSyscall(unix.SYS_CLOCK_GETTIME, unix.CLOCK_MONOTONIC, uintptr(unsafe.Pointer(&ts)), 0) // cannot fail for this clock
 	return time.Duration(ts.Sec)*time.Second + time.Duration(ts.Nsec)
 }
 
