@@ -34,13 +34,14 @@ func BenchText(w io.Writer, bt verdict.BenchTable) error {
 	}
 	text := benchAnnotate(bt, b.String())
 	var tail strings.Builder
-	tail.WriteString("[whole-path]: every non-idle guest ns in the window / packets; [marginal]: whole-path − the same boot's none (no program)\n")
+	tail.WriteString("[whole-path]: every non-idle guest ns in the window but kci's own / packets; [marginal]: whole-path − the same boot's none (no program)\n")
 	tail.WriteString("[outside-bpf]: whole-path − the bpf_stats sum\n")
 	if hasRow(bt, verdict.RxSoftirqRow) {
 		tail.WriteString("[rx-softirq]: the NET_RX softirq (the receive path, the skb extension's free), interrupts taken out; " +
 			"[rx-marginal]: rx-softirq − the same boot's none\n")
 		tail.WriteString("whole-path = [syscalls] (the traffic's read and write) + [rx-softirq] + [hardirq] + [user+runtime] " +
-			"(the traffic threads' Go code and runtime) + [agent] + [rest] (other tasks, RCU and timer softirqs: deferred work)\n")
+			"(the traffic threads' Go code and runtime) + [rest] (other tasks, RCU and timer softirqs: deferred work); " +
+			"[agent] (kci's sampler and the Go runtime's own threads) is left out of it\n")
 	}
 	if len(bt.Ratios) > 0 {
 		tail.WriteString("\ndesigns side by side (mean ratio over seeds, 95 % interval by the delta method, Student t):\n")

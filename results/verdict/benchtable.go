@@ -57,7 +57,7 @@ const (
 	SyscallsRow = "syscalls" // the traffic threads' read and write, interrupts out
 	HardirqRow  = "hardirq"
 	UserRow     = "user+runtime" // the traffic threads outside read/write: Go code, its runtime, sleeps
-	AgentRow    = "agent"        // the agent's other threads
+	AgentRow    = "agent"        // the agent's other threads: not in whole-path
 	RestRow     = "rest"         // other tasks and the other softirqs (deferred work: RCU, timers)
 )
 
@@ -81,7 +81,7 @@ func breakdownOf(v results.VariantResult) map[string]float64 {
 			row = HardirqRow
 		case c.Name == "traffic":
 			row = UserRow
-		case c.Name == "agent":
+		case c.Name == ctxAgent:
 			row = AgentRow
 		case c.Name == ctxRxSoftirq || c.Name == "idle":
 			continue
