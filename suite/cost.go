@@ -9,26 +9,21 @@ import (
 	"strings"
 )
 
-// Whole-path cost: all guest CPU time that is not idle during the window,
-// over the packets the variant's programs saw. /proc/stat's busy columns
-// count in USER_HZ ticks (10 ms): over a 2 s icount window of ~10^4
-// packets a tick is ~1 µs per packet, far coarser than the programs
-// themselves. The tick-sched idle clock behind it (idle_sleeptime, which
-// the kernel stops at every interrupt entry) is kept in ns and shown in
-// /proc/timer_list; busy = (now_B − now_A) − Δidle − Δiowait per CPU, each
-// CPU read by a thread pinned to it, so the CPU is awake and its idle
-// clock is current. /proc/stat remains the fallback (tick resolution) and
-// the source of the softirq share.
+// The guest's Cost of a window. The context accountant (acct.go) is the
+// primary measurement: every ns of the window by context, the traffic's
+// datagrams in that same window; the host's whole-path is its non-idle
+// time but the agent's own threads (their work follows the timing, not
+// the variant), over those datagrams. Cost also keeps the idle clock's
+// busy time, the fallback when the accountant cannot run: /proc/stat's
+// busy columns count in USER_HZ ticks (10 ms), ~1 µs per packet over a
+// 2 s icount window, far coarser than the programs; the tick-sched idle
+// clock behind them (idle_sleeptime, stopped at every interrupt entry)
+// is kept in ns in /proc/timer_list; busy = (now_B − now_A) − Δidle −
+// Δiowait per CPU, each CPU read by a thread pinned to it so its idle
+// clock is current. /proc/stat is the last fallback (tick resolution).
 //
-// kci's own work in the window is the same for every variant, not
-// excluded: the traffic generator's threads (part of the path, the same
-// packets), the sampler's wake-up once a second, the Go runtime's timers,
-// and the part of /proc/timer_list's rendering after its "now" line. The
-// baseline variant (none) carries all of it too, so the marginal cost
-// (whole-path − none) leaves it out. The one piece of agent work that was
-// not the same, a Go garbage collection landing in some windows, is kept
-// out: the agent collects before each window and holds the collector off
-// during it (quiesceGC).
+// The Go collector is off while the traffic lives (quiesceGC): a
+// collection landing in some windows and not others was ~1 µs/pkt.
 
 // Idle sources of Cost.
 const (
