@@ -48,15 +48,19 @@ func pinThread(cpu int) error {
 	return nil
 }
 
-// Real-time priorities of the traffic threads. On one CPU every write
-// wakes its server, which preempts the client at once and reads the
-// packet: each packet takes the same steps in the same order whatever
-// the scheduler's history, so a code change cannot rearrange the traffic
-// (under CFS the wake-up preemptions depend on the threads' run times,
-// and any change moved every variant's path by up to ±130 ns/pkt).
+// Real-time priorities of the traffic threads, clients above servers. On
+// one CPU the clients send their due packets back to back, every one
+// of them, and then the servers read what is queued: the steps and their
+// order are the same whatever the scheduler's history, so a code change
+// cannot rearrange the traffic (under CFS the wake-up preemptions depend
+// on the threads' run times, and any change moved every variant's path by
+// up to ±130 ns/pkt). Servers above clients fixed the order too, but with
+// one packet in flight at a time: the rhash map never grew past its
+// smallest size, and the demo patch, which stops it shrinking, changed
+// nothing any more.
 const (
-	clientPrio = 1
-	serverPrio = 2
+	clientPrio = 2
+	serverPrio = 1
 )
 
 // realtime makes the calling thread SCHED_FIFO at prio.
