@@ -16,12 +16,11 @@ import (
 )
 
 // The context accountant (bpf/c/acct.bpf.c) splits every CPU's time in
-// the window by what ran: the traffic threads' read and write syscalls
-// (the packet path), the rest of the traffic threads, the agent, other
-// tasks, hardirqs, and each softirq vector. Whole-path cost is one
-// number for all of it, and any code change moves it by the scheduler's
-// and the deferred work's rearrangement; the path category is built to
-// move only when the packet's own synchronous work does.
+// the window by what ran: the traffic threads' read and write syscalls,
+// the rest of the traffic threads, the agent's own threads, other tasks,
+// hardirqs, and each softirq vector. Whole-path is their sum but idle and
+// the agent's own; the receive softirq (NET_RX) is the part that moves
+// only when the packet's own receive work does.
 
 // ContextTime is one accountant category over a window, summed over CPUs.
 type ContextTime struct {
@@ -30,7 +29,7 @@ type ContextTime struct {
 	Entries uint64 `json:"entries"` // times the CPU entered it
 }
 
-// accountant is the loaded and attached accountant of one variant.
+// accountant is the loaded and attached accountant of the guest run.
 type accountant struct {
 	coll    *ebpf.Collection
 	links   []link.Link

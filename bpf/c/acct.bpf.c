@@ -7,10 +7,9 @@
  * time exactly, up to the few instructions of entry code before a
  * tracepoint fires.
  *
- * The one category built to be a property of the packet path alone is
- * CAT_PATH: the kernel time of the traffic threads' read and write
- * syscalls, without the interrupts that land in them. Beside it are the
- * softirqs by vector (NET_RX carries the receive path; RCU the deferred
+ * CAT_PATH is the kernel time of the traffic threads' read and write
+ * syscalls, without the interrupts that land in them; beside it are the
+ * softirqs by vector (NET_RX carries the receive path, RCU the deferred
  * frees), the hardirqs, and the rest of the guest's tasks. */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
