@@ -33,13 +33,13 @@ type ContextTime struct {
 type accountant struct {
 	coll    *ebpf.Collection
 	links   []link.Link
-	skipped []string // tracepoints the kernel lacks
+	skipped []string // attach points the kernel lacks
 	tracked []int    // the traffic threads of the current variant
 }
 
-// startAccountant loads and attaches the accountant. A tracepoint the
-// kernel does not have is left out and named (its interrupts then count
-// as the context they interrupt).
+// startAccountant loads and attaches the accountant. An attach point the
+// kernel does not have is left out and named (a missing hardirq
+// tracepoint's interrupts then count as the context they interrupt).
 func startAccountant(kernel *btf.Spec) (*accountant, error) {
 	spec, err := bpf.AcctSpec()
 	if err != nil {
@@ -120,7 +120,7 @@ func (a *accountant) read() (acctSnap, error) {
 	for _, n := range per {
 		s.sent += n
 	}
-	s.at = monoNow()
+	s.at = rawMono()
 	return s, nil
 }
 
@@ -171,10 +171,10 @@ func (a *accountant) close() error {
 	return errors.Join(errs...)
 }
 
-// skippedNote says which interrupts the accountant could not see.
+// skippedNote names the attach points the accountant went without.
 func (a *accountant) skippedNote() string {
 	if len(a.skipped) == 0 {
 		return ""
 	}
-	return "no tracepoint " + strings.Join(a.skipped, ", ")
+	return "no attach point " + strings.Join(a.skipped, ", ")
 }

@@ -196,7 +196,7 @@ func (t *traffic) startServers() {
 
 func (t *traffic) startClients() {
 	pps := ppsPerPair(t.params)
-	start := nextTick(monoNow())
+	start := nextTick(rawMono())
 	for i, fd := range t.cliFDs {
 		cpu := cpuFor(t.params.ClientCPUs, i, DefaultBench().ClientCPUs, t.ncpu)
 		t.cliWG.Add(1)
@@ -253,13 +253,6 @@ func (t *traffic) send(i, fd int, start time.Duration, pps float64) {
 
 // paceTick is the clients' common wake-up grid.
 const paceTick = time.Millisecond
-
-// monoNow is CLOCK_MONOTONIC, the clock the grid and the tick are on.
-func monoNow() time.Duration {
-	var ts unix.Timespec
-	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts) // cannot fail for this clock
-	return time.Duration(ts.Nano())
-}
 
 // nextTick is the first grid point after now.
 //
