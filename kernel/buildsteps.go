@@ -40,10 +40,11 @@ type buildRun struct {
 	inPlace bool    // a leaf build in its parent's kept tree
 	apply   []Patch // what still has to be applied in tree
 
-	logPath string
-	logf    *os.File
-	logw    io.Writer // the log, and opt.Progress when set
-	mk      makeCommand
+	logPath   string
+	logSuffix string // ".config" for ResolveConfig: a build's log is not overwritten
+	logf      *os.File
+	logw      io.Writer // the log, and opt.Progress when set
+	mk        makeCommand
 
 	phases []Phase
 	exits  []func() // cleanups, run last first when Build returns
@@ -166,7 +167,7 @@ func (b *buildRun) openLog() error {
 	if err := os.MkdirAll(b.obj, 0o755); err != nil {
 		return infra("build dir", err)
 	}
-	b.logPath = b.c.path("logs", b.key+".log")
+	b.logPath = b.c.path("logs", b.key+b.logSuffix+".log")
 	if err := os.MkdirAll(filepath.Dir(b.logPath), 0o755); err != nil {
 		return infra("build log", err)
 	}

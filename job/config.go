@@ -1,0 +1,38 @@
+package job
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/kci-dev/kci/kernel"
+	"github.com/kci-dev/kci/project"
+)
+
+// Config is tree t's final config and its drift from Production, resolved
+// with the kconfig tools alone (kernel.Cache.ResolveConfig): the request
+// is the one Tree builds (the same cache key), so a kernel built already
+// gives its own config, and nothing is compiled when none is.
+func (b *Builder) Config(ctx context.Context, t *project.Tree) (*kernel.Artifacts, error) {
+	series, err := b.Series(t)
+	if err != nil {
+		return nil, err
+	}
+	req := b.baseRequest()
+	// A tree without fragments asks for exactly the stock kernel's.
+	if req.Fragments, err = b.fragments(t); err != nil {
+		return nil, err
+	}
+	req.Patches = series
+	a, err := b.Cache.ResolveConfig(ctx, req, b.Opts)
+	if err != nil {
+		return nil, fmt.Errorf("tree %s: %w", t.Name, err)
+	}
+	d, err := kernel.ProductionDrift(ctx, a.Config, b.Production())
+	if err != nil {
+		// The machine's fault (a missing linux-config package, a typo in
+		// kci.yaml), never the tree's.
+		return nil, &kernel.InfraError{Op: "config " + t.Name + ": drift", Err: err}
+	}
+	a.Drift = d
+	return a, nil
+}
