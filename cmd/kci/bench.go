@@ -35,16 +35,17 @@ type benchCmd struct {
 
 const benchLong = `Boot each tree's kernel (cached, no patch) --reps times with guest seeds
 first-seed, first-seed+1, ..., run every benchmark variant plus the baseline
-(none: the same traffic, no program attached), and print the mail's table:
-one column per seed, each variant's programs and BPF total (mean ± spread),
-under them the whole-path cost (every non-idle guest ns in the window per
-packet), the marginal cost (whole-path minus the same boot's baseline: what
-the design adds, its teardown and deferred work included) and the part
-outside the programs; then every design against every design
-of another tree as ratios with 95 % intervals (delta method over the seeds).
-Under TCG icount a seed's boot is exact: it is stored in the result cache and
-a later bench of the same kernels reads it instead of booting (one boot a
-run re-checks the cache), as kci test does.
+(none: the same traffic, no program attached), and print a table of the
+designs' costs, the kind a patch's cover letter quotes: one column per seed,
+each variant's programs and BPF total (mean ± spread), under them the
+whole-path cost (every non-idle guest ns in the window per packet), the
+marginal cost (whole-path minus the same boot's baseline: what the design
+adds, its teardown and deferred work included) and the part outside the
+programs; then every design against every design of another tree as ratios
+with 95 % intervals (delta method over the seeds). Under TCG icount a seed's
+boot is exact: it is stored in the result cache and a later bench of the
+same kernels reads it instead of booting (one boot a run re-checks the
+cache), as kci test does.
 
 With RUNDIR arguments nothing is booted: the table is made from those runs.`
 

@@ -64,6 +64,7 @@ func newRoot() *cobra.Command {
 	}
 	root.SetVersionTemplate("kci {{.Version}}\n")
 	root.SetFlagErrorFunc(flagError)
+	setHelp(root)
 	for _, c := range commands {
 		root.AddCommand(c())
 	}

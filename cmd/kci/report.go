@@ -66,7 +66,7 @@ for 'benchstat base patched'.`,
 	f.StringVar(&o.out, "out", "", "output run directory for --merge")
 	f.StringVar(&o.format, "format", "text", "text, markdown, json or benchstat")
 	f.StringSliceVar(&o.trees, "tree", nil, "only these trees (text, markdown, json)")
-	f.Float64Var(&o.failOnPerf, "fail-on-regression", -1, "exit 6 when the conclusion calls a variant total slower by more than PCT percent")
+	f.Float64Var(&o.failOnPerf, "fail-on-regression", -1, "exit 6 when the conclusion calls a variant total slower by more than PCT percent (default: off)")
 	f.Float64Var(&o.minEffect, "min-effect", 0, "smallest effect of interest in percent (default: the run's, else 0.5): the deterministic threshold, the noisy-mode equivalence bound")
 	return cmd
 }

@@ -54,7 +54,8 @@ is reported as a bisectability failure; later patches are still checked.
 With --variants the benchmark runs too. Under TCG's instruction clock every
 prefix and the tree's kernel are booted with guest seeds 1..--seeds (6), and
 each program's step from prefix to prefix is tested as kci test tests a row
-(Welch t over per-seed values, Holm over all steps at 1 %): a patch is named
+(Welch t over per-seed values; Holm's correction for testing many steps at
+once keeps the chance of any false alarm in the run at 1 %): a patch is named
 only when its own step passes. Otherwise (KVM, --clock host) the patch behind
 each moved program is found by binary search over prefixes, or every prefix
 is measured with --each.
@@ -66,9 +67,8 @@ reported as not checked, not as a failure.
 
 Writes series.json, series.txt and series.md into the run directory;
 "kci series RUNDIR" renders a saved one again (--format text|markdown|json).
-Exit codes: 0 ok; 1 machine error; 2 a patch does not apply; 3 a patch does not
-build (or, with --fail-on-warnings, adds a warning or a checkpatch error);
-4 boot failure; 5 survival cell lost.`
+With --fail-on-warnings, a patch that adds a compiler warning or a checkpatch
+error exits 3 as a build failure does.`
 
 func newSeriesCmd() *cobra.Command {
 	c := &seriesCmd{}

@@ -48,14 +48,17 @@ type testCmd struct {
 }
 
 const testLong = `The main job. For each tree the patches apply to (or --tree), build the
-tree's kernel (cached) and the patched one (incremental), boot them alternately
-(ABBA: base, patched, patched, base, ...) a fresh VM each repetition, run the survival matrix
+tree's kernel (cached) and the patched one (incremental), boot them in turn, a
+fresh VM each time, in ABBA order (base, patched, patched, base, ...: a drift
+of the host over the run hits both kernels alike), run the survival matrix
 and the benchmark in the guest, and compare patched against base.
 
-Exit codes: 0 ok; 1 internal/machine error; 2 patch does not apply; 3 config or
-build error; 4 boot/crash; 5 behaviour regression (survival, or a variant invalid on patched only); 6 performance regression
-(with --fail-on-regression); 64 usage error (a flag, a kci.yaml value, a variant,
---out holding a run: refused before any build); 130 interrupted (results kept, marked incomplete).
+Under TCG's instruction clock (icount) and without --reps or --seed, kci
+starts with 3 seeds per kernel and adds seeds only for variants whose rows
+are still undecided, until every row is decided or --max-boots boots ran
+(default 20; cached boots do not count; -1: no added seeds). An icount boot
+takes 20-45 s and two run side by side on 2 cores, so 20 boots are about
+4-8 minutes of booting.
 
 Without a patch, --tree's kernel alone is booted --reps times and measured;
 with --seed every boot gets the same guest seed, so under icount the boots
@@ -84,12 +87,12 @@ func (c *testCmd) register(f *pflag.FlagSet) {
 	f.BoolVar(&c.profile, "profile", false, "sample CPU stacks in each variant's window: flame graphs, pprof and top symbols under profiles/ in the run directory")
 	f.StringVar(&c.out, "out", "", "run directory (default ./kci-results/<time>-<id>); one holding a run is refused unless --force")
 	f.BoolVar(&c.force, "force", false, forceHelp)
-	f.Float64Var(&c.failOnReg, "fail-on-regression", -1, "exit 6 when a variant is significantly slower by more than this many percent")
-	f.Float64Var(&c.minEffect, "min-effect", 0, "smallest effect of interest in percent (default 0.5): under icount the threshold a change must clear besides the observed spread; otherwise a significant change whose interval stays within it is reported as below it")
-	f.Uint64Var(&c.firstSeed, "first-seed", 1, "under icount, repetition k boots base and patched with guest seed first-seed+k-1: another sample of the guest's randomness than the default 1, 2, 3...")
-	f.IntVar(&c.parallel, "parallel", 0, "boots at a time, 1 or more (default: the host's CPUs, at most 4, under TCG's instruction clock, whose numbers no neighbour changes; 1 otherwise, and more is refused there)")
-	f.IntVar(&c.maxBoots, "max-boots", 0, fmt.Sprintf("under icount without --reps or --seed, add seeds (base and patched) for variants whose rows are undecided until each is decided or the run has booted this many (cache hits not counted; 0: %d, about 5 min warm on 2 cores; -1: off, 3 seeds per kernel)", verdict.DefaultMaxBoots))
-	f.Uint64Var(&c.seed, "seed", 0, "under icount, boot every repetition with this guest seed (1 or more) instead of seed k for repetition k: repeated boots of one kernel must then agree exactly (a determinism check; with a patch it stays one: one seed cannot compare kernels whose write programs move like a seed change, so no row is called)")
+	f.Float64Var(&c.failOnReg, "fail-on-regression", -1, "exit 6 when a variant is significantly slower by more than PCT percent (default: off)")
+	f.Float64Var(&c.minEffect, "min-effect", 0, "smallest change of interest, in percent (default 0.5): a change must be bigger to be called")
+	f.Uint64Var(&c.firstSeed, "first-seed", 1, "under icount, repetition k uses guest seed first-seed+k-1 (another sample of the guest's randomness)")
+	f.IntVar(&c.parallel, "parallel", 0, "boots at a time (default: under icount the host's CPUs, at most 4; otherwise 1, the only value allowed)")
+	f.IntVar(&c.maxBoots, "max-boots", 0, fmt.Sprintf("boot budget for adaptive seeds under icount (0: %d, about 4-8 min on 2 cores; -1: 3 seeds per kernel, no more)", verdict.DefaultMaxBoots))
+	f.Uint64Var(&c.seed, "seed", 0, "under icount, boot every repetition with this guest seed (1 or more): a determinism check, the boots must agree exactly; no row is called")
 	f.StringVar(&c.shard, "shard", "", "run only repetitions i, i+N, ... of the job (i/N), for fan-out; merge with kci report --merge")
 	f.BoolVar(&c.post, "post", false, "post the report to the pull request (GitHub Actions environment, GITHUB_TOKEN)")
 	f.BoolVar(&c.postDry, "post-dry-run", false, "print what --post would send")
