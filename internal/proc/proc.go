@@ -1,8 +1,9 @@
 // Package proc is how kci runs a subprocess: under a deadline, as the
 // leader of its own process group that is killed whole on cancel or
-// timeout (make's and sh's children included), with an environment that
-// holds none of kci's secrets, and with the tail of its output inside the
-// error when it fails.
+// timeout (make's and sh's children included), killed by the kernel when
+// kci dies (even by SIGKILL), with an environment that holds none of
+// kci's secrets, and with the tail of its output inside the error when it
+// fails.
 package proc
 
 import (
@@ -13,7 +14,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -124,7 +127,10 @@ func (c Cmd) Start(ctx context.Context) (*Process, error) {
 	cmd.Dir = c.Dir
 	cmd.Env = c.environ()
 	cmd.Stdin = c.Stdin
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Pdeathsig: a kci killed by SIGKILL (no cancel runs) takes the child
+	// with it. The child's own children are not covered by it; make's and
+	// the compilers' die on their next write to the output pipe kci held.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	// The negative pid is the group: make's compilers, sh's background
 	// jobs die with their leader instead of holding the pipes open.
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
@@ -138,11 +144,35 @@ func (c Cmd) Start(ctx context.Context) (*Process, error) {
 		cmd.Stderr = p.writer(&p.errOut)
 	}
 	p.cmd = cmd
-	if err := cmd.Start(); err != nil {
+	if err := onSpawnThread(cmd.Start); err != nil {
 		p.cancel()
 		return nil, &Error{Command: c.String(), Err: err}
 	}
 	return p, nil
+}
+
+var spawn struct {
+	once sync.Once
+	ch   chan func()
+}
+
+// onSpawnThread runs start on one OS thread that never exits. Pdeathsig
+// fires when the forking *thread* exits, not the process, and Go ends a
+// thread whenever a goroutine returns while locked to it (suite's netns
+// code does): a child forked there would be killed with kci alive.
+func onSpawnThread(start func() error) error {
+	spawn.once.Do(func() {
+		spawn.ch = make(chan func())
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread lives as long as kci
+			for f := range spawn.ch {
+				f()
+			}
+		}()
+	})
+	done := make(chan error, 1)
+	spawn.ch <- func() { done <- start() }
+	return <-done
 }
 
 // Pid is the child's process id, which is also its process group's.

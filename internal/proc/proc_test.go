@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -185,4 +186,77 @@ func TestStartLeadsItsOwnGroup(t *testing.T) {
 	if got := strings.TrimSpace(string(out)); got != strconv.Itoa(p.Pid()) {
 		t.Errorf("process group %s, want the child's own pid %d", got, p.Pid())
 	}
+}
+
+// A child outlives the thread that asked for it: Pdeathsig follows the
+// forking thread, and a goroutine that returns locked to its thread ends
+// that thread.
+func TestChildSurvivesItsCallersThread(t *testing.T) {
+	// Several at once: one may run on the main thread, which Go never ends.
+	const n = 4
+	started := make(chan *Process, n)
+	for range n {
+		go func() {
+			runtime.LockOSThread() // never unlocked: the runtime ends this thread
+			p, err := sh("sleep 1").Start(context.Background())
+			if err != nil {
+				t.Error(err)
+			}
+			started <- p
+		}()
+	}
+	for range n {
+		if p := <-started; p != nil {
+			if _, err := p.Wait(); err != nil {
+				t.Errorf("the child died with its caller's thread: %v", err)
+			}
+		}
+	}
+}
+
+// TestHelperHoldsChild is not a test: TestChildDiesWithKCI runs it in a
+// child test binary, which starts a long sleep, says its pid and waits to
+// be killed.
+func TestHelperHoldsChild(t *testing.T) {
+	out := os.Getenv("KCI_PROC_HELPER")
+	if out == "" {
+		t.Skip("helper process only")
+	}
+	p, err := sh("sleep 60").Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(out, []byte(strconv.Itoa(p.Pid())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Minute)
+}
+
+// SIGKILL gives kci no chance to cancel anything: the kernel must kill
+// its children.
+func TestChildDiesWithKCI(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	helper := exec.Command(os.Args[0], "-test.run=^TestHelperHoldsChild$")
+	helper.Env = append(os.Environ(), "KCI_PROC_HELPER="+pidFile)
+	if err := helper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var pid int
+	for end := time.Now().Add(10 * time.Second); pid == 0 && time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		b, _ := os.ReadFile(pidFile)
+		pid, _ = strconv.Atoi(string(b))
+	}
+	if pid == 0 {
+		_ = helper.Process.Kill()
+		t.Fatal("helper never started its child")
+	}
+	_ = helper.Process.Kill()
+	_ = helper.Wait()
+	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if syscall.Kill(pid, 0) != nil {
+			return // gone (reaped by init)
+		}
+	}
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	t.Errorf("child %d outlived its SIGKILLed parent by 2 s", pid)
 }
