@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/kci-dev/kci/internal/fsutil"
 )
@@ -60,7 +61,7 @@ func (c *Cache) ResolveConfig(ctx context.Context, req Request, opt Options) (*A
 // builds/config-<key>, a tree no Build uses, removed when done.
 func (b *buildRun) configTree() error {
 	b.tree = b.c.path("builds", "config-"+b.key)
-	b.onExit(func() { removeWorktree(b.src, b.tree) })
+	b.onExit(b.dropConfigTree)
 	removeWorktree(b.src, b.tree) // a leftover of an interrupted run
 	if err := b.timed("worktree", func() error { return worktree(b.ctx, b.src, b.tree) }); err != nil {
 		return err
@@ -74,6 +75,20 @@ func (b *buildRun) configTree() error {
 		return err
 	}
 	return b.configure()
+}
+
+// dropConfigTree deletes the config tree before kci config exits: the
+// background delete removeWorktree starts would die with the process and
+// leave a kernel tree's worth of files in the trash.
+func (b *buildRun) dropConfigTree() {
+	if err := os.RemoveAll(b.tree); err != nil {
+		removeWorktree(b.src, b.tree) // into the trash: the next build sweeps it
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	// Best effort: a stale worktree entry is pruned by the next removal too.
+	_, _ = command{dir: b.src.Dir}.run(ctx, "git", "worktree", "prune")
 }
 
 // publishConfig renames the resolved .config and its log into dir at once.

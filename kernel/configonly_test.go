@@ -69,6 +69,9 @@ func TestResolveConfigNeverBuilds(t *testing.T) {
 	if exists(c.path("builds", "config-"+a.Key)) {
 		t.Error("the config worktree was left behind")
 	}
+	if ents, _ := os.ReadDir(c.path("trash")); len(ents) > 0 {
+		t.Errorf("the config worktree went to the trash, for a later build to sweep: %v", ents)
+	}
 	again, err := c.ResolveConfig(ctx, req, Options{Jobs: 1})
 	if err != nil || again.ConfigHash != a.ConfigHash || len(made()) != len(calls) {
 		t.Errorf("second call: %+v, %v; make ran %d times, want %d (the kept config)", again, err, len(made()), len(calls))
