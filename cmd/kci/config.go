@@ -16,6 +16,12 @@ func newConfigCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "config [--tree NAME]",
 		Short: "Show a tree's effective config fragments, the policy verdict and the drift from production",
+		Long: `Show a tree's effective config fragments, the policy verdict and the drift
+from production. No kernel is built: a tree built already gives its kernel's
+config; otherwise the config is resolved as a build would (make tinyconfig or
+the base config, the fragments merged in, make olddefconfig) in a scratch
+worktree, where only kconfig's own host programs are compiled, and kept for
+the next call. The first time on a tree that takes about 25 s on 2 cores.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			b, t, err := newBuilder(tree, 0)
 			if err != nil {
