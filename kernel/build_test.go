@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"context"
 	"encoding/binary"
 	"os"
 	"path/filepath"
@@ -93,7 +94,7 @@ func TestDefaultCacheCreatesRoot(t *testing.T) {
 	if fi, err := os.Stat(c.Root); err != nil || !fi.IsDir() {
 		t.Fatalf("cache root %s not created: %v", root, err)
 	}
-	unlock, err := c.lock("first-use")
+	unlock, err := c.lock(context.Background(), "first-use")
 	if err != nil {
 		t.Fatalf("lock on a new cache: %v", err)
 	}

@@ -92,7 +92,7 @@ func (b *buildRun) cached() *Artifacts {
 
 // lock serialises the builders of one key until Build returns.
 func (b *buildRun) lock() error {
-	unlock, err := b.c.lock("build-" + b.key)
+	unlock, err := b.c.lock(b.ctx, "build-"+b.key)
 	if err != nil {
 		return err
 	}
@@ -124,7 +124,7 @@ func (b *buildRun) leafInPlace() (bool, error) {
 		return false, nil // nothing kept there: build afresh
 	}
 	b.inPlace, b.tree = true, ws
-	unlockWS, err := b.c.lock("ws-" + p.Key)
+	unlockWS, err := b.c.lock(b.ctx, "ws-"+p.Key)
 	if err != nil {
 		return true, err
 	}
@@ -324,6 +324,10 @@ func (b *buildRun) collect(a *Artifacts) error {
 	})
 }
 
+// testHookPublish, set by a test, runs between the copy and the rename of
+// publish: the interruption test stops a build there.
+var testHookPublish func(context.Context)
+
 // publish copies the kernel, its config and log into the cache and
 // renames them into place at once, with the timings recorded so far.
 func (b *buildRun) publish(a *Artifacts) (*Artifacts, error) {
@@ -341,6 +345,9 @@ func (b *buildRun) publish(a *Artifacts) (*Artifacts, error) {
 	t := time.Now()
 	if err := b.copyOut(tmp, a); err != nil {
 		return nil, err
+	}
+	if testHookPublish != nil {
+		testHookPublish(b.ctx)
 	}
 	a.setDir(b.final)
 	a.Phases = append(b.phases, Phase{Name: "publish", Duration: time.Since(t)})

@@ -233,7 +233,7 @@ func assertUnlocked(t *testing.T, c *Cache, name string) {
 	t.Helper()
 	got := make(chan error, 1)
 	go func() {
-		unlock, err := c.lock(name)
+		unlock, err := c.lock(context.Background(), name)
 		if err == nil {
 			unlock()
 		}

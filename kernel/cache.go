@@ -1,10 +1,13 @@
 package kernel
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"syscall"
+	"time"
 )
 
 // Cache is kci's content-addressed store: imported bases, build trees,
@@ -45,9 +48,30 @@ func (c *Cache) path(elem ...string) string {
 	return filepath.Join(append([]string{c.Root}, elem...)...)
 }
 
-// lock takes an exclusive flock on name; the returned func releases it.
-// A crashed holder releases it implicitly, so no stale locks.
-func (c *Cache) lock(name string) (func(), error) {
+// lockPoll is how often a waiting lock looks again: a wait must end
+// within it of a cancel (Ctrl-C), which a blocking flock would ignore.
+const lockPoll = 100 * time.Millisecond
+
+// lock takes an exclusive flock on name, waiting until it is free or ctx
+// ends; the returned func releases it. A dead holder's lock is released
+// by the kernel, so no lock outlives its process.
+func (c *Cache) lock(ctx context.Context, name string) (func(), error) {
+	for {
+		unlock, err := c.tryLock(name)
+		if err != nil || unlock != nil {
+			return unlock, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, infra("cache lock "+name, ctx.Err())
+		case <-time.After(lockPoll):
+		}
+	}
+}
+
+// tryLock takes name's lock if it is free: (nil, nil) when a live process
+// holds it.
+func (c *Cache) tryLock(name string) (func(), error) {
 	p := c.path("locks", name+".lock")
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return nil, infra("cache lock", err)
@@ -56,13 +80,39 @@ func (c *Cache) lock(name string) (func(), error) {
 	if err != nil {
 		return nil, infra("cache lock", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		_ = f.Close() // the failed lock is the news
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, nil
+		}
 		return nil, infra("cache lock", err)
 	}
 	// Closing the file releases the lock whatever LOCK_UN said, and a
 	// lock file's close loses nothing.
 	return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); _ = f.Close() }, nil
+}
+
+// toTrash moves p into the cache's trash at once (a rename) and deletes it
+// in the background: deleting a kernel tree can take a minute on a busy
+// disk, which an interrupted or failing run must not wait for. What the
+// process does not finish deleting is swept by a later build.
+func (c *Cache) toTrash(p string) error {
+	if _, err := os.Lstat(p); err != nil {
+		return nil // nothing there (published, or never made)
+	}
+	if err := os.MkdirAll(c.path("trash"), 0o755); err != nil {
+		return err
+	}
+	t, err := os.MkdirTemp(c.path("trash"), filepath.Base(p)+"-")
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(p, filepath.Join(t, "x")); err != nil {
+		_ = os.Remove(t) // empty: nothing lost
+		return err
+	}
+	go func() { _ = os.RemoveAll(t) }()
+	return nil
 }
 
 // tempDir makes a private directory next to final, so the publishing

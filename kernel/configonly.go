@@ -35,7 +35,7 @@ func (c *Cache) ResolveConfig(ctx context.Context, req Request, opt Options) (*A
 	if a, ok := b.resolvedConfig(dir); ok {
 		return a, nil
 	}
-	unlock, err := c.lock("config-" + b.key)
+	unlock, err := c.lock(ctx, "config-"+b.key)
 	if err != nil {
 		return nil, err
 	}

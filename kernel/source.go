@@ -48,6 +48,9 @@ var gitEnv = []string{
 
 // Import makes b available as a git repository in the cache, once.
 func (c *Cache) Import(ctx context.Context, b Base) (*Source, error) {
+	if err := c.repairOnce(ctx); err != nil {
+		return nil, err
+	}
 	switch {
 	case b.Tarball != "" && b.Git != "":
 		return nil, fmt.Errorf("base: give a tarball or a git checkout, not both")
@@ -69,7 +72,7 @@ func (c *Cache) importTarball(ctx context.Context, tarball string) (*Source, err
 	if s, err := openSource(ctx, src, origin); err == nil {
 		return s, nil
 	}
-	unlock, err := c.lock("base-" + name)
+	unlock, err := c.lock(ctx, "base-"+name)
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +84,9 @@ func (c *Cache) importTarball(ctx context.Context, tarball string) (*Source, err
 	if err != nil {
 		return nil, infra("import "+tarball, err)
 	}
-	defer func() { _ = os.RemoveAll(tmp) }() // a leftover scratch dir is harmless
+	// Published by a rename, so gone on success; else trashed at once: an
+	// interrupted import must not spend a minute deleting 90k files.
+	defer func() { _ = c.toTrash(tmp) }()
 	end := c.beginImport(tarball, origin)
 	s, err := c.unpackAndCommit(ctx, tarball, origin, tmp, final)
 	end(err)
@@ -135,6 +140,7 @@ func (c *Cache) unpackAndCommit(ctx context.Context, tarball, origin, tmp, final
 	g := command{dir: filepath.Join(tmp, "src"), env: gitEnv, timeout: 20 * time.Minute}
 	for _, args := range [][]string{
 		{"init", "-q", "-b", "main", "."},
+		gcOff[0], gcOff[1],
 		{"add", "-f", "-A", "."},
 		{"commit", "-q", "-m", "import " + origin},
 	} {
@@ -173,7 +179,7 @@ func tarballName(ctx context.Context, tarball string) (name, origin string, err 
 	}
 	defer func() { _ = f.Close() }() // read-only: closing loses nothing
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
+	if _, err := io.Copy(h, ctxReader{ctx, f}); err != nil {
 		return "", "", infra("base tarball", err)
 	}
 	sum := hex.EncodeToString(h.Sum(nil))
@@ -191,22 +197,16 @@ func (c *Cache) importGit(ctx context.Context, b Base) (*Source, error) {
 	}
 	// A shared clone: worktrees hang off kci's repository, not the user's,
 	// so the user's checkout (and its .git) is never modified.
-	mirror := c.path("base", "git-"+keyhash.Strings(abs)[:16], "src")
-	unlock, err := c.lock("base-git-" + keyhash.Strings(abs)[:16])
+	name := "git-" + keyhash.Strings(abs)[:16]
+	mirror := c.path("base", name, "src")
+	unlock, err := c.lock(ctx, "base-"+name)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	if _, err := os.Stat(mirror); err != nil {
-		if err := os.MkdirAll(filepath.Dir(mirror), 0o755); err != nil {
-			return nil, infra("base git", err)
-		}
-		g := command{timeout: 30 * time.Minute}
-		if _, err := g.run(ctx, "git", "clone", "-q", "--shared", "--no-checkout", abs, mirror); err != nil {
-			return nil, infra("base git "+abs, err)
-		}
-		if err := excludeBuildDirs(mirror); err != nil {
-			return nil, infra("base git", err)
+	if _, err := os.Stat(filepath.Join(mirror, ".git", "HEAD")); err != nil {
+		if err := c.cloneMirror(ctx, abs, c.path("base", name)); err != nil {
+			return nil, err
 		}
 	}
 	g := command{dir: mirror, timeout: 30 * time.Minute}
@@ -223,6 +223,54 @@ func (c *Cache) importGit(ctx context.Context, b Base) (*Source, error) {
 		return nil, infra("base git", err)
 	}
 	return describeSource(ctx, mirror, commit, "git "+abs+" "+ref)
+}
+
+// cloneMirror makes final/src a shared clone of the checkout abs, in a
+// scratch directory published by a rename: an interrupted clone leaves
+// no half repository in its place.
+func (c *Cache) cloneMirror(ctx context.Context, abs, final string) error {
+	if _, err := os.Stat(final); err == nil {
+		if err := c.toTrash(final); err != nil { // not a repository: from before publishing by rename
+			return infra("base git", err)
+		}
+	}
+	tmp, err := tempDir(final)
+	if err != nil {
+		return infra("base git", err)
+	}
+	defer func() { _ = c.toTrash(tmp) }() // renamed away on success
+	src := filepath.Join(tmp, "src")
+	if _, err := (command{timeout: 30 * time.Minute}).run(ctx, "git", "clone", "-q", "--shared", "--no-checkout", abs, src); err != nil {
+		return infra("base git "+abs, err)
+	}
+	for _, args := range gcOff {
+		if _, err := (command{dir: src}).run(ctx, "git", args...); err != nil {
+			return infra("base git", err)
+		}
+	}
+	if err := excludeBuildDirs(src); err != nil {
+		return infra("base git", err)
+	}
+	return infra("base git", publish(tmp, final))
+}
+
+// gcOff, in each of kci's repositories, stops git from starting a detached
+// "gc --auto" or maintenance after a commit, am or fetch: it would outlive
+// kci and compete with the next build. kci's repositories only grow by
+// the patches applied; they need no repacking.
+var gcOff = [][]string{{"config", "gc.auto", "0"}, {"config", "maintenance.auto", "false"}}
+
+// ctxReader ends a long read (hashing a tarball) when ctx does.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (r ctxReader) Read(p []byte) (int, error) {
+	if err := r.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return r.r.Read(p)
 }
 
 func openSource(ctx context.Context, dir, origin string) (*Source, error) {
@@ -292,13 +340,18 @@ func excludeBuildDirs(repo string) error {
 // is newer than them and only what a patch touches gets rebuilt.
 func worktree(ctx context.Context, src *Source, dir string) error {
 	g := command{dir: src.Dir, timeout: 10 * time.Minute}
-	if _, err := g.run(ctx, "git", "worktree", "add", "-q", "--detach", dir, src.Commit); err != nil {
+	// --force twice: an entry for dir that a killed run left locked
+	// ("initializing") is not in the way; the caller holds dir's lock.
+	if _, err := g.run(ctx, "git", "worktree", "add", "-q", "--force", "--force", "--detach", dir, src.Commit); err != nil {
 		return infra("worktree", err)
 	}
 	old := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err // 90k files: a Ctrl-C must not wait for them
 		}
 		if d.Name() == ".git" && p != dir {
 			if d.IsDir() {

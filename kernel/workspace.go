@@ -55,7 +55,7 @@ func (c *Cache) seed(ctx context.Context, src *Source, parent *Artifacts, tree s
 	if _, err := os.Stat(filepath.Join(pobj, "vmlinux")); err != nil {
 		return nil // nothing to seed from: a full build (ccache still helps)
 	}
-	unlock, err := c.lock("ws-" + parent.Key)
+	unlock, err := c.lock(ctx, "ws-"+parent.Key)
 	if err != nil {
 		return err
 	}

@@ -104,6 +104,23 @@ func (m *Meter) Note(format string, a ...any) {
 	m.describeLocked()
 }
 
+// Say prints one line of news (a repair, say) without ending the phase;
+// on a terminal it goes above the live line.
+func (m *Meter) Say(format string, a ...any) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.bar != nil {
+		_ = m.bar.Clear() // the terminal's error only
+	}
+	fmt.Fprintf(m.w, "kci: %s\n", fmt.Sprintf(format, a...))
+	if m.bar != nil {
+		_ = m.bar.RenderBlank() // redraws the live line; errors are the terminal's
+	}
+}
+
 // End closes the phase with a one-line outcome and its elapsed time.
 func (m *Meter) End(format string, a ...any) {
 	if m == nil {

@@ -69,3 +69,20 @@ func TestNilMeter(t *testing.T) {
 	}
 	m.End("z")
 }
+
+// Say is one line in a plain log, and leaves the phase running.
+func TestSayIsOneLine(t *testing.T) {
+	var out bytes.Buffer
+	m := newMeter(&out, false)
+	m.now = fakeClock()
+	m.Say("repaired %s", "x")
+	m.Begin("build")
+	m.Say("news")
+	m.End("built")
+	want := "kci: repaired x\nkci: build ...\nkci: news\nkci: build: built (30s)\n"
+	if got := out.String(); got != want {
+		t.Fatalf("got:\n%s\nwant:\n%s", got, want)
+	}
+	var nilm *Meter
+	nilm.Say("silent")
+}
