@@ -51,6 +51,7 @@ warnings say what the numbers will lack.`,
 				o.Kernel, o.Initrd = kernelPath, img.Path
 			}
 			checks := doctor.Run(ctx, o)
+			checks = append(checks, cacheHealth(cache.Repair(ctx)))
 			printChecks(cmd.OutOrStdout(), checks)
 			if doctor.Failed(checks) {
 				return &job.ExitError{Code: job.ExitInternal, Cause: "doctor: results would be invalid or impossible on this host"}
@@ -76,4 +77,17 @@ func printChecks(w io.Writer, checks []doctor.Check) {
 			fmt.Fprintf(w, "      %-*s  fix: %s\n", width, "", c.Fix)
 		}
 	}
+}
+
+// cacheHealth is the doctor's line for what interrupted runs left in the
+// cache, which Repair has just cleared.
+func cacheHealth(fixed []string, err error) doctor.Check {
+	c := doctor.Check{Name: "cache health", Status: doctor.OK, Detail: "nothing left by interrupted runs"}
+	switch {
+	case err != nil:
+		c.Status, c.Detail = doctor.Warn, err.Error()
+	case len(fixed) > 0:
+		c.Detail = fmt.Sprintf("repaired %d things interrupted runs left: %s", len(fixed), strings.Join(fixed, "; "))
+	}
+	return c
 }
