@@ -73,6 +73,9 @@ type testRun struct {
 	// the ETA.
 	done, total int
 	bootTime    time.Duration
+	// skipsSaid are the (tree, variant, reason) skips logged so far: every
+	// boot of a kernel lacking a capability reports the same skip.
+	skipsSaid map[[3]string]bool
 }
 
 // start loads the series and opens the run record. Its failures come
@@ -406,7 +409,7 @@ func (r *testRun) boot(ctx context.Context, s bootSlot) error {
 	}
 	for _, v := range b.Variants {
 		if v.Skipped != "" {
-			r.logf("kci: [%s] %s skipped: %s", label, v.Variant, v.Skipped)
+			r.logSkip(j.tree.Name, role, v.Variant, v.Skipped)
 		} else if !v.Valid {
 			r.logf("kci: [%s] %s INVALID: %s", label, v.Variant, v.Invalid)
 		}
@@ -418,6 +421,21 @@ func (r *testRun) boot(ctx context.Context, s bootSlot) error {
 		return ctx.Err()
 	}
 	return bootBlame(label, fmt.Sprintf("%s kernel of tree %s", role, j.tree.Name), b.ErrorKind, b.Error, err)
+}
+
+// logSkip says once per tree and run that a variant was skipped, naming
+// the kernel it was first seen on; the report counts the boots. Callers
+// hold r.mu.
+func (r *testRun) logSkip(tree, role, variant, reason string) {
+	key := [3]string{tree, variant, reason}
+	if r.skipsSaid[key] {
+		return
+	}
+	if r.skipsSaid == nil {
+		r.skipsSaid = map[[3]string]bool{}
+	}
+	r.skipsSaid[key] = true
+	r.logf("kci: [%s %s] %s skipped: %s", tree, role, variant, reason)
 }
 
 // noteHost records what the first boot to report says of the host: the
