@@ -20,21 +20,24 @@ const HTMLFile = "report.html"
 // run.json, which the pull request's job wrote: html/template escapes it.
 type htmlRun struct {
 	ID, Times, Host string
-	Incomplete      string
-	Briefs          []verdict.Brief
-	Trees           []htmlTree
-	Boots           []htmlBoot
-	BootChart       template.HTML
-	Phases          []htmlPhase
-	Flames          []string // paths relative to the run directory
+	// CauseLabel and Cause say why the run stopped (runCause).
+	CauseLabel, Cause string
+	Briefs            []htmlBrief
+	Trees             []htmlTree
+	Boots             []htmlBoot
+	BootChart         template.HTML
+	Phases            []htmlPhase
+	Flames            []string // paths relative to the run directory
 }
 
 type htmlTree struct {
 	Name, Kernels, Config, Legend string
 	Patches                       []string
-	Rows                          []htmlRow
-	Survival                      []verdict.SurvivalRow
-	Excluded                      []string
+	// Rows are the changed rows, shown first; Folded the others, folded
+	// below them.
+	Rows, Folded []htmlRow
+	Survival     []verdict.SurvivalRow
+	Excluded     []string
 }
 
 type htmlRow struct {
@@ -57,19 +60,18 @@ type htmlPhase struct{ Name, Tree, Kernel, Duration string }
 // patched with the interval (gonum/plot SVG inline), the survival grid,
 // per-boot timings and links to the flame graphs found under dir.
 func HTML(w io.Writer, run *results.Run, dir string) error {
-	v := htmlRun{ID: run.ID, Times: runTimes(run), Host: hostLine(run), Incomplete: run.IncompleteReason}
-	if run.Incomplete && v.Incomplete == "" {
-		v.Incomplete = "incomplete"
-	}
+	v := htmlRun{ID: run.ID, Times: runTimes(run), Host: hostLine(run)}
 	for _, tree := range run.TreeNames() {
 		tr := verdict.Analyze(run, tree)
-		v.Briefs = append(v.Briefs, verdict.BriefOf(tr))
+		v.Briefs = append(v.Briefs, badgeOf(verdict.BriefOf(tr)))
 		ht, err := htmlTreeOf(run, tr)
 		if err != nil {
 			return err
 		}
 		v.Trees = append(v.Trees, ht)
 	}
+	changedFirst(v.Trees, v.Briefs)
+	v.CauseLabel, v.Cause = runCause(run, len(v.Briefs) > 0)
 	boots := verdict.SortedBoots(run)
 	for _, b := range boots {
 		v.Boots = append(v.Boots, htmlBoot{Seq: b.Seq, Rep: b.Rep, Tree: b.Tree, Role: b.Role, Clock: b.Clock,
@@ -125,15 +127,17 @@ func htmlTreeOf(run *results.Run, tr verdict.TreeReport) (htmlTree, error) {
 			if err != nil {
 				return ht, err
 			}
-			class := "same"
-			switch {
-			case verdict.Changed(r) && r.Verdict == verdict.Slower:
-				class = "slower"
-			case verdict.Changed(r):
-				class = "faster"
+			row := htmlRow{Label: label, Change: fmtChange(e), Verdict: rowVerdict(r, e, ab.MinEffectPct),
+				Class: "same", BaseN: r.Base.N, PatchedN: r.Patched.N, Chart: chart}
+			if !verdict.Changed(r) {
+				ht.Folded = append(ht.Folded, row)
+				continue
 			}
-			ht.Rows = append(ht.Rows, htmlRow{Label: label, Change: fmtChange(e), Verdict: rowVerdict(r, e, ab.MinEffectPct),
-				Class: class, BaseN: r.Base.N, PatchedN: r.Patched.N, Chart: chart})
+			row.Class = "faster"
+			if r.Verdict == verdict.Slower {
+				row.Class = "slower"
+			}
+			ht.Rows = append(ht.Rows, row)
 		}
 	}
 	return ht, nil
@@ -169,5 +173,5 @@ func cellClass(c *verdict.CellState) string {
 var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"cell":      cellText,
 	"cellClass": cellClass,
-	"details":   func(b verdict.Brief) []string { return Details(b) },
+	"details":   func(b htmlBrief) []string { return Details(b.Brief) },
 }).Parse(pageHTML))

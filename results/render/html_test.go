@@ -89,6 +89,7 @@ func TestHTMLInChromium(t *testing.T) {
 		dir, run := writeFixtureHTML(t, fixture)
 		dom := string(runChromium(t, bin, filepath.Join(dir, HTMLFile), "--dump-dom"))
 		checkDOM(t, fixture, run, dom)
+		checkOrder(t, fixture+" (DOM)", run, dom)
 		if fixture != demoDir {
 			continue
 		}

@@ -20,16 +20,18 @@ td.ok{background:#dafbe1}td.fail{background:#ffebe9}td.none{background:#eee}
 tr.regression td{font-weight:bold;color:#cf222e}tr.fixed td{font-weight:bold;color:#1a7f37}
 .legend,.meta{color:#555;font-size:.85em}.key{font-size:.85em}
 .badge{font-size:.75em;padding:.1em .4em;border-radius:3px;color:#fff;background:#6e7781}
-.badge.success{background:#1a7f37}.badge.failure{background:#cf222e}
+.badge.faster{background:#1a7f37}.badge.slower,.badge.failure{background:#cf222e}
+.cause{margin:.3em 0}details.unchanged{margin-top:.6em}details.unchanged summary{cursor:pointer;color:#555}
 .key .b{color:#4c72b0}.key .p{color:#dd8452}
 </style></head><body>
 <h1>kci run {{.ID}}</h1>
 <p class="meta">{{.Times}} · {{.Host}}</p>
-{{if .Incomplete}}<p><strong>Incomplete:</strong> {{.Incomplete}}</p>{{end}}
-<div class="brief" id="brief"><ul>
-{{range .Briefs}}<li class="tree-brief"><span class="badge {{.State}}">{{.State}}</span> <strong>{{.Headline}}</strong>
+<div class="brief" id="brief">
+{{if .Cause}}<p class="cause" id="cause"><strong>{{.CauseLabel}}:</strong> {{.Cause}}</p>{{end}}
+{{with .Briefs}}<ul>
+{{range .}}<li class="tree-brief" data-tree="{{.Tree}}">{{if .Badge}}<span class="badge {{.BadgeClass}}">{{.Badge}}</span> {{end}}<strong>{{.Headline}}</strong>
 {{with details .}}<ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}</li>
-{{end}}</ul></div>
+{{end}}</ul>{{end}}</div>
 <p class="key">Dots: one per boot, <span class="b">● base</span> and <span class="p">● patched</span>;
 the bar beside them is the interval and its tick the median.</p>
 {{range .Trees}}
@@ -38,12 +40,11 @@ the bar beside them is the interval and its tick the median.</p>
 {{if .Kernels}}<p class="meta">kernels: {{.Kernels}}</p>{{end}}
 {{with .Patches}}<ul class="patches meta">{{range .}}<li>patch: {{.}}</li>{{end}}</ul>{{end}}
 {{if .Config}}<p class="meta">{{.Config}}</p>{{end}}
+{{with .Rows}}<div class="charts">
+{{range .}}{{template "figure" .}}{{end}}</div>{{end}}
+{{with .Folded}}<details class="unchanged"><summary>{{len .}} rows without a decided change</summary>
 <div class="charts">
-{{range .Rows}}<figure class="row {{.Class}}" data-row="{{.Label}}" data-base-boots="{{.BaseN}}" data-patched-boots="{{.PatchedN}}">
-{{.Chart}}
-<figcaption><strong>{{.Label}}</strong>: {{.Change}}, {{.BaseN}}+{{.PatchedN}} boots, {{.Verdict}}</figcaption>
-</figure>
-{{end}}</div>
+{{range .}}{{template "figure" .}}{{end}}</div></details>{{end}}
 <p class="legend">{{.Legend}}</p>
 {{with .Excluded}}<h3>Not in the statistics</h3><ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .Survival}}<h3>Survival (base → patched)</h3>
@@ -65,4 +66,8 @@ the bar beside them is the interval and its tick the median.</p>
 {{if .Flames}}<h2>Flame graphs</h2><ul class="flames">
 {{range .Flames}}<li><a href="{{.}}">{{.}}</a></li>{{end}}</ul>{{end}}
 </body></html>
-`
+{{define "figure"}}<figure class="row {{.Class}}" data-row="{{.Label}}" data-base-boots="{{.BaseN}}" data-patched-boots="{{.PatchedN}}">
+{{.Chart}}
+<figcaption><strong>{{.Label}}</strong>: {{.Change}}, {{.BaseN}}+{{.PatchedN}} boots, {{.Verdict}}</figcaption>
+</figure>
+{{end}}`
