@@ -87,6 +87,7 @@ func (b *buildRun) cached() *Artifacts {
 		return nil // not published (yet): build it
 	}
 	a.CacheHit = true
+	markUsed(b.final)
 	return a
 }
 

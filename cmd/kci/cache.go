@@ -54,62 +54,30 @@ func openResultCache() (*rcache.Store, error) {
 }
 
 func newCacheCmd() *cobra.Command {
+	var kindNames []string
 	cmd := &cobra.Command{
-		Use:   "cache list | prune [--older-than D] | clear",
-		Short: "Show or prune the result cache: the measurements of exact (TCG icount) boots, reused instead of booting again",
-		Args:  cobra.NoArgs,
+		Use:   "cache [list [--kind K]] | prune [--older-than D] [--kind K] | clear [--kind K]",
+		Short: "Show what the cache holds by kind, with sizes, and free it",
+		Long: `Show what kci's cache ($KCI_CACHE, else ~/.cache/kci) holds, by kind: source
+(imported base repositories), builds (kept build trees), kernels (published
+kernels), configs (configs kci config resolved), logs (build logs), images
+(u-root and agent initramfs layers), results (the measurements of exact boots,
+reused instead of booting again), trash, locks and other; each with its count,
+size on disk and last use, and the total. kci cache prune and kci cache clear
+free them.`,
+		Args: cobra.NoArgs,
+		RunE: cacheListRun(&kindNames),
 	}
-	cmd.AddCommand(&cobra.Command{
-		Use:   "list",
-		Short: "List the cached boots: kernel release, seed, plan, age",
+	list := &cobra.Command{
+		Use:   "list [--kind K]",
+		Short: "List the kinds with counts and sizes, or with --kind the items of those kinds",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := openResultCache()
-			if err != nil {
-				return err
-			}
-			list, err := s.List()
-			if err != nil {
-				return err
-			}
-			return writeCacheList(cmd.OutOrStdout(), s.Dir, list)
-		},
-	})
-	var olderThan string
-	prune := &cobra.Command{
-		Use:   "prune [--older-than D]",
-		Short: "Remove entries not used for D (default 30d), corrupt entries and writers' leftovers",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			d, err := parseAge(olderThan)
-			if err != nil {
-				return fmt.Errorf("--older-than: %w", err)
-			}
-			s, err := openResultCache()
-			if err != nil {
-				return err
-			}
-			n, size, err := s.Prune(time.Now().Add(-d))
-			fmt.Fprintf(cmd.OutOrStdout(), "removed %d entries (%s) unused for %s from %s\n", n, humanize.IBytes(uint64(size)), olderThan, s.Dir)
-			return err
-		},
+		RunE:  cacheListRun(&kindNames),
 	}
-	prune.Flags().StringVar(&olderThan, "older-than", "30d", "age of last use, e.g. 12h, 7d")
-	cmd.AddCommand(prune)
-	cmd.AddCommand(&cobra.Command{
-		Use:   "clear",
-		Short: "Remove every entry: the next runs boot everything again",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := openResultCache()
-			if err != nil {
-				return err
-			}
-			n, size, err := s.Clear()
-			fmt.Fprintf(cmd.OutOrStdout(), "removed %d entries (%s) from %s\n", n, humanize.IBytes(uint64(size)), s.Dir)
-			return err
-		},
-	})
+	for _, c := range []*cobra.Command{cmd, list} {
+		c.Flags().StringSliceVar(&kindNames, "kind", nil, "list the items of these kinds (repeat or comma-separate)")
+	}
+	cmd.AddCommand(list, newCachePruneCmd(false), newCachePruneCmd(true))
 	return cmd
 }
 

@@ -48,7 +48,7 @@ func TestCacheCommand(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(s.Dir, "0badc0de.json"), []byte("{"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := runCacheCmd(t, "list")
+	out, err := runCacheCmd(t, "list", "--kind", "results")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,10 +60,12 @@ func TestCacheCommand(t *testing.T) {
 	if _, err := runCacheCmd(t, "prune", "--older-than", "soon"); err == nil || !strings.Contains(err.Error(), "--older-than") {
 		t.Errorf("bad --older-than: %v", err)
 	}
-	if out, err := runCacheCmd(t, "prune", "--older-than", "7d"); err != nil || !strings.Contains(out, "removed 2 entries") {
+	// The corrupt entry is as new as the fresh one: the result cache drops
+	// it when it is read.
+	if out, err := runCacheCmd(t, "prune", "--older-than", "7d"); err != nil || !strings.Contains(out, "removed 1 item,") {
 		t.Errorf("prune: %v\n%s", err, out)
 	}
-	if out, err := runCacheCmd(t, "clear"); err != nil || !strings.Contains(out, "removed 1 entries") {
+	if out, err := runCacheCmd(t, "clear", "--kind", "results"); err != nil || !strings.Contains(out, "removed 2 items") {
 		t.Errorf("clear: %v\n%s", err, out)
 	}
 }

@@ -51,7 +51,9 @@ warnings say what the numbers will lack.`,
 				o.Kernel, o.Initrd = kernelPath, img.Path
 			}
 			checks := doctor.Run(ctx, o)
-			checks = append(checks, cacheHealth(cache.Repair(ctx)))
+			// The size first: Repair moves what it clears to the trash, which
+			// the size line would then count as a killed run's leftover.
+			checks = append(checks, doctor.CheckCache(ctx, cache), cacheHealth(cache.Repair(ctx)))
 			printChecks(cmd.OutOrStdout(), checks)
 			if doctor.Failed(checks) {
 				return &job.ExitError{Code: job.ExitInternal, Cause: "doctor: results would be invalid or impossible on this host"}
