@@ -160,6 +160,9 @@ func (t *Tester) kernels() KernelBuilder {
 // disk.
 func (t *Tester) Test(ctx context.Context, o TestOptions) (string, error) {
 	r := &testRun{engine: engine{ctx: ctx, log: o.Log, meter: o.Progress, booter: t.Booter}, t: t, o: o}
+	if err := r.judge(); err != nil {
+		return "", err
+	}
 	if err := r.start(); err != nil {
 		return r.dir, err
 	}

@@ -112,12 +112,21 @@ func TestTestExitsOKWhenNothingChanged(t *testing.T) {
 	}
 }
 
+// A patch that applies to no tree is judged before the run directory:
+// exit 2, no boot, nothing created.
 func TestTestExitsApplyWhenThePatchAppliesToNoTree(t *testing.T) {
 	boots := &fakeBooter{base: []boot{bootOK(100)}, patched: []boot{bootOK(100)}}
-	r := runTest(t, context.Background(), &fakeBuilder{notApplies: map[string]bool{"stock": true}}, boots, TestOptions{})
-	r.want(t, ExitApply, "applies to none of the trees")
-	if len(boots.reqs) != 0 || !r.run.Incomplete {
-		t.Errorf("%d boots, incomplete %v: want no boot and the run marked incomplete", len(boots.reqs), r.run.Incomplete)
+	proj := &project.File{Path: "kci.yaml", Trees: []project.Tree{{Name: "stock"}}}
+	out := filepath.Join(t.TempDir(), "run")
+	o := TestOptions{Patches: []string{testPatch}, Reps: 2, Out: out}
+	b := &fakeBuilder{notApplies: map[string]bool{"stock": true}}
+	dir, err := (&Tester{Kernels: b, Booter: boots, Project: proj}).Test(context.Background(), o)
+	var ee *ExitError
+	if !errors.As(err, &ee) || ee.Code != ExitApply || !strings.Contains(ee.Cause, "applies to none of the trees") {
+		t.Fatalf("Test: %v, want exit %d: applies to none of the trees", err, ExitApply)
+	}
+	if _, serr := os.Stat(out); dir != "" || serr == nil || len(boots.reqs) != 0 {
+		t.Errorf("dir %q (%v), %d boots: want no run directory and no boot", dir, serr, len(boots.reqs))
 	}
 }
 

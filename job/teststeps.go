@@ -55,9 +55,10 @@ type testRun struct {
 	patches []kernel.Patch
 	rec     *results.Recorder
 	profs   *profiles
-	names   []string   // the trees considered
-	jobs    []*treeJob // the trees tested
-	chosen  []string   // their names
+	early   []results.Phase // phases timed before the record existed
+	names   []string        // the trees considered
+	jobs    []*treeJob      // the trees tested
+	chosen  []string        // their names
 	plan    suite.Plan
 	roles   []string
 	reps    int
@@ -78,20 +79,41 @@ type testRun struct {
 	skipsSaid map[[3]string]bool
 }
 
-// start loads the series and opens the run record. Its failures come
-// before there is a record to finish; a failed series returns no
-// directory.
-func (r *testRun) start() error {
+// judge loads the series and picks the trees it applies to, before any
+// run directory: a patch that does not apply (or a tree that is not there)
+// is refused with nothing created, its one line and git's own.
+func (r *testRun) judge() error {
 	var err error
 	if r.patches, err = kernel.LoadSeries(r.o.Patches...); err != nil {
 		return &ExitError{Code: ExitApply, Cause: err.Error()}
 	}
+	// git reads the patch text before the base is imported (minutes the
+	// first time): a corrupt patch is refused in milliseconds.
+	if err := kernel.CheckSyntax(r.ctx, r.patches); err != nil {
+		return Classify("patch", err)
+	}
+	if err := r.chooseTrees(); err != nil {
+		if r.ctx.Err() != nil {
+			err = errInterrupted
+		}
+		return Classify("patch", err)
+	}
+	return nil
+}
+
+// start opens the run record. Its failures come before there is a
+// record to finish.
+func (r *testRun) start() error {
+	var err error
 	id := results.NewID()
 	dir := runDir(r.o.Out, time.Now(), id)
 	if r.rec, err = results.NewRecorder(dir, id); err != nil {
 		return Classify("results", err)
 	}
 	r.dir = dir
+	for _, ph := range r.early {
+		_ = r.rec.AddPhase(ph) // in rec.Err, checked by finish
+	}
 	// Saving the record can fail (a full disk): the recorder keeps the first
 	// error and finish fails the job with it, so the rec.* calls leave their
 	// errors to it and the boots carry on meanwhile.
@@ -109,9 +131,6 @@ func (r *testRun) start() error {
 // steps are the job, top to bottom; the first failure ends it.
 func (r *testRun) steps() error {
 	r.autoReps = r.o.Reps <= 0
-	if err := r.chooseTrees(); err != nil {
-		return err
-	}
 	if err := r.buildKernels(); err != nil {
 		return err
 	}
@@ -165,7 +184,12 @@ func (r *testRun) finish(err error) error {
 func (r *testRun) phase(name, tree, role string, f func() error) error {
 	s := time.Now()
 	err := f()
-	_ = r.rec.AddPhase(results.Phase{Name: name, Tree: tree, Kernel: role, Start: s, Duration: time.Since(s)})
+	ph := results.Phase{Name: name, Tree: tree, Kernel: role, Start: s, Duration: time.Since(s)}
+	if r.rec == nil {
+		r.early = append(r.early, ph) // judged before the record: added by start
+		return err
+	}
+	_ = r.rec.AddPhase(ph)
 	return err
 }
 
@@ -184,7 +208,7 @@ func (r *testRun) chooseTrees() error {
 			r.names = append(r.names, tr.Name)
 		}
 	}
-	var why []string
+	var why, skipped []string
 	for _, n := range r.names {
 		tr, err := proj.Tree(n)
 		if err != nil {
@@ -202,8 +226,10 @@ func (r *testRun) chooseTrees() error {
 		case len(r.o.Trees) > 0:
 			return &ExitError{Code: ExitApply, Cause: ae.Error(), Err: fmt.Errorf("%s", ae.Output)}
 		default:
-			r.logf("kci: %s: skipping that tree", ae)
+			// Trees a patch is not for are said in one quiet line below;
+			// --tree NAME asks why.
 			why = append(why, ae.Error())
+			skipped = append(skipped, n)
 		}
 	}
 	if len(r.jobs) == 0 {
@@ -212,6 +238,10 @@ func (r *testRun) chooseTrees() error {
 	}
 	for _, j := range r.jobs {
 		r.chosen = append(r.chosen, j.tree.Name)
+	}
+	if len(skipped) > 0 {
+		r.logf("kci: %s applies to %s; not to %s", strings.Join(r.o.Patches, " "), strings.Join(r.chosen, ", "), strings.Join(skipped, ", "))
+		return nil
 	}
 	r.logf("kci: testing on tree(s) %s", strings.Join(r.chosen, ", "))
 	return nil

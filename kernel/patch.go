@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/kci-dev/kci/internal/proc"
 )
 
 // Patch is one change of a series.
@@ -356,4 +358,26 @@ func writeTempPatch(data []byte) (string, error) {
 		return "", err
 	}
 	return f.Name(), nil
+}
+
+// CheckSyntax has git read each patch without a tree (git apply
+// --numstat needs no repository): a corrupt patch is refused before the
+// base is imported, which takes minutes the first time. The verdict is
+// an *ApplyError naming the patch with git's own words.
+func CheckSyntax(ctx context.Context, patches []Patch) error {
+	for _, p := range patches {
+		tmp, err := writeTempPatch(p.Data)
+		if err != nil {
+			return infra("patch syntax: write "+filepath.Base(p.File), err)
+		}
+		out, err := command{dir: os.TempDir(), timeout: time.Minute}.run(ctx, "git", "apply", "--numstat", tmp)
+		_ = os.Remove(tmp) // a stray temp file hides no verdict
+		if code, ok := proc.ExitCode(err); ok && code == 128 && ctx.Err() == nil {
+			return &ApplyError{Patch: p.Name(), Subject: p.Subject, Output: strings.ReplaceAll(tail(out, 10), tmp, p.File)}
+		}
+		if err != nil {
+			return infra("patch syntax: git apply --numstat", err)
+		}
+	}
+	return nil
 }
