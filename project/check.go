@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"time"
@@ -151,6 +152,47 @@ func (f *File) checkPaths() error {
 	}
 	if c := f.Config.Base; c != "" && c != "tinyconfig" && c != "defconfig" {
 		return exists("config.base", c)
+	}
+	return nil
+}
+
+// debPackage is the Debian package that ships /usr/src/NAME.tar.xz:
+// linux-source-6.12 for linux-source-6.12.tar.xz; "" for other files.
+var debPackage = regexp.MustCompile(`^(linux-source-[0-9.]+)\.tar(\.[a-z0-9]+)?$`)
+
+// CheckBase refuses a base that is not there (a tarball or a git
+// checkout), with its line and, for Debian's tarball, the package that
+// provides it: the build would otherwise find out inside a run, after
+// minutes. Only verbs that build call it (kci run --kernel needs none).
+func (f *File) CheckBase() error {
+	b := f.Base
+	switch {
+	case b.Tarball == "" && b.Git == "":
+		return &lineError{file: f.Path, msg: "base: want tarball: FILE or git: DIR"}
+	case b.Tarball != "":
+		p := f.Abs(b.Tarball)
+		st, err := os.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			hint := "name a kernel source tarball, or base.git a checkout of yours"
+			if m := debPackage.FindStringSubmatch(filepath.Base(p)); m != nil {
+				hint = fmt.Sprintf("Debian's %s package provides it: apt-get install %s (or base.git: a checkout of yours)", m[1], m[1])
+			}
+			return f.at("base.tarball", "%s: no such file: %s", b.Tarball, hint)
+		}
+		if err == nil && st.IsDir() {
+			return f.at("base.tarball", "%s: a directory, not a tarball (a checkout goes in base.git)", b.Tarball)
+		}
+		if err != nil {
+			return f.at("base.tarball", "%v", err)
+		}
+	default:
+		st, err := os.Stat(f.Abs(b.Git))
+		if err != nil {
+			return f.at("base.git", "%v", err)
+		}
+		if !st.IsDir() {
+			return f.at("base.git", "%s: not a directory (a tarball goes in base.tarball)", b.Git)
+		}
 	}
 	return nil
 }

@@ -73,15 +73,14 @@ func newBenchCmd() *cobra.Command {
 
 func (c *benchCmd) run(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {
+		for _, d := range args {
+			if _, err := results.Load(d); err != nil {
+				return notRunDir("bench", d, err)
+			}
+		}
 		return benchFromDirs(os.Stdout, args)
 	}
-	if c.reps < 0 || c.parallel < 0 || c.window < 0 {
-		return job.Usagef("--reps, --parallel and --window must not be negative")
-	}
-	if c.firstSeed == 0 {
-		return job.Usagef("--first-seed 0: seeds start at 1")
-	}
-	if err := checkOut(c.out, false); err != nil {
+	if err := c.check(cmd); err != nil {
 		return err
 	}
 	b, booter, err := jobSetup(nil, c.trees, &c.vmo)
@@ -101,6 +100,28 @@ func (c *benchCmd) run(cmd *cobra.Command, args []string) error {
 		fmt.Fprintf(os.Stderr, "kci: bench wall time %s; run directory %s\n", time.Since(start).Round(time.Second), dir)
 	}
 	return err
+}
+
+// check refuses nonsense before anything is built or created, as kci
+// test does (its rules: --reps 0 and --parallel 0 given are refused).
+func (c *benchCmd) check(cmd *cobra.Command) error {
+	if err := checkTestFlags(cmd, testFlags{reps: c.reps, parallel: c.parallel, firstSeed: c.firstSeed, failOnReg: -1, clock: c.vmo.clock}); err != nil {
+		return err
+	}
+	warmup := c.warmup // kci.yaml's unless given
+	if !cmd.Flags().Changed("warmup") {
+		warmup = 0
+	}
+	if err := checkBenchFlags(cmd, c.window, warmup, c.variants); err != nil {
+		return err
+	}
+	if err := c.vmo.validate(); err != nil {
+		return err
+	}
+	if err := checkResultCacheEnv(); err != nil {
+		return err
+	}
+	return checkOut(c.out, false)
 }
 
 // options: every tree (or those named), no patch, every variant with the

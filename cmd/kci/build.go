@@ -28,6 +28,14 @@ func newBuildCmd() *cobra.Command {
 with kci's verified lockdep-free config, and optionally the given patches on top.
 Prints where the artifacts are; phase timings are in build.json next to them.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if jobs < 0 {
+				return job.Usagef("-j/--jobs %d: want 1 or more (leave it out for the host's CPUs)", jobs)
+			}
+			for _, a := range args {
+				if err := statInput("patch", a); err != nil {
+					return err
+				}
+			}
 			b, t, err := newBuilder(tree, jobs)
 			if err != nil {
 				return err
@@ -75,21 +83,38 @@ Prints where the artifacts are; phase timings are in build.json next to them.`,
 	return cmd
 }
 
+// newBuilder is the builder of tree, after kci.yaml and its base are
+// checked: a missing tarball is refused here, with its line, not minutes
+// into a run.
 func newBuilder(tree string, jobs int) (*job.Builder, *project.Tree, error) {
-	cache, err := kernel.DefaultCache()
+	b, err := loadProject()
 	if err != nil {
 		return nil, nil, err
+	}
+	if err := b.Project.CheckBase(); err != nil {
+		return nil, nil, job.Usage(err)
+	}
+	t, err := b.Project.Tree(tree)
+	if err != nil {
+		return nil, nil, job.Usagef("--tree: %v", err)
+	}
+	b.Opts.Jobs = jobs
+	return b, t, nil
+}
+
+// loadProject is the cache and kci.yaml, the base not needed (kci run
+// --kernel boots a kernel of its own).
+func loadProject() (*job.Builder, error) {
+	cache, err := kernel.DefaultCache()
+	if err != nil {
+		return nil, err
 	}
 	cache.Meter = progress.New(os.Stderr) // the one-time base import
 	p, err := project.Load(cache.Root)
 	if err != nil {
-		return nil, nil, job.Usage(err) // kci.yaml is the user's
+		return nil, job.Usage(err) // kci.yaml is the user's
 	}
-	t, err := p.Tree(tree)
-	if err != nil {
-		return nil, nil, job.Usagef("--tree: %v", err)
-	}
-	return &job.Builder{Cache: cache, Project: p, Opts: kernel.Options{Jobs: jobs}}, t, nil
+	return &job.Builder{Cache: cache, Project: p}, nil
 }
 
 func printArtifacts(w io.Writer, a *kernel.Artifacts) {

@@ -10,7 +10,6 @@ import (
 	"github.com/kci-dev/kci/doctor"
 	"github.com/kci-dev/kci/job"
 	"github.com/kci-dev/kci/kernel"
-	"github.com/kci-dev/kci/vm"
 	"github.com/kci-dev/kci/vmimage"
 )
 
@@ -33,16 +32,21 @@ source. Exits 1 only when something makes results invalid or impossible;
 warnings say what the numbers will lack.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			// The inputs first: the probe's initramfs takes a minute to build.
+			pinned, err := checkPin(pin)
+			if err != nil {
+				return err
+			}
+			if kernelPath != "" {
+				if err := statInput("--kernel", kernelPath); err != nil {
+					return err
+				}
+			}
 			cache, err := kernel.DefaultCache()
 			if err != nil {
 				return err
 			}
-			o := doctor.Options{CacheDir: cache.Root, NeedClang: clang}
-			if pin != "" {
-				if o.Pin, err = vm.ParseCPUList(pin); err != nil {
-					return fmt.Errorf("--pin: %w", err)
-				}
-			}
+			o := doctor.Options{CacheDir: cache.Root, NeedClang: clang, Pin: pinned}
 			if kernelPath != "" {
 				img, err := vmimage.Build(ctx, vmimage.Options{CacheDir: cache.Root, Log: cmd.ErrOrStderr()})
 				if err != nil {

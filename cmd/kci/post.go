@@ -57,16 +57,20 @@ nothing.`,
 			if err := o.validate(); err != nil {
 				return err
 			}
+			// The token, the repository and the run, before anything is sent.
+			if err := checkPostEnv(o); err != nil {
+				return err
+			}
 			if _, err := os.Stat(filepath.Join(args[0], results.SeriesFile)); err == nil {
 				s, err := results.LoadSeries(args[0])
 				if err != nil {
-					return err
+					return notRunDir("post", args[0], err)
 				}
 				return postSeries(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), s, o)
 			}
 			run, err := results.Load(args[0])
 			if err != nil {
-				return err
+				return notRunDir("post", args[0], err)
 			}
 			return postRun(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), run, o)
 		},

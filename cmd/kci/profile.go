@@ -62,14 +62,17 @@ func newProfileCmd() *cobra.Command {
 
 func (c *profileCmd) run(cmd *cobra.Command, args []string) error {
 	if len(args) == 1 && isRunDir(args[0]) {
+		if c.topN < 1 {
+			return job.Usagef("--top %d: want 1 or more", c.topN)
+		}
 		set, err := profile.Render(args[0], c.topN)
 		if set != nil {
 			err = errors.Join(err, c.summary(cmd.OutOrStdout(), args[0], set))
 		}
 		return err
 	}
-	if err := c.vmo.validate(); err != nil {
-		return err
+	if c.topN < 1 {
+		return job.Usagef("--top %d: want 1 or more", c.topN)
 	}
 	if err := checkBenchFlags(cmd, c.window, c.warmup, c.variants); err != nil {
 		return err
@@ -77,15 +80,12 @@ func (c *profileCmd) run(cmd *cobra.Command, args []string) error {
 	if err := checkOut(c.out, c.force); err != nil {
 		return err
 	}
-	b, _, err := newBuilder("stock", 0)
+	// The patches are there, the trees in kci.yaml, the VM flags sane.
+	b, booter, err := jobSetup(args, c.trees, &c.vmo)
 	if err != nil {
 		return err
 	}
 	if err := setAsideOut(os.Stderr, c.out, c.force); err != nil {
-		return err
-	}
-	booter, err := c.vmo.booter(b.Cache.Root, b.Project)
-	if err != nil {
 		return err
 	}
 	dir, err := (&job.Tester{Builder: b, Booter: booter}).Test(cmd.Context(), c.options(cmd, args, b))

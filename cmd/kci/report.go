@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -71,11 +70,29 @@ for 'benchstat base patched'.`,
 	return cmd
 }
 
-func runReport(w, errOut io.Writer, dirs []string, o reportOptions) error {
+// checkReportFlags refuses flags no report could honour, before any
+// directory is read.
+func checkReportFlags(o reportOptions) error {
 	switch o.format {
 	case "text", "markdown", "json", "benchstat":
 	default:
-		return fmt.Errorf("report: unknown --format %q (text, markdown, json, benchstat)", o.format)
+		return job.Usagef("report: unknown --format %q (text, markdown, json, benchstat)", o.format)
+	}
+	if o.minEffect < 0 {
+		return job.Usagef("report: --min-effect %g: want a percentage >= 0", o.minEffect)
+	}
+	if o.failOnPerf < 0 && o.failOnPerf != -1 {
+		return job.Usagef("report: --fail-on-regression %g: want a percentage >= 0", o.failOnPerf)
+	}
+	if o.brief && o.format != "text" && o.format != "markdown" && !o.agg {
+		return job.Usagef("report: --brief is text or markdown, not --format %s", o.format)
+	}
+	return nil
+}
+
+func runReport(w, errOut io.Writer, dirs []string, o reportOptions) error {
+	if err := checkReportFlags(o); err != nil {
+		return err
 	}
 	if o.agg {
 		return runAgg(w, dirs, o)
@@ -83,7 +100,7 @@ func runReport(w, errOut io.Writer, dirs []string, o reportOptions) error {
 	var runs []*results.Run
 	if o.merge {
 		if o.out == "" {
-			return errors.New("report: --merge needs --out DIR")
+			return job.Usagef("report: --merge needs --out DIR")
 		}
 		m, err := results.MergeDirs(o.out, dirs...)
 		if err != nil {
@@ -98,12 +115,12 @@ func runReport(w, errOut io.Writer, dirs []string, o reportOptions) error {
 		runs = []*results.Run{m}
 	} else {
 		if o.out != "" {
-			return errors.New("report: --out is for --merge")
+			return job.Usagef("report: --out is for --merge")
 		}
 		for _, d := range dirs {
 			r, err := results.Load(d)
 			if err != nil {
-				return err
+				return notRunDir("report", d, err)
 			}
 			runs = append(runs, r)
 		}
@@ -162,7 +179,7 @@ func failOnPerf(runs []*results.Run, o reportOptions) error {
 func checkTrees(r *results.Run, trees []string) error {
 	for _, t := range trees {
 		if !hasTree(r, t) {
-			return fmt.Errorf("report: run %s has no tree %q (trees: %s)", r.ID, t, strings.Join(r.TreeNames(), ", "))
+			return job.Usagef("report: --tree %s: run %s has no such tree (trees: %s)", t, r.ID, strings.Join(r.TreeNames(), ", "))
 		}
 	}
 	return nil
@@ -240,7 +257,7 @@ func runAgg(w io.Writer, dirs []string, o reportOptions) error {
 	}
 	if len(bad) > 0 {
 		sort.Strings(bad)
-		return fmt.Errorf("report: --agg does not take %s", strings.Join(bad, ", "))
+		return job.Usagef("report: --agg does not take %s", strings.Join(bad, ", "))
 	}
 	tables, err := verdict.AggTrees(dirs, o.trees)
 	if err != nil {

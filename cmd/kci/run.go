@@ -15,6 +15,7 @@ import (
 	"github.com/kci-dev/kci/internal/lines"
 	"github.com/kci-dev/kci/job"
 	"github.com/kci-dev/kci/kernel"
+	"github.com/kci-dev/kci/project"
 	"github.com/kci-dev/kci/suite"
 	"github.com/kci-dev/kci/vm"
 	"github.com/kci-dev/kci/vm/event"
@@ -44,16 +45,51 @@ func (b *bootFlags) register(cmd *cobra.Command) {
 	b.vmo.register(f)
 }
 
+// check refuses what run and shell could not use, before the cache or
+// a build: a --kernel that is not there, patches beside it, a negative
+// deadline.
+func (b *bootFlags) check() error {
+	if b.kernel != "" {
+		if err := statInput("--kernel", b.kernel); err != nil {
+			return err
+		}
+		if len(b.patches) > 0 {
+			return job.Usagef("--kernel %s boots that kernel as it is: patches are for --tree's kernel", b.kernel)
+		}
+	}
+	for _, p := range b.patches {
+		if err := statInput("patch", p); err != nil {
+			return err
+		}
+	}
+	if b.bootTimeout < 0 {
+		return job.Usagef("--boot-timeout %s: want a positive duration (leave it out for 60s)", b.bootTimeout)
+	}
+	if b.dir != "" {
+		if st, err := os.Stat(b.dir); err == nil && !st.IsDir() {
+			return job.Usagef("--dir %s: not a directory", b.dir)
+		}
+	}
+	return b.vmo.validate()
+}
+
 // prepare resolves the kernel (a path, or the tree's cached build plus
 // patches) and the image with files appended, and returns the guest
 // config with its accelerator settled (through the same booter as kci
 // test).
 func (b *bootFlags) prepare(ctx context.Context, log io.Writer, files ...vmimage.File) (vm.Config, error) {
 	var none vm.Config
-	if err := b.vmo.validate(); err != nil {
+	if err := b.check(); err != nil {
 		return none, err
 	}
-	builder, tree, err := newBuilder(b.tree, 0)
+	var builder *job.Builder
+	var tree *project.Tree
+	var err error
+	if b.kernel != "" {
+		builder, err = loadProject() // a kernel of its own: no base needed
+	} else {
+		builder, tree, err = newBuilder(b.tree, 0)
+	}
 	if err != nil {
 		return none, err
 	}
@@ -82,8 +118,6 @@ func (b *bootFlags) prepare(ctx context.Context, log io.Writer, files ...vmimage
 			}
 		}
 		fmt.Fprintf(log, "kci: kernel %s\n", k.BzImage)
-	} else if _, err := os.Stat(b.kernel); err != nil {
-		return none, fmt.Errorf("--kernel: %w", err)
 	}
 	img, err := booter.Image(ctx)
 	if err != nil {
@@ -133,14 +167,20 @@ or the JSON suite.Plan in --plan. The console goes to the terminal (unless
 --quiet) and to console.log; the agent's events are printed as they arrive.
 A run succeeds only when the agent's final done event arrives and says ok.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if stepTO <= 0 {
+				return job.Usagef("--step-timeout %s: want a positive duration", stepTO)
+			}
 			plan := suite.Plan{Sanity: true, Survival: true, StepTimeout: stepTO}
 			if planFile != "" {
+				if len(args) > 0 {
+					return job.Usagef("--plan and a command after --: pick one")
+				}
 				b, err := os.ReadFile(planFile)
 				if err != nil {
-					return err
+					return job.Usagef("--plan %s: %v", planFile, unwrapPath(err))
 				}
 				if err := json.Unmarshal(b, &plan); err != nil {
-					return fmt.Errorf("--plan %s: %w", planFile, err)
+					return job.Usagef("--plan %s: not a suite.Plan: %v", planFile, err)
 				}
 			}
 			if len(args) > 0 {

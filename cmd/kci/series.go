@@ -118,8 +118,18 @@ func (c *seriesCmd) check(cmd *cobra.Command, args []string) error {
 		return job.Usagef("--first-seed 0: seeds start at 1")
 	case cmd.Flags().Changed("seeds") && c.seeds < 3:
 		return job.Usagef("--seeds %d: want 3 or more (a step is tested over per-seed values)", c.seeds)
+	case c.each && len(c.variants) == 0:
+		return job.Usagef("--each measures every prefix: give --variants too")
+	case c.noBoot && (len(c.variants) > 0 || c.noSurvival):
+		return job.Usagef("--no-boot: nothing is booted, so --variants and --no-survival have nothing to do")
 	}
 	if err := checkBenchFlags(cmd, c.window, c.warmup, c.variants); err != nil {
+		return err
+	}
+	if err := c.vmo.validate(); err != nil {
+		return err
+	}
+	if err := checkResultCacheEnv(); err != nil {
 		return err
 	}
 	return checkOut(c.out, c.force)

@@ -113,7 +113,33 @@ func (c *testCmd) check(cmd *cobra.Command, args []string) error {
 	if err := checkBenchFlags(cmd, c.window, c.warmup, c.variants); err != nil {
 		return err
 	}
+	if _, _, err := parseShard(c.shard); err != nil {
+		return err
+	}
+	if err := c.vmo.validate(); err != nil {
+		return err
+	}
+	if err := checkResultCacheEnv(); err != nil {
+		return err
+	}
+	// Posting needs a token and a target: known now, not after the run.
+	if c.post || c.postDry {
+		if err := checkPostEnv(postOptions{dryRun: c.postDry}); err != nil {
+			return err
+		}
+	}
 	return checkOut(c.out, c.force)
+}
+
+// parseShard reads --shard i/N (0, 0 when not given).
+func parseShard(s string) (i, n int, err error) {
+	if s == "" {
+		return 0, 0, nil
+	}
+	if _, err := fmt.Sscanf(s, "%d/%d", &i, &n); err != nil || i < 1 || i > n || fmt.Sprintf("%d/%d", i, n) != s {
+		return 0, 0, job.Usagef("--shard %q: want i/N with 1 <= i <= N", s)
+	}
+	return i, n, nil
 }
 
 func (c *testCmd) run(cmd *cobra.Command, args []string) error {
@@ -162,12 +188,9 @@ func (c *testCmd) options(cmd *cobra.Command, args []string, b *job.Builder, boo
 	o.Clock = string(booter.VM.Clock)
 	o.RepsFor = job.RepsByAccel(string(booter.VM.Clock))
 	o.Bench = o.BenchFor("kvm")
-	if c.shard != "" {
-		if _, err := fmt.Sscanf(c.shard, "%d/%d", &o.Shard, &o.Shards); err != nil || o.Shard < 1 || o.Shard > o.Shards {
-			return o, fmt.Errorf("--shard %q: want i/N with 1 <= i <= N", c.shard)
-		}
-	}
-	return o, nil
+	var err error
+	o.Shard, o.Shards, err = parseShard(c.shard)
+	return o, err
 }
 
 // show prints the run's report and where it is, and posts it when asked:

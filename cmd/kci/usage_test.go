@@ -54,7 +54,7 @@ func TestUsageErrorsExit64(t *testing.T) {
 		{[]string{"test", "--out", old, patch}, "holds a run old00001"},
 		{[]string{"series", "--out", old, patch}, "holds a run old00001"},
 		{[]string{"bench", "--out", old}, "holds a run old00001"},
-		{[]string{"bench", "--reps", "-1"}, "must not be negative"},
+		{[]string{"bench", "--reps", "-1"}, "--reps -1: want 1 or more"},
 		{[]string{"bench", "--first-seed", "0"}, "--first-seed 0: seeds start at 1"},
 		{[]string{"test", "--tree", "nope", patch}, `no tree "nope"`},
 		{[]string{"test", "--no-such-flag", patch}, "unknown flag: --no-such-flag"},

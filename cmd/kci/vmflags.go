@@ -22,9 +22,13 @@ type vmFlags struct {
 	memory int
 	pin    string
 	clock  string
+	// changed tells a value given from the default (--cpus 0 is refused,
+	// not read as unset); nil before register.
+	changed func(string) bool
 }
 
 func (v *vmFlags) register(f *pflag.FlagSet) {
+	v.changed = f.Changed
 	f.StringVar(&v.accel, "accel", "", "auto, kvm or tcg (default: kci.yaml vm.accel)")
 	f.IntVar(&v.cpus, "cpus", 0, "guest vCPUs (default: kci.yaml vm.cpus, at most the host's CPUs under TCG)")
 	f.Var(memoryValue{&v.memory}, "memory", "guest memory: 2G, 2048M or 2048 (MiB), at least 64M (default: kci.yaml vm.memory_mib)")
@@ -36,11 +40,15 @@ func (v *vmFlags) register(f *pflag.FlagSet) {
 // created: a negative --cpus used to fall through to kci.yaml's count
 // (8 vCPUs, unrecorded) without a word.
 func (v *vmFlags) validate() error {
-	if v.cpus < 0 {
+	given := func(name string) bool { return v.changed != nil && v.changed(name) }
+	if v.cpus < 0 || (given("cpus") && v.cpus == 0) {
 		return job.Usagef("--cpus %d: want 1 or more (leave it out for the default)", v.cpus)
 	}
-	if v.memory < 0 || (v.memory > 0 && v.memory < 64) {
+	if v.memory < 0 || (v.memory < 64 && (v.memory > 0 || given("memory"))) {
 		return job.Usagef("--memory %dM: want 64M or more (leave it out for the default)", v.memory)
+	}
+	if err := checkGuestSize("--cpus", v.cpus, "--memory", v.memory, nil); err != nil {
+		return err
 	}
 	if _, err := vm.ParseAccel(v.accel); err != nil {
 		return job.Usagef("--accel: %v", err)
@@ -48,12 +56,8 @@ func (v *vmFlags) validate() error {
 	if _, err := vm.ParseClock(v.clock); err != nil {
 		return job.Usagef("--clock: %v", err)
 	}
-	if v.pin != "" {
-		if _, err := vm.ParseCPUList(v.pin); err != nil {
-			return job.Usagef("--pin: %v", err)
-		}
-	}
-	return nil
+	_, err := checkPin(v.pin)
+	return err
 }
 
 // booter returns a booter for the project's guest; the accelerator is
@@ -85,6 +89,8 @@ func (v *vmFlags) booter(cacheDir string, p *project.File) (*job.VMBooter, error
 	}
 	if v.memory > 0 {
 		cfg.MemoryMiB = v.memory
+	} else if err := checkGuestSize("", 0, p.Path+": vm.memory_mib", cfg.MemoryMiB, nil); err != nil {
+		return nil, err // kci.yaml's vCPUs are fitted to the host, its memory cannot be
 	}
 	cfg.Accel = a
 	clock := v.clock
