@@ -129,6 +129,9 @@ func (c *Cache) repairEntry(admin string, registered map[string]bool) (fixed []s
 		return nil, false, err // a live build's
 	}
 	defer unlock()
+	if n := killStragglers(tree); n > 0 {
+		fixed = append(fixed, fmt.Sprintf("%d process(es) of a killed run still in %s", n, rel))
+	}
 	if os.Remove(filepath.Join(admin, "locked")) == nil {
 		fixed = append(fixed, "unlocked worktree "+rel)
 	}
@@ -211,6 +214,9 @@ func (c *Cache) repairTrees(registered map[string]bool) []string {
 		unlock, err := c.tryLocks(treeLocks(e.Name()))
 		if err != nil || unlock == nil {
 			continue // a live build's, or unknowable now: tried again next run
+		}
+		if n := killStragglers(tree); n > 0 {
+			fixed = append(fixed, fmt.Sprintf("%d process(es) of a killed run still in builds/%s", n, e.Name()))
 		}
 		if c.toTrash(tree) == nil {
 			fixed = append(fixed, "stray tree builds/"+e.Name())
