@@ -126,12 +126,18 @@ func assertNoQEMU(t *testing.T) {
 }
 func TestFaultPatchDoesNotApply(t *testing.T) {
 	tr := newTester(t)
-	r := runTest(t, tr, job.TestOptions{Patches: []string{"../kernel/testdata/does-not-apply.diff"}, Trees: []string{"stock"}, Reps: 1, Variants: []string{"cnt"}})
+	o := job.TestOptions{Patches: []string{"../kernel/testdata/does-not-apply.diff"}, Trees: []string{"stock"}, Reps: 1, Variants: []string{"cnt"},
+		Out: filepath.Join(t.TempDir(), "run")}
+	r := runTest(t, tr, o)
 	if r.code != job.ExitApply || !strings.Contains(r.err.Error(), "does-not-apply.diff") || !strings.Contains(r.err.Error(), "net/core/skbuff.c") {
 		t.Fatalf("got exit %d %v, want %d naming the patch and file", r.code, r.err, job.ExitApply)
 	}
-	if !r.run.Incomplete {
-		t.Error("run not marked incomplete")
+	// A patch is judged before the run directory is made: nothing is left.
+	if r.dir != "" || r.run != nil {
+		t.Errorf("a patch that does not apply left a run directory %q", r.dir)
+	}
+	if _, err := os.Stat(o.Out); !os.IsNotExist(err) {
+		t.Errorf("--out %s exists after the refusal: %v", o.Out, err)
 	}
 }
 
