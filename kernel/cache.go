@@ -97,22 +97,31 @@ func (c *Cache) tryLock(name string) (func(), error) {
 // disk, which an interrupted or failing run must not wait for. What the
 // process does not finish deleting is swept by a later build.
 func (c *Cache) toTrash(p string) error {
+	t, err := c.intoTrash(p)
+	if err == nil && t != "" {
+		go func() { _ = os.RemoveAll(t) }()
+	}
+	return err
+}
+
+// intoTrash renames p into a new directory of the trash and returns that
+// directory ("" when p does not exist).
+func (c *Cache) intoTrash(p string) (string, error) {
 	if _, err := os.Lstat(p); err != nil {
-		return nil // nothing there (published, or never made)
+		return "", nil // nothing there (published, gone meanwhile, or never made)
 	}
 	if err := os.MkdirAll(c.path("trash"), 0o755); err != nil {
-		return err
+		return "", err
 	}
 	t, err := os.MkdirTemp(c.path("trash"), filepath.Base(p)+"-")
 	if err != nil {
-		return err
+		return "", err
 	}
 	if err := os.Rename(p, filepath.Join(t, "x")); err != nil {
 		_ = os.Remove(t) // empty: nothing lost
-		return err
+		return "", err
 	}
-	go func() { _ = os.RemoveAll(t) }()
-	return nil
+	return t, nil
 }
 
 // tempDir makes a private directory next to final, so the publishing

@@ -273,18 +273,8 @@ func (c *Cache) removeTree(ctx context.Context, it Item) error {
 // deleted, then deletes it before returning: kci cache prune is asked to
 // free the space now, not by some later run.
 func (c *Cache) discard(p string) error {
-	if _, err := os.Lstat(p); err != nil {
-		return nil // gone meanwhile
-	}
-	if err := os.MkdirAll(c.path("trash"), 0o755); err != nil {
-		return err
-	}
-	t, err := os.MkdirTemp(c.path("trash"), filepath.Base(p)+"-")
-	if err != nil {
-		return err
-	}
-	if err := os.Rename(p, filepath.Join(t, "x")); err != nil {
-		_ = os.Remove(t) // empty: nothing lost
+	t, err := c.intoTrash(p)
+	if err != nil || t == "" {
 		return err
 	}
 	return os.RemoveAll(t)
