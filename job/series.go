@@ -122,6 +122,12 @@ func (st *SeriesTester) Series(ctx context.Context, o SeriesOptions) (string, *r
 	start := time.Now()
 	dir := runDir(o.Out, start, id)
 	e := &engine{ctx: ctx, dir: dir, log: o.Log, meter: o.Progress, booter: st.Booter}
+	// The trees are chosen before the run directory exists: a series that
+	// applies to no tree, or a tree that is not in kci.yaml, leaves nothing.
+	trees, err := st.chooseTrees(ctx, o.Trees, patches, e.logf)
+	if err != nil {
+		return "", nil, classify("series", err)
+	}
 	if err := results.HoldsRun(dir); err != nil {
 		return "", nil, classify("results", err) // never over an earlier run
 	}
@@ -145,11 +151,6 @@ func (st *SeriesTester) Series(ctx context.Context, o SeriesOptions) (string, *r
 			err = seriesVerdict(rep, o.FailOnWarnings)
 		}
 		return dir, rep, classify("series", err)
-	}
-
-	trees, err := st.chooseTrees(ctx, o.Trees, patches, e.logf)
-	if err != nil {
-		return finish(err)
 	}
 
 	for _, tr := range trees {
@@ -184,7 +185,7 @@ func (st *SeriesTester) chooseTrees(ctx context.Context, named []string, patches
 	for _, n := range names {
 		tr, err := st.Project.Tree(n)
 		if err != nil {
-			return nil, &ExitError{Code: ExitInternal, Cause: err.Error()}
+			return nil, &ExitError{Code: ExitUsage, Cause: err.Error()}
 		}
 		if len(named) == 0 {
 			ok, err := st.Builder.AppliesTo(ctx, tr, patches)

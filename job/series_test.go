@@ -474,3 +474,21 @@ func TestBuilderWarningsChain(t *testing.T) {
 		t.Errorf("warnings %q, want %q", files, want)
 	}
 }
+
+// A series naming a tree kci.yaml lacks is a usage error (exit 64, as in
+// kci test) and leaves no run directory.
+func TestSeriesUnknownTreeLeavesNothing(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	st := seriesTester(&fakeSeriesBuilder{treeLog: filepath.Join(warnDir, "0-tree.log")}, &fakeSeriesBooter{})
+	d, rep, err := st.Series(context.Background(), SeriesOptions{Patches: []string{"testdata/series-bisect"}, Trees: []string{"nosuch"}, Out: dir})
+	var ee *ExitError
+	if !errors.As(err, &ee) || ee.Code != ExitUsage || !strings.Contains(err.Error(), "nosuch") {
+		t.Errorf("err %v, want exit %d naming the tree", err, ExitUsage)
+	}
+	if d != "" || rep != nil {
+		t.Errorf("returned run %q %v for a refused series", d, rep)
+	}
+	if _, serr := os.Stat(dir); !os.IsNotExist(serr) {
+		t.Errorf("run directory %s: %v, want none", dir, serr)
+	}
+}

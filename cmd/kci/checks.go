@@ -48,7 +48,7 @@ func checkTestFlags(cmd *cobra.Command, f testFlags) error {
 		return job.Usagef("--max-boots %d: want a number of boots, 0 for the default (%d) or -1 for no adaptive seeds", f.maxBoots, verdict.DefaultMaxBoots)
 	case f.minEffect < 0:
 		return job.Usagef("--min-effect %g: want a percentage >= 0", f.minEffect)
-	case f.failOnReg < 0 && f.failOnReg != -1:
+	case f.failOnReg < 0 && (f.failOnReg != -1 || set("fail-on-regression")):
 		return job.Usagef("--fail-on-regression %g: want a percentage >= 0", f.failOnReg)
 	}
 	return nil

@@ -25,6 +25,7 @@ func TestTestFlagsValidatedFirst(t *testing.T) {
 		{[]string{"--reps", "-1", patch}, "--reps -1"},
 		{[]string{"--window", "-3s", patch}, "--window"},
 		{[]string{"--fail-on-regression", "-5", patch}, "--fail-on-regression"},
+		{[]string{"--fail-on-regression", "-1", patch}, "--fail-on-regression -1"},
 		{[]string{"--tree", "nope", patch}, `--tree: no tree "nope"`},
 		{[]string{"--clock", "wall", patch}, "--clock"},
 		{[]string{}, "name a patch (or --tree"},
