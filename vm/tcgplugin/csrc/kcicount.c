@@ -1,0 +1,494 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * kcicount: a QEMU TCG plugin (API v1, QEMU 7.2) that counts what a guest
+ * executes between two marker instructions, for one vCPU under icount.
+ *
+ * Counting scheme, and why it is exact. Every translated instruction gets
+ * an inline "add 1" on the counter of its translation block's slot (one
+ * slot per TB start address, shared by every translation of that address).
+ * Inline ops run just before their instruction, so a TB that leaves early
+ * (a fault mid-block) counts the instructions up to the faulting one and
+ * none after; a per-TB add would count the whole block. The faulting
+ * instruction itself is counted each time it is attempted, as QEMU's own
+ * insn plugin counts it. A TB re-executed after an I/O recompile under
+ * icount is translated "memory only" (CF_MEMI_ONLY): QEMU drops its exec
+ * callbacks and keeps the memory ones, so nothing is counted twice.
+ * Memory accesses are counted by an inline op per access, after it
+ * completes. API v1 inline ops are not per vCPU: the plugin refuses to
+ * run with more than one.
+ *
+ * Windows are snapshot-and-diff: a start marker copies every slot's
+ * counters, an end marker subtracts the copy. Counting itself never looks
+ * at the window state, so a window costs O(slots) at its two markers and
+ * nothing in between. The marker instructions get no counters, so they
+ * are not counted (and, with the cache model, not fetched).
+ *
+ * Cache model (cache=on): data accesses and instruction-fetch lines go
+ * through a deterministic set-associative true-LRU model of a Xeon
+ * Platinum 8180 (see cache.h). The model runs from boot to exit; its
+ * penalties land on the slots, so only those inside a window reach the
+ * window's cycles.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "qemu-plugin.h"
+#include "cache.h"
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
+
+#define FORMAT_VERSION 1
+#define CHUNK_BITS 14
+#define CHUNK (1u << CHUNK_BITS)
+#define MAX_CHUNKS 4096
+
+static const uint8_t mark_start[8] = {0x0f, 0x1f, 0x84, 0x00, 0x01, 0x00, 0x43, 0x4b};
+static const uint8_t mark_end[8] = {0x0f, 0x1f, 0x84, 0x00, 0x02, 0x00, 0x43, 0x4b};
+
+/* A slot's counters are the targets of inline ops: slots never move. */
+struct slot {
+	uint64_t addr;
+	uint64_t insns;
+	uint64_t mem;
+	uint64_t pen; /* cache-model penalty cycles */
+};
+
+struct snap {
+	uint64_t insns, mem, pen;
+};
+
+/* Slots live in fixed chunks so that their addresses stay valid. */
+struct chunk {
+	struct slot s[CHUNK];
+	struct snap b[CHUNK]; /* the counters when the open window started */
+};
+
+/* An instruction-fetch callback's data: the lines it brings in. */
+struct fetch {
+	struct slot *slot;
+	uint64_t line;
+	uint64_t nlines;
+};
+
+static struct {
+	pthread_mutex_t lock; /* translation, markers and exit */
+	struct chunk *chunks[MAX_CHUNKS];
+	uint32_t nslots;
+	/* open addressing: address -> slot index + 1 (0 = empty) */
+	uint32_t *hash;
+	uint64_t *hkeys;
+	uint32_t hcap;
+	int out;
+	bool cache;
+	bool open;         /* a window is open */
+	uint32_t open_n;   /* slots that existed when it opened */
+	uint64_t windows;  /* windows opened so far */
+	struct model model;
+} st = {.lock = PTHREAD_MUTEX_INITIALIZER, .out = -1};
+
+static struct slot *slot_at(uint32_t i)
+{
+	return &st.chunks[i >> CHUNK_BITS]->s[i & (CHUNK - 1)];
+}
+
+static struct snap *snap_at(uint32_t i)
+{
+	return &st.chunks[i >> CHUNK_BITS]->b[i & (CHUNK - 1)];
+}
+
+static uint32_t hslot(uint64_t addr, uint32_t cap)
+{
+	return (uint32_t)((addr * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+}
+
+static void hash_put(uint64_t addr, uint32_t idx1)
+{
+	uint32_t h = hslot(addr, st.hcap);
+	while (st.hash[h] != 0) {
+		h = (h + 1) & (st.hcap - 1);
+	}
+	st.hash[h] = idx1;
+	st.hkeys[h] = addr;
+}
+
+static void hash_grow(void)
+{
+	uint32_t *old = st.hash;
+	uint64_t *oldk = st.hkeys;
+	uint32_t oldcap = st.hcap;
+	st.hcap = oldcap ? oldcap * 2 : 1u << 16;
+	st.hash = calloc(st.hcap, sizeof(*st.hash));
+	st.hkeys = calloc(st.hcap, sizeof(*st.hkeys));
+	if (!st.hash || !st.hkeys) {
+		fprintf(stderr, "kcicount: out of memory\n");
+		abort();
+	}
+	for (uint32_t i = 0; i < oldcap; i++) {
+		if (old[i]) {
+			hash_put(oldk[i], old[i]);
+		}
+	}
+	free(old);
+	free(oldk);
+}
+
+/* slot_for returns the slot of a TB start address, making it if new. */
+static struct slot *slot_for(uint64_t addr)
+{
+	if (st.nslots * 2 >= st.hcap) {
+		hash_grow();
+	}
+	uint32_t h = hslot(addr, st.hcap);
+	while (st.hash[h] != 0) {
+		if (st.hkeys[h] == addr) {
+			return slot_at(st.hash[h] - 1);
+		}
+		h = (h + 1) & (st.hcap - 1);
+	}
+	uint32_t i = st.nslots;
+	if ((i & (CHUNK - 1)) == 0) {
+		if ((i >> CHUNK_BITS) >= MAX_CHUNKS) {
+			fprintf(stderr, "kcicount: more than %u translation blocks\n", MAX_CHUNKS * CHUNK);
+			abort();
+		}
+		st.chunks[i >> CHUNK_BITS] = calloc(1, sizeof(struct chunk));
+		if (!st.chunks[i >> CHUNK_BITS]) {
+			fprintf(stderr, "kcicount: out of memory\n");
+			abort();
+		}
+	}
+	st.nslots++;
+	st.hash[h] = i + 1;
+	st.hkeys[h] = addr;
+	struct slot *s = slot_at(i);
+	s->addr = addr;
+	return s;
+}
+
+/* out_write writes a whole record with one write(2) per buffer, so a
+ * killed QEMU leaves whole windows behind. */
+static void out_write(const char *buf, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(st.out, buf, n);
+		if (w < 0 && errno == EINTR) {
+			continue;
+		}
+		if (w <= 0) {
+			fprintf(stderr, "kcicount: write: %s\n", strerror(errno));
+			return;
+		}
+		buf += w;
+		n -= (size_t)w;
+	}
+}
+
+static void out_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void out_printf(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n > 0) {
+		out_write(buf, (size_t)n < sizeof(buf) ? (size_t)n : sizeof(buf) - 1);
+	}
+}
+
+static void window_open(void)
+{
+	st.open_n = st.nslots;
+	for (uint32_t c = 0; c * CHUNK < st.open_n; c++) {
+		struct chunk *ch = st.chunks[c];
+		uint32_t n = st.open_n - c * CHUNK < CHUNK ? st.open_n - c * CHUNK : CHUNK;
+		for (uint32_t j = 0; j < n; j++) {
+			ch->b[j] = (struct snap){ch->s[j].insns, ch->s[j].mem, ch->s[j].pen};
+		}
+	}
+	st.open = true;
+}
+
+/* diff is slot i's counts since the window opened. */
+static struct snap diff(uint32_t i)
+{
+	struct slot *s = slot_at(i);
+	struct snap d = {s->insns, s->mem, s->pen};
+	if (i < st.open_n) {
+		struct snap *b = snap_at(i);
+		d.insns -= b->insns;
+		d.mem -= b->mem;
+		d.pen -= b->pen;
+	}
+	return d;
+}
+
+static int by_addr(const void *a, const void *b)
+{
+	uint64_t x = slot_at(*(const uint32_t *)a)->addr;
+	uint64_t y = slot_at(*(const uint32_t *)b)->addr;
+	return x < y ? -1 : x > y;
+}
+
+static void sort_by_addr(uint32_t *idx, uint32_t n)
+{
+	qsort(idx, n, sizeof(*idx), by_addr);
+}
+
+/* window_close writes the open window as one block: a window line with
+ * the totals, then one pc line per slot that counted something, in
+ * address order (qsort of the touched slots). */
+static void window_close(bool complete)
+{
+	uint64_t tin = 0, tmem = 0, tcyc = 0;
+	uint32_t n = 0, cap = 1024;
+	uint32_t *idx = malloc(cap * sizeof(*idx));
+	for (uint32_t i = 0; i < st.nslots && idx; i++) {
+		struct snap d = diff(i);
+		if (d.insns == 0 && d.mem == 0 && d.pen == 0) {
+			continue;
+		}
+		if (n == cap) {
+			cap *= 2;
+			idx = realloc(idx, cap * sizeof(*idx));
+			if (!idx) {
+				break;
+			}
+		}
+		idx[n++] = i;
+		tin += d.insns;
+		tmem += d.mem;
+		tcyc += st.cache ? d.insns + d.pen : 0;
+	}
+	if (!idx) {
+		fprintf(stderr, "kcicount: out of memory\n");
+		abort();
+	}
+	sort_by_addr(idx, n);
+	size_t bcap = 128 + (size_t)n * 80, blen = 0;
+	char *buf = malloc(bcap);
+	if (!buf) {
+		fprintf(stderr, "kcicount: out of memory\n");
+		abort();
+	}
+	blen += (size_t)snprintf(buf, bcap, "window %lu %s insns %lu mem %lu cycles %lu pcs %u\n",
+				 (unsigned long)(st.windows - 1), complete ? "complete" : "incomplete",
+				 (unsigned long)tin, (unsigned long)tmem, (unsigned long)tcyc, n);
+	for (uint32_t k = 0; k < n; k++) {
+		struct snap d = diff(idx[k]);
+		blen += (size_t)snprintf(buf + blen, bcap - blen, "pc %lx %lu %lu %lu\n",
+					 (unsigned long)slot_at(idx[k])->addr, (unsigned long)d.insns,
+					 (unsigned long)d.mem,
+					 (unsigned long)(st.cache ? d.insns + d.pen : 0));
+	}
+	out_write(buf, blen);
+	free(buf);
+	free(idx);
+	st.open = false;
+}
+
+enum mark { MARK_START = 1, MARK_END = 2 };
+
+static void on_mark(unsigned int vcpu, void *udata)
+{
+	(void)vcpu;
+	pthread_mutex_lock(&st.lock);
+	if ((uintptr_t)udata == MARK_START) {
+		if (st.open) {
+			window_close(false);
+		}
+		st.windows++;
+		window_open();
+	} else if (st.open) {
+		window_close(true);
+	} else {
+		out_printf("stray\n");
+	}
+	pthread_mutex_unlock(&st.lock);
+}
+
+static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
+{
+	(void)vcpu;
+	struct slot *s = udata;
+	uint64_t addr = vaddr;
+	/* RAM accesses are modelled by physical address. I/O (and the rare
+	 * access QEMU gives no hwaddr for) falls back to the virtual one:
+	 * it is uncached on real hardware anyway, and rare. */
+	struct qemu_plugin_hwaddr *h = qemu_plugin_get_hwaddr(info, vaddr);
+	if (h && !qemu_plugin_hwaddr_is_io(h)) {
+		addr = qemu_plugin_hwaddr_phys_addr(h);
+	}
+	uint64_t first = addr >> LINE_BITS;
+	uint64_t last = (addr + (1u << qemu_plugin_mem_size_shift(info)) - 1) >> LINE_BITS;
+	s->pen += model_data(&st.model, first, last);
+}
+
+static void on_fetch(unsigned int vcpu, void *udata)
+{
+	(void)vcpu;
+	struct fetch *f = udata;
+	f->slot->pen += model_fetch(&st.model, f->line, f->nlines);
+}
+
+static int is_mark(struct qemu_plugin_insn *insn)
+{
+	if (qemu_plugin_insn_size(insn) != sizeof(mark_start)) {
+		return 0;
+	}
+	const void *d = qemu_plugin_insn_data(insn);
+	if (memcmp(d, mark_start, sizeof(mark_start)) == 0) {
+		return MARK_START;
+	}
+	if (memcmp(d, mark_end, sizeof(mark_end)) == 0) {
+		return MARK_END;
+	}
+	return 0;
+}
+
+/* fetch_cb makes insn model the fetch of the lines it is the first of its
+ * TB to touch. A TB runs straight through, so the callback runs exactly
+ * when its lines are needed; *next is the first line not yet fetched. */
+static void fetch_cb(struct qemu_plugin_insn *insn, struct slot *s, uint64_t *next)
+{
+	uint64_t va = qemu_plugin_insn_vaddr(insn);
+	uint64_t first = va >> LINE_BITS;
+	uint64_t last = (va + qemu_plugin_insn_size(insn) - 1) >> LINE_BITS;
+	if (*next != UINT64_MAX && first < *next) {
+		first = *next;
+	}
+	if (first > last) {
+		return;
+	}
+	*next = last + 1;
+	/* Freed never: a TB's callbacks can run as long as it is cached, and
+	 * the plugin API says nothing when it is dropped. The cost is a
+	 * few bytes per translation. */
+	struct fetch *f = malloc(sizeof(*f));
+	if (!f) {
+		fprintf(stderr, "kcicount: out of memory\n");
+		abort();
+	}
+	*f = (struct fetch){s, first, last - first + 1};
+	qemu_plugin_register_vcpu_insn_exec_cb(insn, on_fetch, QEMU_PLUGIN_CB_NO_REGS, f);
+}
+
+static void on_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+	(void)id;
+	pthread_mutex_lock(&st.lock);
+	struct slot *s = slot_for(qemu_plugin_tb_vaddr(tb));
+	pthread_mutex_unlock(&st.lock);
+	uint64_t next = UINT64_MAX;
+	size_t n = qemu_plugin_tb_n_insns(tb);
+	for (size_t i = 0; i < n; i++) {
+		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+		int m = is_mark(insn);
+		if (m) {
+			qemu_plugin_register_vcpu_insn_exec_cb(insn, on_mark, QEMU_PLUGIN_CB_NO_REGS,
+							       (void *)(uintptr_t)m);
+			continue;
+		}
+		qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64,
+							   &s->insns, 1);
+		qemu_plugin_register_vcpu_mem_inline(insn, QEMU_PLUGIN_MEM_RW,
+						     QEMU_PLUGIN_INLINE_ADD_U64, &s->mem, 1);
+		if (st.cache) {
+			fetch_cb(insn, s, &next);
+			qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS,
+							 QEMU_PLUGIN_MEM_RW, s);
+		}
+	}
+}
+
+static void on_atexit(qemu_plugin_id_t id, void *udata)
+{
+	(void)id;
+	(void)udata;
+	pthread_mutex_lock(&st.lock);
+	if (st.open) {
+		window_close(false);
+	}
+	out_printf("exit\n");
+	close(st.out);
+	st.out = -1;
+	pthread_mutex_unlock(&st.lock);
+}
+
+/* parse_args fills st from key=value arguments; any other is refused. */
+static int parse_args(int argc, char **argv, const char **out)
+{
+	*out = NULL;
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i];
+		if (strncmp(a, "out=", 4) == 0 && a[4] != '\0') {
+			*out = a + 4;
+		} else if (strcmp(a, "cache=on") == 0) {
+			st.cache = true;
+		} else if (strcmp(a, "cache=off") == 0) {
+			st.cache = false;
+		} else {
+			fprintf(stderr, "kcicount: unknown or malformed argument %s (want out=<path>, cache=on|off)\n", a);
+			return -1;
+		}
+	}
+	if (!*out) {
+		fprintf(stderr, "kcicount: out=<path> is required\n");
+		return -1;
+	}
+	return 0;
+}
+
+static void write_header(void)
+{
+	out_printf("kcicount %d\n", FORMAT_VERSION);
+	if (!st.cache) {
+		out_printf("cache off\n");
+		return;
+	}
+	char m[256];
+	model_describe(&st.model, m, sizeof(m));
+	out_printf("cache on\n%s\n", m);
+}
+
+QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
+					   int argc, char **argv)
+{
+	const char *out;
+	if (QEMU_PLUGIN_VERSION < info->version.min || QEMU_PLUGIN_VERSION > info->version.cur) {
+		fprintf(stderr, "kcicount: built for plugin API %d, QEMU offers %d..%d\n",
+			QEMU_PLUGIN_VERSION, info->version.min, info->version.cur);
+		return -1;
+	}
+	if (!info->system_emulation) {
+		fprintf(stderr, "kcicount: needs system emulation\n");
+		return -1;
+	}
+	if (info->system.max_vcpus > 1) {
+		fprintf(stderr, "kcicount: needs exactly one vCPU (got -smp %d, max %d): API v1 inline counters are shared\n",
+			info->system.smp_vcpus, info->system.max_vcpus);
+		return -1;
+	}
+	if (parse_args(argc, argv, &out) != 0) {
+		return -1;
+	}
+	if (st.cache && model_init(&st.model) != 0) {
+		fprintf(stderr, "kcicount: out of memory for the cache model\n");
+		return -1;
+	}
+	st.out = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (st.out < 0) {
+		fprintf(stderr, "kcicount: open %s: %s\n", out, strerror(errno));
+		return -1;
+	}
+	write_header();
+	qemu_plugin_register_vcpu_tb_trans_cb(id, on_trans);
+	qemu_plugin_register_atexit_cb(id, on_atexit, NULL);
+	return 0;
+}

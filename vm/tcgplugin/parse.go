@@ -1,0 +1,304 @@
+package tcgplugin
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// Version is the output format this package reads.
+const Version = 1
+
+// Counts is one QEMU run's output.
+type Counts struct {
+	Version   int
+	Cache     bool   // the cache model ran
+	Model     *Model // nil without the cache model
+	Windows   []Window
+	StrayEnds int  // end markers with no window open
+	Exited    bool // QEMU ran the plugin's exit callback; false if it was killed
+}
+
+// Model is the cache model a run used, as the plugin named it.
+type Model struct {
+	Name                    string
+	L1i, L1d, L2, LLC       Geometry
+	LatL2, LatLLC, LatDRAM int // cycles added by an access that hit that level
+}
+
+// Geometry is one cache level: size and line in bytes, associativity.
+type Geometry struct{ Size, Ways, Line int }
+
+// Window is what ran between a start marker and the marker (or exit)
+// that closed it, the markers excluded.
+type Window struct {
+	Index  int
+	Insns  uint64
+	Mem    uint64 // loads and stores, one per access QEMU's callbacks see
+	Cycles uint64 // modelled; 0 without the cache model
+	// Incomplete is a window closed by the next start marker or by QEMU's
+	// exit rather than by an end marker.
+	Incomplete bool
+	PCs        []PC // by translation-block start address, sorted by Addr
+}
+
+// PC is the counts of the translation blocks starting at Addr (a guest
+// virtual address; every translation of it adds up here).
+type PC struct{ Addr, Insns, Mem, Cycles uint64 }
+
+// Sum is the counts of w's blocks with lo <= Addr < hi; its Addr is lo.
+func (w *Window) Sum(lo, hi uint64) PC {
+	s := PC{Addr: lo}
+	for _, p := range w.PCs {
+		if p.Addr >= lo && p.Addr < hi {
+			s.Insns += p.Insns
+			s.Mem += p.Mem
+			s.Cycles += p.Cycles
+		}
+	}
+	return s
+}
+
+// parser holds Parse's state; each method reads one kind of line.
+type parser struct {
+	c       Counts
+	line    int
+	header  bool    // the header's cache (and model) line was read
+	pending int     // pc lines the current window still expects
+	w       *Window // the window being read
+}
+
+// Parse reads the plugin's output. It is strict: an unknown line, a bad
+// number, an unknown version, a window out of order or a block whose
+// lines disagree with its totals is an error naming the line.
+func Parse(r io.Reader) (*Counts, error) {
+	p := &parser{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		p.line++
+		if err := p.parseLine(strings.Fields(sc.Text())); err != nil {
+			return nil, fmt.Errorf("tcgplugin: line %d: %w", p.line, err)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("tcgplugin: line %d: %w", p.line+1, err)
+	}
+	if p.line == 0 {
+		return nil, fmt.Errorf("tcgplugin: empty output (the plugin never started)")
+	}
+	if p.pending > 0 {
+		return nil, fmt.Errorf("tcgplugin: line %d: window %d ends after %d of its pc lines", p.line, p.w.Index, len(p.w.PCs))
+	}
+	if !p.header {
+		return nil, fmt.Errorf("tcgplugin: line %d: output ends inside the header", p.line)
+	}
+	return &p.c, nil
+}
+
+func (p *parser) parseLine(f []string) error {
+	if len(f) == 0 {
+		return fmt.Errorf("empty line")
+	}
+	if p.line == 1 {
+		return p.version(f)
+	}
+	if p.c.Exited {
+		return fmt.Errorf("%q after exit", f[0])
+	}
+	if p.pending > 0 && f[0] != "pc" {
+		return fmt.Errorf("%q inside window %d, which expects %d more pc lines", f[0], p.w.Index, p.pending)
+	}
+	switch f[0] {
+	case "cache":
+		return p.cache(f)
+	case "model":
+		return p.model(f)
+	case "window":
+		return p.window(f)
+	case "pc":
+		return p.pc(f)
+	case "stray":
+		if len(f) != 1 {
+			return fmt.Errorf("stray takes no fields")
+		}
+		p.c.StrayEnds++
+		return nil
+	case "exit":
+		if len(f) != 1 {
+			return fmt.Errorf("exit takes no fields")
+		}
+		p.c.Exited = true
+		return nil
+	}
+	return fmt.Errorf("unknown line kind %q", f[0])
+}
+
+func (p *parser) version(f []string) error {
+	if len(f) != 2 || f[0] != "kcicount" {
+		return fmt.Errorf("not kcicount output: %q", strings.Join(f, " "))
+	}
+	v, err := strconv.Atoi(f[1])
+	if err != nil {
+		return fmt.Errorf("version %q: %w", f[1], err)
+	}
+	if v != Version {
+		return fmt.Errorf("format version %d, this kci reads %d", v, Version)
+	}
+	p.c.Version = v
+	return nil
+}
+
+func (p *parser) cache(f []string) error {
+	if p.line != 2 {
+		return fmt.Errorf("cache line must be line 2")
+	}
+	if len(f) != 2 || (f[1] != "on" && f[1] != "off") {
+		return fmt.Errorf("want cache on|off")
+	}
+	p.c.Cache = f[1] == "on"
+	p.header = !p.c.Cache
+	return nil
+}
+
+// model reads
+// "model <name> l1i=S:W:L l1d=S:W:L l2=S:W:L llc=S:W:L lat l2=N llc=N dram=N".
+func (p *parser) model(f []string) error {
+	if !p.c.Cache || p.line != 3 {
+		return fmt.Errorf("model line must be line 3, after cache on")
+	}
+	if len(f) != 10 || f[6] != "lat" {
+		return fmt.Errorf("want model <name> l1i= l1d= l2= llc= lat l2= llc= dram=")
+	}
+	m := &Model{Name: f[1]}
+	for i, g := range []*Geometry{&m.L1i, &m.L1d, &m.L2, &m.LLC} {
+		key := []string{"l1i", "l1d", "l2", "llc"}[i]
+		v, ok := strings.CutPrefix(f[2+i], key+"=")
+		if !ok {
+			return fmt.Errorf("field %d: want %s=size:ways:line, got %q", 3+i, key, f[2+i])
+		}
+		n, err := ints(strings.Split(v, ":"), 3)
+		if err != nil {
+			return fmt.Errorf("%s: %w", key, err)
+		}
+		*g = Geometry{Size: n[0], Ways: n[1], Line: n[2]}
+	}
+	for i, l := range []*int{&m.LatL2, &m.LatLLC, &m.LatDRAM} {
+		key := []string{"l2", "llc", "dram"}[i]
+		v, ok := strings.CutPrefix(f[7+i], key+"=")
+		if !ok {
+			return fmt.Errorf("field %d: want %s=cycles, got %q", 8+i, key, f[7+i])
+		}
+		n, err := ints([]string{v}, 1)
+		if err != nil {
+			return fmt.Errorf("latency %s: %w", key, err)
+		}
+		*l = n[0]
+	}
+	p.c.Model = m
+	p.header = true
+	return nil
+}
+
+// window reads "window <k> complete|incomplete insns N mem N cycles N pcs N".
+func (p *parser) window(f []string) error {
+	if !p.header {
+		return fmt.Errorf("window before the header's cache (and model) line")
+	}
+	if len(f) != 11 || f[3] != "insns" || f[5] != "mem" || f[7] != "cycles" || f[9] != "pcs" {
+		return fmt.Errorf("want window <k> complete|incomplete insns N mem N cycles N pcs N")
+	}
+	k, err := strconv.Atoi(f[1])
+	if err != nil {
+		return fmt.Errorf("window index: %w", err)
+	}
+	if k != len(p.c.Windows) {
+		return fmt.Errorf("window %d out of order: want %d", k, len(p.c.Windows))
+	}
+	if f[2] != "complete" && f[2] != "incomplete" {
+		return fmt.Errorf("want complete or incomplete, got %q", f[2])
+	}
+	n, err := uints([]string{f[4], f[6], f[8], f[10]}, 10)
+	if err != nil {
+		return err
+	}
+	if !p.c.Cache && n[2] != 0 {
+		return fmt.Errorf("cycles %d without the cache model", n[2])
+	}
+	p.c.Windows = append(p.c.Windows, Window{Index: k, Insns: n[0], Mem: n[1], Cycles: n[2], Incomplete: f[2] == "incomplete"})
+	p.w = &p.c.Windows[k]
+	p.pending = int(n[3])
+	return p.check()
+}
+
+// pc reads "pc <hex addr> <insns> <mem> <cycles>".
+func (p *parser) pc(f []string) error {
+	if p.pending == 0 {
+		return fmt.Errorf("pc line outside a window's block")
+	}
+	if len(f) != 5 {
+		return fmt.Errorf("want pc <addr> <insns> <mem> <cycles>")
+	}
+	a, err := uints(f[1:2], 16)
+	if err != nil {
+		return err
+	}
+	n, err := uints(f[2:], 10)
+	if err != nil {
+		return err
+	}
+	if l := len(p.w.PCs); l > 0 && p.w.PCs[l-1].Addr >= a[0] {
+		return fmt.Errorf("pc %x not after %x", a[0], p.w.PCs[l-1].Addr)
+	}
+	if !p.c.Cache && n[2] != 0 {
+		return fmt.Errorf("cycles %d without the cache model", n[2])
+	}
+	p.w.PCs = append(p.w.PCs, PC{Addr: a[0], Insns: n[0], Mem: n[1], Cycles: n[2]})
+	p.pending--
+	return p.check()
+}
+
+// check makes a finished block's pc lines add up to its window line.
+func (p *parser) check() error {
+	if p.pending > 0 {
+		return nil
+	}
+	var s PC
+	for _, pc := range p.w.PCs {
+		s.Insns, s.Mem, s.Cycles = s.Insns+pc.Insns, s.Mem+pc.Mem, s.Cycles+pc.Cycles
+	}
+	if s.Insns != p.w.Insns || s.Mem != p.w.Mem || s.Cycles != p.w.Cycles {
+		return fmt.Errorf("window %d: pc lines sum to insns %d mem %d cycles %d, window line says %d %d %d",
+			p.w.Index, s.Insns, s.Mem, s.Cycles, p.w.Insns, p.w.Mem, p.w.Cycles)
+	}
+	return nil
+}
+
+func uints(f []string, base int) ([]uint64, error) {
+	n := make([]uint64, len(f))
+	for i, s := range f {
+		v, err := strconv.ParseUint(s, base, 64)
+		if err != nil {
+			return nil, fmt.Errorf("bad number %q", s)
+		}
+		n[i] = v
+	}
+	return n, nil
+}
+
+func ints(f []string, want int) ([]int, error) {
+	if len(f) != want {
+		return nil, fmt.Errorf("want %d numbers, got %d", want, len(f))
+	}
+	n := make([]int, len(f))
+	for i, s := range f {
+		v, err := strconv.Atoi(s)
+		if err != nil || v <= 0 {
+			return nil, fmt.Errorf("bad number %q", s)
+		}
+		n[i] = v
+	}
+	return n, nil
+}

@@ -1,0 +1,124 @@
+package tcgplugin
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+const goodOff = `kcicount 1
+cache off
+window 0 complete insns 2001 mem 0 cycles 0 pcs 2
+pc 401000 1 0 0
+pc 401005 2000 0 0
+stray
+window 1 incomplete insns 7 mem 3 cycles 0 pcs 1
+pc ffffffff81000000 7 3 0
+exit
+`
+
+const goodOn = `kcicount 1
+cache on
+model xeon-platinum-8180 l1i=32768:8:64 l1d=32768:8:64 l2=1048576:16:64 llc=40370176:11:64 lat l2=13 llc=77 dram=240
+window 0 complete insns 10 mem 2 cycles 263 pcs 2
+pc 10 4 1 4
+pc 20 6 1 259
+`
+
+func TestParseGood(t *testing.T) {
+	c, err := Parse(strings.NewReader(goodOff))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Counts{
+		Version: 1,
+		Windows: []Window{
+			{Index: 0, Insns: 2001, PCs: []PC{{Addr: 0x401000, Insns: 1}, {Addr: 0x401005, Insns: 2000}}},
+			{Index: 1, Insns: 7, Mem: 3, Incomplete: true, PCs: []PC{{Addr: 0xffffffff81000000, Insns: 7, Mem: 3}}},
+		},
+		StrayEnds: 1,
+		Exited:    true,
+	}
+	if !reflect.DeepEqual(c, want) {
+		t.Errorf("Parse:\n got %+v\nwant %+v", c, want)
+	}
+	if s := c.Windows[0].Sum(0x401001, 0x402000); s != (PC{Addr: 0x401001, Insns: 2000}) {
+		t.Errorf("Sum = %+v", s)
+	}
+
+	c, err = Parse(strings.NewReader(goodOn))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantModel := &Model{
+		Name: "xeon-platinum-8180",
+		L1i:  Geometry{32768, 8, 64}, L1d: Geometry{32768, 8, 64},
+		L2: Geometry{1048576, 16, 64}, LLC: Geometry{40370176, 11, 64},
+		LatL2: 13, LatLLC: 77, LatDRAM: 240,
+	}
+	if !c.Cache || c.Exited || !reflect.DeepEqual(c.Model, wantModel) {
+		t.Errorf("cache %v exited %v model %+v", c.Cache, c.Exited, c.Model)
+	}
+	if w := c.Windows[0]; w.Cycles != 263 || w.Sum(0x20, 0x21).Cycles != 259 {
+		t.Errorf("window 0 = %+v", w)
+	}
+}
+
+// Each bad input is a good one with one line broken; the error must name
+// that line.
+func TestParseBad(t *testing.T) {
+	for _, tc := range []struct {
+		name, in, line string
+	}{
+		{"empty", "", "empty output"},
+		{"not ours", "hello 1\n", "line 1:"},
+		{"version", "kcicount 2\ncache off\n", "line 1: format version 2"},
+		{"version number", "kcicount x\n", "line 1:"},
+		{"cache value", "kcicount 1\ncache maybe\n", "line 2:"},
+		{"no model", "kcicount 1\ncache on\nwindow 0 complete insns 0 mem 0 cycles 0 pcs 0\n", "line 3:"},
+		{"header ends", "kcicount 1\ncache on\n", "line 2: output ends inside the header"},
+		{"unknown kind", strings.Replace(goodOff, "stray\n", "bogus 1\n", 1), "line 6: unknown line kind"},
+		{"bad number", strings.Replace(goodOff, "pc 401005 2000", "pc 401005 2x00", 1), "line 5: bad number"},
+		{"bad hex", strings.Replace(goodOff, "pc 401005", "pc 40g005", 1), "line 5: bad number"},
+		{"out of order", strings.Replace(goodOff, "window 1 ", "window 2 ", 1), "line 7: window 2 out of order"},
+		{"pcs unsorted", strings.Replace(goodOff, "pc 401005", "pc 400fff", 1), "line 5: pc 400fff not after 401000"},
+		{"sum mismatch", strings.Replace(goodOff, "insns 2001", "insns 2002", 1), "line 5: window 0: pc lines sum"},
+		{"truncated block", "kcicount 1\ncache off\nwindow 0 complete insns 1 mem 0 cycles 0 pcs 2\npc 1 1 0 0\n", "line 4: window 0 ends after 1"},
+		{"interleaved", strings.Replace(goodOff, "pc 401005 2000 0 0\n", "stray\npc 401005 2000 0 0\n", 1), "line 5: \"stray\" inside window 0"},
+		{"after exit", goodOff + "stray\n", "line 10: \"stray\" after exit"},
+		{"cycles without cache", strings.Replace(goodOff, "cycles 0 pcs 1", "cycles 5 pcs 1", 1), "line 7: cycles 5"},
+		{"completeness", strings.Replace(goodOff, "0 complete", "0 done", 1), "line 3: want complete or incomplete"},
+		{"model field", strings.Replace(goodOn, "l2=1048576:16:64", "l2=1048576:16", 1), "line 3: l2: want 3 numbers"},
+		{"latency", strings.Replace(goodOn, "dram=240", "dram=x", 1), "line 3: latency dram"},
+		{"stray fields", strings.Replace(goodOff, "stray\n", "stray 3\n", 1), "line 6: stray takes no fields"},
+		{"blank", strings.Replace(goodOff, "stray\n", "\n", 1), "line 6: empty line"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := Parse(strings.NewReader(tc.in))
+			if err == nil {
+				t.Fatalf("Parse succeeded: %+v", c)
+			}
+			if !strings.Contains(err.Error(), tc.line) {
+				t.Errorf("error %q does not contain %q", err, tc.line)
+			}
+		})
+	}
+}
+
+func TestMarkBytes(t *testing.T) {
+	if got, want := MarkBytes(MarkStart), [8]byte{0x0f, 0x1f, 0x84, 0x00, 0x01, 0x00, 0x43, 0x4b}; got != want {
+		t.Errorf("MarkBytes(MarkStart) = % x, want % x", got, want)
+	}
+	if got, want := MarkBytes(MarkEnd), [8]byte{0x0f, 0x1f, 0x84, 0x00, 0x02, 0x00, 0x43, 0x4b}; got != want {
+		t.Errorf("MarkBytes(MarkEnd) = % x, want % x", got, want)
+	}
+}
+
+func TestArgs(t *testing.T) {
+	if got, want := Args("/p/k.so", "/o/c.txt", false), []string{"-plugin", "file=/p/k.so,out=/o/c.txt"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Args = %q, want %q", got, want)
+	}
+	if got, want := Args("/p/k.so", "/o/c.txt", true), []string{"-plugin", "file=/p/k.so,out=/o/c.txt,cache=on"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("Args = %q, want %q", got, want)
+	}
+}

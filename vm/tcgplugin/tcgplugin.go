@@ -1,0 +1,159 @@
+// Package tcgplugin builds kcicount, a QEMU TCG plugin that counts the
+// instructions, memory accesses and (optionally) modelled cycles a guest
+// executes inside measurement windows it marks with two multi-byte NOPs,
+// and parses what the plugin writes. The plugin's C sources are embedded;
+// README.md describes the output format and the cache model.
+package tcgplugin
+
+import (
+	"context"
+	"crypto/sha256"
+	"embed"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/kci-dev/kci/internal/proc"
+)
+
+// The markers are `nopl disp32(%rax,%rax,1)` with these displacements:
+// eight bytes no compiler emits, harmless on real hardware and under KVM.
+const (
+	MarkStart = 0x4b430001 // opens the next window
+	MarkEnd   = 0x4b430002 // closes the open window
+)
+
+// MarkBytes is the encoding of the marker with displacement disp, the
+// bytes the plugin matches at translation time.
+func MarkBytes(disp uint32) [8]byte {
+	b := [8]byte{0x0f, 0x1f, 0x84, 0x00}
+	binary.LittleEndian.PutUint32(b[4:], disp)
+	return b
+}
+
+// Args is QEMU's command-line arguments that load the plugin at so,
+// writing its counts to out, with the cache model if cache.
+func Args(so, out string, cache bool) []string {
+	opt := "file=" + so + ",out=" + out
+	if cache {
+		opt += ",cache=on"
+	}
+	return []string{"-plugin", opt}
+}
+
+//go:embed csrc/*
+var csrc embed.FS
+
+// MissingError is a host without what building the plugin needs: the
+// machine's fault, not the kernel's.
+type MissingError struct {
+	What string // "gcc", or the failing header
+	Err  error
+}
+
+func (e *MissingError) Error() string {
+	return fmt.Sprintf("tcgplugin: %s is missing (install build-essential): %v", e.What, e.Err)
+}
+
+func (e *MissingError) Unwrap() error { return e.Err }
+
+const compileTimeout = 2 * time.Minute
+
+// Build compiles the plugin into cacheDir/plugins, named by a hash of its
+// sources and of the compiler's version, and returns the .so's path. A
+// present one is reused; a new one appears atomically (temp file, rename)
+// so concurrent builds never see a partial file.
+//
+// Only gcc is needed: QEMU 7.2's qemu-plugin.h includes nothing beyond
+// the C library (later QEMUs also need glib's headers).
+func Build(ctx context.Context, cacheDir string) (string, error) {
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		return "", &MissingError{What: "gcc", Err: err}
+	}
+	ver, err := proc.Cmd{Name: gcc, Args: []string{"--version"}, Timeout: 30 * time.Second, StdoutOnly: true}.Run(ctx)
+	if err != nil {
+		return "", fmt.Errorf("tcgplugin: gcc --version: %w", err)
+	}
+	files, err := sources()
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	h.Write(ver)
+	for _, f := range files {
+		fmt.Fprintf(h, "%s\x00%d\x00", f.name, len(f.data))
+		h.Write(f.data)
+	}
+	dir := filepath.Join(cacheDir, "plugins")
+	so := filepath.Join(dir, "kcicount-"+hex.EncodeToString(h.Sum(nil))[:24]+".so")
+	if _, err := os.Stat(so); err == nil {
+		return so, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("tcgplugin: %w", err)
+	}
+	src, err := os.MkdirTemp(dir, "src-")
+	if err != nil {
+		return "", fmt.Errorf("tcgplugin: %w", err)
+	}
+	defer os.RemoveAll(src)
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(src, f.name), f.data, 0o644); err != nil {
+			return "", fmt.Errorf("tcgplugin: %w", err)
+		}
+	}
+	tmp := filepath.Join(src, "kcicount.so")
+	args := []string{"-shared", "-fPIC", "-O2", "-Wall", "-o", tmp, filepath.Join(src, "kcicount.c")}
+	if _, err := (proc.Cmd{Name: gcc, Args: args, Timeout: compileTimeout}).Run(ctx); err != nil {
+		if code, ok := proc.ExitCode(err); ok && code != 0 && headerMissing(err) {
+			return "", &MissingError{What: "C library headers", Err: err}
+		}
+		return "", fmt.Errorf("tcgplugin: compile plugin: %w", err)
+	}
+	if err := os.Rename(tmp, so); err != nil {
+		return "", fmt.Errorf("tcgplugin: %w", err)
+	}
+	return so, nil
+}
+
+type file struct {
+	name string
+	data []byte
+}
+
+// sources is the embedded C sources in name order, the order they hash in.
+func sources() ([]file, error) {
+	ents, err := fs.ReadDir(csrc, "csrc")
+	if err != nil {
+		return nil, fmt.Errorf("tcgplugin: embedded sources: %w", err)
+	}
+	var files []file
+	for _, e := range ents {
+		b, err := csrc.ReadFile("csrc/" + e.Name())
+		if err != nil {
+			return nil, fmt.Errorf("tcgplugin: embedded sources: %w", err)
+		}
+		files = append(files, file{e.Name(), b})
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].name < files[j].name })
+	return files, nil
+}
+
+// headerMissing says whether gcc failed on a system header it could not
+// find (libc6-dev absent), which is the host's fault, not the plugin's.
+func headerMissing(err error) bool {
+	var pe *proc.Error
+	if !errors.As(err, &pe) {
+		return false
+	}
+	return strings.Contains(pe.Tail, "fatal error:") && strings.Contains(pe.Tail, "No such file or directory")
+}
