@@ -2,6 +2,7 @@ package tcgplugin
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -48,5 +49,16 @@ func TestBuild(t *testing.T) {
 	}
 	if len(ents) != 1 {
 		t.Errorf("plugins dir holds %d entries, want only the .so (temp dirs left behind?)", len(ents))
+	}
+}
+
+// A host without gcc gets a MissingError naming it, so the caller can say
+// the machine, not the kernel, lacks something.
+func TestBuildNoGCC(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	_, err := Build(context.Background(), t.TempDir())
+	var me *MissingError
+	if !errors.As(err, &me) || me.What != "gcc" {
+		t.Fatalf("Build without gcc: %v, want a MissingError for gcc", err)
 	}
 }

@@ -35,6 +35,7 @@ struct level {
 	uint64_t size;
 	uint32_t ways;
 	uint32_t sets;
+	uint32_t mask; /* sets - 1 when sets is a power of two, else 0 */
 	uint64_t *tags; /* sets * ways, MRU first; UINT64_MAX is empty */
 };
 
@@ -47,6 +48,7 @@ static int level_init(struct level *l, uint64_t size, uint32_t ways)
 	l->size = size;
 	l->ways = ways;
 	l->sets = (uint32_t)(size / ways >> LINE_BITS);
+	l->mask = (l->sets & (l->sets - 1)) == 0 ? l->sets - 1 : 0;
 	l->tags = malloc((size_t)l->sets * ways * sizeof(*l->tags));
 	if (!l->tags) {
 		return -1;
@@ -57,8 +59,9 @@ static int level_init(struct level *l, uint64_t size, uint32_t ways)
 
 static inline int level_access(struct level *l, uint64_t line)
 {
-	/* Modulo rather than a mask: the LLC's set count is not a power of two. */
-	uint64_t *t = l->tags + (size_t)(line % l->sets) * l->ways;
+	/* The LLC's set count is not a power of two: it takes a division. */
+	uint64_t set = l->mask ? line & l->mask : line % l->sets;
+	uint64_t *t = l->tags + (size_t)set * l->ways;
 	uint32_t i;
 	for (i = 0; i < l->ways; i++) {
 		if (t[i] == line) {
