@@ -261,6 +261,8 @@ func firstDifference(cached, now *BootResult) string {
 		return "kernel capabilities differ"
 	case cached.Clock != now.Clock || cached.TSCkHz != now.TSCkHz || cached.Clocksource != now.Clocksource:
 		return "guest clock differs"
+	case !reflect.DeepEqual(cached.Exact, now.Exact):
+		return "exact counts differ"
 	}
 	return ""
 }
@@ -269,7 +271,7 @@ func firstDifference(cached, now *BootResult) string {
 // TCG with the instruction clock and record/replay (one vCPU), and
 // without profiles or a kci run command, which the cache does not keep.
 func (b *VMBooter) CacheKey(ctx context.Context, req BootRequest) (rcache.Key, bool, error) {
-	c := b.VM
+	c := b.pluginConfig(ctx)
 	if c.Accel != vm.AccelTCG || vm.GuestClock(c) != vm.ClockICount || !vm.RecordsReplay(c, vm.ClockICount) || req.Plan.Profile || len(req.Plan.Command) > 0 {
 		return rcache.Key{}, false, nil
 	}

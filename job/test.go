@@ -59,6 +59,9 @@ type BootResult struct {
 	// CPU is QEMU's -cpu model the boot ran with, CPUReason why it is not
 	// the accelerator's default ("" when it is).
 	CPU, CPUReason string
+	// Exact are the QEMU plugin's counts of the variants' windows (icount
+	// boots with the plugin only).
+	Exact []VariantExact `json:",omitempty"`
 }
 
 // RepsByAccel is kci test's TestOptions.RepsFor: under TCG with the

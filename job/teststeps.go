@@ -419,6 +419,7 @@ func (r *testRun) boot(ctx context.Context, s bootSlot) error {
 		b.Accel, b.BootToReady = res.Accel, res.BootToReady
 		b.Sanity, b.Caps = results.SanityOf(res.Sanity), results.CapsOf(res.Caps)
 		b.Cells, b.Variants = results.CellsOf(res.Cells), results.VariantsOf(res.Variants)
+		withExact(b.Variants, res.Exact)
 		b.Clock, b.TSCkHz, b.Clocksource = res.Clock, res.TSCkHz, res.Clocksource
 		b.Cache = res.Cache
 		b.CPU = res.CPU

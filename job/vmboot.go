@@ -13,6 +13,7 @@ import (
 	"github.com/kci-dev/kci/internal/failure"
 	"github.com/kci-dev/kci/internal/fsutil"
 	"github.com/kci-dev/kci/kernel"
+	"github.com/kci-dev/kci/profile"
 	"github.com/kci-dev/kci/suite"
 	"github.com/kci-dev/kci/vm"
 	"github.com/kci-dev/kci/vm/event"
@@ -26,6 +27,14 @@ type VMBooter struct {
 	Log       io.Writer // agent log events, when set
 	// FitTCG adjusts the guest once TCG is chosen (e.g. fewer vCPUs).
 	FitTCG func(*vm.Config)
+	// PluginDir is where the exact-count QEMU plugin is built and kept
+	// ("" = no plugin); CacheModel turns on its cache model (modelled
+	// cycles). Both apply to icount boots only (exactcount.go).
+	PluginDir  string
+	CacheModel bool
+
+	pluginOnce sync.Once
+	plugin     string
 
 	once  sync.Once
 	image *vmimage.Image
@@ -34,7 +43,8 @@ type VMBooter struct {
 	// The result cache's key parts, computed once (bootcache.go).
 	keyMu  sync.Mutex
 	qemu   string
-	hashes map[string]string // bzImage path -> sha256
+	hashes map[string]string                 // bzImage path -> sha256
+	syms   map[string]*profile.KernelSymbols // vmlinux path -> symbols
 }
 
 // Image builds (or finds) the initramfs once per booter.
@@ -106,7 +116,7 @@ func (b *VMBooter) Boot(ctx context.Context, req BootRequest) (*BootResult, erro
 	if err := img.Compose(initrd, vmimage.File{Path: suite.PlanPath[1:], Data: plan}); err != nil {
 		return &BootResult{ErrorKind: failure.Infra}, err
 	}
-	cfg := b.VM
+	cfg := b.pluginConfig(ctx)
 	cfg.Kernel, cfg.Initrd, cfg.Dir = req.Kernel.BzImage, initrd, tmp
 	cfg.StepTimeout = req.Plan.StepTimeout
 	cfg.Seed = req.Seed
@@ -147,6 +157,10 @@ func (b *VMBooter) Boot(ctx context.Context, req BootRequest) (*BootResult, erro
 	if out.Sanity != nil && req.Kernel.BuildID != "" && out.Sanity.BuildID != "" && out.Sanity.BuildID != req.Kernel.BuildID {
 		out.ErrorKind = failure.Infra
 		return out, fmt.Errorf("booted kernel has build id %s, built kernel %s", out.Sanity.BuildID, req.Kernel.BuildID)
+	}
+	if err := b.attachExact(out, res, req.Kernel); err != nil {
+		out.ErrorKind = failure.Infra
+		return out, err
 	}
 	return out, nil
 }

@@ -136,7 +136,42 @@ type VariantResult struct {
 	// the variant's programs would not load.
 	Loads     []ProgLoad `json:"loads,omitempty"`
 	LoadError string     `json:"load_error,omitempty"`
+	// Exact is the QEMU plugin's count of the window (icount boots with
+	// the plugin only).
+	Exact *Exact `json:"exact,omitempty"`
 }
+
+// Exact is what the QEMU plugin counted in one variant's window: every
+// instruction and memory access the guest executed there, whatever the
+// context, and where they ran. Cycles are the cache model's (0 without
+// it), labelled by Model.
+type Exact struct {
+	Insns   uint64 `json:"insns"`
+	Mem     uint64 `json:"mem"`
+	Cycles  uint64 `json:"cycles,omitempty"`
+	Model   string `json:"model,omitempty"`
+	Packets uint64 `json:"packets"` // what per-packet figures divide by
+	// Funcs are the window's code by function, largest first: kernel
+	// functions by name, BPF programs as bpf:<prog>, the accountant's as
+	// observer:<prog>, and the buckets FuncUser, FuncOutside and
+	// FuncSmall, so they sum to the window.
+	Funcs []FuncCount `json:"funcs"`
+}
+
+// FuncCount is one function's share of a window.
+type FuncCount struct {
+	Name   string `json:"name"`
+	Insns  uint64 `json:"insns"`
+	Mem    uint64 `json:"mem"`
+	Cycles uint64 `json:"cycles,omitempty"`
+}
+
+// The buckets of Exact.Funcs that are no one function.
+const (
+	FuncUser    = "[user]"                    // below the kernel's half of the address space
+	FuncOutside = "[kernel, outside vmlinux]" // modules, trampolines, JIT'd code of no program kci knows
+	FuncSmall   = "[functions below 0.05 insns/pkt]"
+)
 
 // Cost is the guest's whole-path measurement of one window, summed over
 // its CPUs: every non-idle ns, and the packets it is divided by.

@@ -159,6 +159,18 @@ func addContexts(c *Cost, a, b acctSnap, ncpu int) {
 	c.AcctWindowNs = uint64(b.at-a.at) * uint64(ncpu)
 }
 
+// jitRanges are the accountant's JIT'd programs (none where the kernel
+// will not say).
+func (a *accountant) jitRanges() []CodeRange {
+	var rs []CodeRange
+	for _, name := range sortedKeys(a.coll.Programs) {
+		if info, err := a.coll.Programs[name].Info(); err == nil {
+			rs = append(rs, jitRanges(name, info)...)
+		}
+	}
+	return rs
+}
+
 func (a *accountant) close() error {
 	var errs []error
 	for _, l := range a.links {

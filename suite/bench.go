@@ -29,6 +29,10 @@ type benchEnv struct {
 	// says why, or which interrupts it cannot see).
 	acct     *accountant
 	acctNote string
+	// marks numbers the plugin's exact-count windows (mark.go);
+	// observer is where the accountant's programs were JIT'd.
+	marks    marker
+	observer []CodeRange
 }
 
 // close releases what the run's windows shared.
@@ -105,6 +109,7 @@ func runVariant(ctx context.Context, env *benchEnv, v variant, p BenchParams, na
 	}
 	atts = nil
 	record(&res, w, counters, v, p)
+	res.Observer = env.observer
 	return res, nil
 }
 
@@ -179,6 +184,7 @@ func startAcct(env *benchEnv) {
 		return
 	}
 	env.acct, env.acctNote = a, a.skippedNote()
+	env.observer = a.jitRanges()
 }
 
 // quiesceGC collects and scavenges the agent's heap and turns the
@@ -201,6 +207,7 @@ func record(res *VariantResult, w window, counters map[string]uint64, v variant,
 	res.CPUs = w.cpus
 	res.Cost = w.cost
 	res.Window = w.elapsed
+	res.ExactWindow = &w.exact
 	if w.elapsed > 0 {
 		res.PPS = float64(w.received) / w.elapsed.Seconds()
 	}
@@ -280,6 +287,7 @@ type window struct {
 	perSecond []uint64
 	received  uint64
 	elapsed   time.Duration
+	exact     int // the plugin's window index (mark.go)
 }
 
 // edges is what is read at the window's edges besides the kernel's own
@@ -297,6 +305,7 @@ type snapshot struct {
 	lo     LoStat
 	clocks []idleClock // nil: no idle clock, /proc/stat's ticks instead
 	acct   acctSnap
+	mark   int // the exact-count window the edge opened
 }
 
 // takeSnapshot reads the window's counters. The idle clocks are read
@@ -304,6 +313,8 @@ type snapshot struct {
 // the other counters fall outside the whole-path window.
 func takeSnapshot(env *benchEnv, ns *netNS, e edges, home int, before bool) (snapshot, error) {
 	var s snapshot
+	// The plugin's window is innermost of all: inside the accountant's
+	// reads, so what it counts is what the accountant's rows divide by.
 	var err error
 	clocks := func() error {
 		c, ok, err := readIdleClocks(env.ncpu, home)
@@ -317,6 +328,7 @@ func takeSnapshot(env *benchEnv, ns *netNS, e edges, home int, before bool) (sna
 	}
 	coll, names := e.coll, e.names
 	if !before {
+		env.marks.end()
 		if err := clocks(); err != nil {
 			return s, err
 		}
@@ -334,6 +346,7 @@ func takeSnapshot(env *benchEnv, ns *netNS, e edges, home int, before bool) (sna
 	}
 	if before {
 		err = clocks()
+		s.mark = env.marks.start()
 	}
 	return s, err
 }
@@ -385,6 +398,7 @@ func measureWindow(ctx context.Context, env *benchEnv, ns *netNS, e edges, tr *t
 			}
 			_ = stats.Close()
 			w.received = last - recvA
+			w.exact = a.mark
 			w.progs = progDelta(a.progs, b.progs)
 			w.cpus = cpuDelta(a.stat, b.stat)
 			w.lo = loDelta(a.lo, b.lo)

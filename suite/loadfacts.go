@@ -52,7 +52,27 @@ func progFacts(name string, p *ebpf.Program) (ProgLoad, error) {
 	// JIT forced on (sanity checks it), so a missing size stays 0.
 	l.XlatedBytes, _ = info.TranslatedSize()
 	l.JitedBytes, _ = info.JitedSize()
+	l.JIT = jitRanges(name, info)
 	return l, nil
+}
+
+// jitRanges names each JIT'd function of a program: the program itself,
+// then its subprograms as name/1, name/2...
+func jitRanges(name string, info *ebpf.ProgramInfo) []CodeRange {
+	addrs, ok := info.JitedKsymAddrs()
+	lens, ok2 := info.JitedFuncLens()
+	if !ok || !ok2 || len(addrs) != len(lens) {
+		return nil
+	}
+	var rs []CodeRange
+	for i, a := range addrs {
+		n := name
+		if i > 0 {
+			n = fmt.Sprintf("%s/%d", name, i)
+		}
+		rs = append(rs, CodeRange{Prog: n, Addr: uint64(a), Len: lens[i]})
+	}
+	return rs
 }
 
 var verifyTimeRE = regexp.MustCompile(`verification time (\d+) usec`)

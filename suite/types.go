@@ -125,6 +125,11 @@ type VariantResult struct {
 	// loaded; LoadError is why the collection would not load.
 	Loads     []ProgLoad `json:"loads,omitempty"`
 	LoadError string     `json:"load_error,omitempty"`
+	// ExactWindow is the QEMU plugin's window (mark.go) this variant's
+	// measurement ran in, nil when no window opened; Observer are the
+	// accountant's JIT'd programs, which run inside every window.
+	ExactWindow *int        `json:"exact_window,omitempty"`
+	Observer    []CodeRange `json:"observer,omitempty"`
 }
 
 // ProgLoad is what loading one program cost the verifier and produced,
@@ -140,6 +145,9 @@ type ProgLoad struct {
 	// LoadNs is the whole collection's load (maps, BTF, every program),
 	// measured around it: the same for every program of the variant.
 	LoadNs int64 `json:"load_ns"`
+	// JIT is where the JIT put the program's functions (empty without
+	// the JIT or the right to read kernel addresses).
+	JIT []CodeRange `json:"jit,omitempty"`
 }
 
 // Profile is a CPU profile sampled in the guest during one variant's window.

@@ -89,6 +89,10 @@ func prepare(cfg *Config, res *Result) (Paths, func(), error) {
 		// Removed with the sockets: the numbers, not the log, are kept.
 		paths.Replay = filepath.Join(sockDir, "replay.rr")
 	}
+	if cfg.Plugin != "" && GuestClock(*cfg) == ClockICount && cfg.Accel == AccelTCG {
+		paths.Counts = filepath.Join(cfg.Dir, "counts.txt")
+		res.Counts = paths.Counts
+	}
 	if cfg.Interactive {
 		paths.ConsoleLog = res.Console
 	}

@@ -9,11 +9,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/kci-dev/kci/vm/event"
+	"github.com/kci-dev/kci/vm/tcgplugin"
 )
 
 // Accel is the QEMU accelerator.
@@ -150,6 +152,12 @@ type Config struct {
 	// Interactive puts the console on this process's terminal (kci shell):
 	// no crash watchdog and no boot deadline, the user is watching.
 	Interactive bool
+
+	// Plugin is the exact-count QEMU plugin (tcgplugin.Build) loaded into
+	// an icount boot ("" = none; other clocks never load it); CacheModel
+	// turns on its cache model. The counts land in Dir (Result.Counts).
+	Plugin     string
+	CacheModel bool
 }
 
 const (
@@ -188,6 +196,8 @@ type Paths struct {
 	// Replay receives QEMU's record/replay log under icount ("" = none):
 	// recording is what makes an icount boot repeat exactly.
 	Replay string
+	// Counts receives the plugin's counts (required with Config.Plugin).
+	Counts string
 }
 
 // Cmdline is the kernel command line: the console on the first serial
@@ -267,6 +277,12 @@ func QemuArgs(c Config, p Paths) ([]string, error) {
 	}
 	if c.Accel == AccelTCG && c.Clock == ClockICount {
 		args = append(args, icountArgs(c.Seed, p.Replay)...)
+		if c.Plugin != "" {
+			if p.Counts == "" {
+				return nil, errors.New("vm: the plugin needs a counts path")
+			}
+			args = append(args, tcgplugin.Args(c.Plugin, p.Counts, c.CacheModel)...)
+		}
 	}
 	return args, nil
 }
@@ -278,7 +294,11 @@ func ICountMachine(c Config) ([]string, error) {
 	c = c.withDefaults()
 	c.Append = append(append([]string(nil), c.Append...), icountCmdline...)
 	c.Kernel, c.Initrd, c.Seed = "KERNEL", "INITRD", 0
-	return QemuArgs(c, Paths{QMP: "QMP", Events: "EVENTS", Replay: "REPLAY"})
+	if c.Plugin != "" {
+		// The plugin's file name carries its sources' hash.
+		c.Plugin = filepath.Base(c.Plugin)
+	}
+	return QemuArgs(c, Paths{QMP: "QMP", Events: "EVENTS", Replay: "REPLAY", Counts: "COUNTS"})
 }
 
 // GuestClock is the clock a boot of c runs on (accelerator resolved).

@@ -27,6 +27,8 @@ type Result struct {
 	Done        bool          `json:"done"` // the agent's final event arrived
 	OK          bool          `json:"ok"`   // and said the plan succeeded
 	Duration    time.Duration `json:"duration"`
+	// Counts is the exact-count plugin's output ("" = no plugin loaded).
+	Counts string `json:"counts,omitempty"`
 }
 
 const (

@@ -22,6 +22,8 @@ type vmFlags struct {
 	memory int
 	pin    string
 	clock  string
+	// cacheModel turns on the plugin's cache model (modelled cycles).
+	cacheModel bool
 	// changed tells a value given from the default (--cpus 0 is refused,
 	// not read as unset); nil before register.
 	changed func(string) bool
@@ -34,6 +36,7 @@ func (v *vmFlags) register(f *pflag.FlagSet) {
 	f.Var(memoryValue{&v.memory}, "memory", "guest memory: 2G, 2048M or 2048 (MiB), at least 64M (default: kci.yaml vm.memory_mib)")
 	f.StringVar(&v.clock, "clock", "", "guest clock under TCG: icount (deterministic instruction-time, the default) or host (wall clock, noisy; kci.yaml vm.clock)")
 	f.StringVar(&v.pin, "pin", "", "pin vCPU threads to these host CPUs, e.g. 2-5 (default: kci.yaml vm.pin)")
+	f.BoolVar(&v.cacheModel, "cache-model", false, "under icount, also count modelled cycles: a Xeon 8180's caches (docs/cost.md)")
 }
 
 // validate refuses nonsense VM flags before anything is built or
@@ -55,6 +58,9 @@ func (v *vmFlags) validate() error {
 	}
 	if _, err := vm.ParseClock(v.clock); err != nil {
 		return job.Usagef("--clock: %v", err)
+	}
+	if v.cacheModel && (v.clock == string(vm.ClockHost) || v.accel == string(vm.AccelKVM)) {
+		return job.Usagef("--cache-model: modelled cycles need TCG's instruction clock (--clock icount, not KVM)")
 	}
 	_, err := checkPin(v.pin)
 	return err
@@ -100,7 +106,8 @@ func (v *vmFlags) booter(cacheDir string, p *project.File) (*job.VMBooter, error
 	if cfg.Clock, err = vm.ParseClock(clock); err != nil {
 		return nil, fmt.Errorf("--clock: %w", err)
 	}
-	b := &job.VMBooter{VM: cfg, Log: os.Stderr, ImageOpts: vmimage.Options{CacheDir: cacheDir, Log: os.Stderr}}
+	b := &job.VMBooter{VM: cfg, Log: os.Stderr, ImageOpts: vmimage.Options{CacheDir: cacheDir, Log: os.Stderr},
+		PluginDir: cacheDir, CacheModel: v.cacheModel}
 	if v.cpus == 0 {
 		// TCG runs the vCPUs of a guest in turns on one host thread
 		// (multi-threaded TCG crashed SMP guests): a second vCPU would

@@ -38,6 +38,15 @@ type htmlTree struct {
 	Rows, Folded []htmlRow
 	Survival     []verdict.SurvivalRow
 	Excluded     []string
+	Where        *htmlWhere
+}
+
+// htmlWhere is the Where section: a heading (or why there is none) and
+// the table's cells, escaped by the template.
+type htmlWhere struct {
+	Heading, Note string
+	Header        []string
+	Rows          [][]string
 }
 
 type htmlRow struct {
@@ -113,6 +122,7 @@ func htmlTreeOf(run *results.Run, tr verdict.TreeReport) (htmlTree, error) {
 		ht.Kernels = "base " + orDash(tr.Base) + " → patched " + orDash(tr.Patched)
 	}
 	ht.Config = strings.Join(configLine(run, tr), " ")
+	ht.Where = htmlWhereOf(run, tr)
 	for _, va := range ab.Variants {
 		for i, r := range append([]verdict.Row{va.Total}, va.Programs...) {
 			if !r.Ran() {

@@ -116,6 +116,7 @@ func writeTreeMarkdown(b *strings.Builder, run *results.Run, tr verdict.TreeRepo
 		legend := escapeAll(abLegend(tr.Perf))
 		b.WriteString("<sub>" + strings.Join(legend, "; ") + ".</sub>\n\n")
 	}
+	writeWhereMarkdown(b, run, tr)
 	for _, w := range tr.Perf.Warnings {
 		b.WriteString("> **warning:** " + mdInline(w) + "\n\n")
 	}

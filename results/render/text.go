@@ -129,6 +129,7 @@ func writeTreeText(b *strings.Builder, run *results.Run, tr verdict.TreeReport, 
 		b.WriteString(t.text("  "))
 		b.WriteString(wrap("  "+strings.Join(abLegend(tr.Perf), "; ")+".", TextWidth, "  "))
 	}
+	writeWhereText(b, run, tr)
 	if len(tr.Loads) > 0 {
 		t, notes := loadsTable(tr.Loads)
 		b.WriteString("\nverifier and JIT (base → patched; insns and sizes are the kernel's counts, times guest medians):\n")

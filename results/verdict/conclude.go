@@ -39,11 +39,13 @@ type TreeReport struct {
 	Loads []LoadRow `json:"verifier,omitempty"`
 	// Brief is the tree's short answer (report.json only).
 	Brief *Brief `json:"brief,omitempty"`
+	// Where is the change by function, from exact counts (where.go).
+	Where *Where `json:"where,omitempty"`
 }
 
 // Analyze computes the report of one tree.
 func Analyze(run *results.Run, tree string) TreeReport {
-	tr := TreeReport{Tree: tree, Perf: Compare(run, tree), Survival: Survival(run, tree), Loads: Loads(run, tree)}
+	tr := TreeReport{Tree: tree, Perf: Compare(run, tree), Survival: Survival(run, tree), Loads: Loads(run, tree), Where: WhereOf(run, tree)}
 	tr.Changes = ChangesOf(tr.Survival)
 	if t := run.Tree(tree); t != nil {
 		tr.Base, tr.Patched = results.KernelID(t.Base), results.KernelID(t.Patched)

@@ -174,3 +174,25 @@ func IcountRunN(t *testing.T, n int, bump func(variant, prog string) float64) *r
 		return xs[perm[(rep-1)%3]] * bump(v, p)
 	})
 }
+
+// WithExact gives every variant of every boot of run exact counts at 1000
+// packets: funcs(role, seed) are instructions per packet by function. A
+// boot without a seed gets its repetition as one.
+func WithExact(run *results.Run, funcs func(role string, seed uint64) map[string]float64) *results.Run {
+	for i := range run.Boots {
+		b := &run.Boots[i]
+		if b.Seed == 0 {
+			b.Seed = uint64(b.Rep)
+		}
+		for j := range b.Variants {
+			e := &results.Exact{Packets: 1000}
+			for name, per := range funcs(b.Role, b.Seed) {
+				n := uint64(math.Round(per * 1000))
+				e.Funcs = append(e.Funcs, results.FuncCount{Name: name, Insns: n})
+				e.Insns += n
+			}
+			b.Variants[j].Exact = e
+		}
+	}
+	return run
+}

@@ -1,0 +1,215 @@
+package job
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+
+	"github.com/kci-dev/kci/kernel"
+	"github.com/kci-dev/kci/profile"
+	"github.com/kci-dev/kci/results"
+	"github.com/kci-dev/kci/suite"
+	"github.com/kci-dev/kci/vm"
+	"github.com/kci-dev/kci/vm/tcgplugin"
+)
+
+// exactMinPerPacket is the share below which a function is folded into
+// results.FuncSmall: the run.json stays small, and no row is decided from
+// less than a twentieth of an instruction per packet.
+const exactMinPerPacket = 0.05
+
+// pluginConfig builds the exact-count plugin once per booter and puts it
+// into the boot template under TCG's instruction clock. A host that
+// cannot build it (no C compiler) runs without it: one warning, and the
+// run's rows say they need the plugin; never a wrong number.
+func (b *VMBooter) pluginConfig(ctx context.Context) vm.Config {
+	c := b.VM
+	if b.PluginDir == "" || c.Accel != vm.AccelTCG || vm.GuestClock(c) != vm.ClockICount {
+		return c
+	}
+	b.pluginOnce.Do(func() {
+		so, err := tcgplugin.Build(ctx, b.PluginDir)
+		if err != nil {
+			if b.Log != nil {
+				fmt.Fprintf(b.Log, "kci: warning: no exact counts (where the work goes, modelled cycles): %v\n", err)
+			}
+			return
+		}
+		b.plugin = so
+	})
+	c.Plugin, c.CacheModel = b.plugin, b.plugin != "" && b.CacheModel
+	return c
+}
+
+// attachExact reads the plugin's counts of a finished boot and gives each
+// variant that measured a window its share. Counts that are missing,
+// malformed or do not match the guest's windows fail the boot as the
+// machine's fault: a wrong attribution must never pass for a number.
+func (b *VMBooter) attachExact(out *BootResult, res *vm.Result, k *kernel.Artifacts) error {
+	if res.Counts == "" {
+		return nil
+	}
+	f, err := os.Open(res.Counts)
+	if err != nil {
+		return fmt.Errorf("exact counts: %w", err)
+	}
+	defer func() { _ = f.Close() }()
+	counts, err := tcgplugin.Parse(f)
+	if err != nil {
+		return fmt.Errorf("exact counts: %w", err)
+	}
+	if counts.StrayEnds > 0 {
+		return fmt.Errorf("exact counts: %d window end(s) without a start", counts.StrayEnds)
+	}
+	syms, err := b.kernelSymbols(k.Vmlinux)
+	if err != nil {
+		return fmt.Errorf("exact counts: %w", err)
+	}
+	model := ""
+	if counts.Model != nil {
+		model = counts.Model.Name
+	}
+	for _, v := range out.Variants {
+		if v.ExactWindow == nil {
+			continue
+		}
+		i := *v.ExactWindow
+		if i < 0 || i >= len(counts.Windows) || counts.Windows[i].Index != i {
+			return fmt.Errorf("exact counts: variant %s measured in window %d, the plugin counted %d", v.Variant, i, len(counts.Windows))
+		}
+		w := &counts.Windows[i]
+		if w.Incomplete {
+			return fmt.Errorf("exact counts: variant %s: window %d did not close", v.Variant, i)
+		}
+		e := attribute(w, v, syms)
+		e.Model = model
+		out.Exact = append(out.Exact, VariantExact{Variant: v.Variant, Exact: e})
+	}
+	return nil
+}
+
+// VariantExact is one variant's exact counts in a BootResult.
+type VariantExact struct {
+	Variant string         `json:"variant"`
+	Exact   *results.Exact `json:"exact"`
+}
+
+// kernelSymbols loads vmlinux's symbols once per path.
+func (b *VMBooter) kernelSymbols(vmlinux string) (*profile.KernelSymbols, error) {
+	b.keyMu.Lock()
+	defer b.keyMu.Unlock()
+	if s, ok := b.syms[vmlinux]; ok {
+		return s, nil
+	}
+	s, err := profile.LoadKernelSymbols(vmlinux)
+	if err != nil {
+		return nil, err
+	}
+	if b.syms == nil {
+		b.syms = map[string]*profile.KernelSymbols{}
+	}
+	b.syms[vmlinux] = s
+	return s, nil
+}
+
+// codeRange is a named range of JIT'd code.
+type codeRange struct {
+	name   string
+	lo, hi uint64
+}
+
+// attribute sums a window's per-block counts by function: the variant's
+// BPF programs and the accountant's by their JIT ranges, the kernel's by
+// vmlinux's symbols, the rest into buckets.
+func attribute(w *tcgplugin.Window, v suite.VariantResult, syms *profile.KernelSymbols) *results.Exact {
+	var ranges []codeRange
+	for _, l := range v.Loads {
+		for _, r := range l.JIT {
+			ranges = append(ranges, codeRange{"bpf:" + r.Prog, r.Addr, r.Addr + uint64(r.Len)})
+		}
+	}
+	for _, r := range v.Observer {
+		ranges = append(ranges, codeRange{"observer:" + r.Prog, r.Addr, r.Addr + uint64(r.Len)})
+	}
+	e := &results.Exact{Insns: w.Insns, Mem: w.Mem, Cycles: w.Cycles, Packets: exactPackets(v)}
+	by := map[string]*results.FuncCount{}
+	for _, pc := range w.PCs {
+		name := nameOf(pc.Addr, ranges, syms)
+		fc := by[name]
+		if fc == nil {
+			fc = &results.FuncCount{Name: name}
+			by[name] = fc
+		}
+		fc.Insns += pc.Insns
+		fc.Mem += pc.Mem
+		fc.Cycles += pc.Cycles
+	}
+	e.Funcs = foldSmall(by, e.Packets)
+	return e
+}
+
+func nameOf(addr uint64, ranges []codeRange, syms *profile.KernelSymbols) string {
+	if addr < 1<<63 {
+		return results.FuncUser
+	}
+	for _, r := range ranges {
+		if addr >= r.lo && addr < r.hi {
+			return r.name
+		}
+	}
+	if n := syms.Lookup(addr); n != "" {
+		return n
+	}
+	return results.FuncOutside
+}
+
+// exactPackets is what a window's per-packet figures divide by: the
+// accountant's packets where it ran (its window is the plugin's, to a few
+// syscalls), else the window's.
+func exactPackets(v suite.VariantResult) uint64 {
+	if v.Cost == nil {
+		return 0
+	}
+	if v.Cost.AcctPackets > 0 {
+		return v.Cost.AcctPackets
+	}
+	return v.Cost.Packets
+}
+
+// foldSmall sorts functions largest first and folds those under
+// exactMinPerPacket into one bucket.
+func foldSmall(by map[string]*results.FuncCount, packets uint64) []results.FuncCount {
+	small := results.FuncCount{Name: results.FuncSmall}
+	var out []results.FuncCount
+	for _, fc := range by {
+		if packets > 0 && float64(fc.Insns)/float64(packets) < exactMinPerPacket && fc.Name[0] != '[' {
+			small.Insns += fc.Insns
+			small.Mem += fc.Mem
+			small.Cycles += fc.Cycles
+			continue
+		}
+		out = append(out, *fc)
+	}
+	if small.Insns > 0 {
+		out = append(out, small)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Insns != out[j].Insns {
+			return out[i].Insns > out[j].Insns
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// withExact puts each variant's exact counts into its record.
+func withExact(vs []results.VariantResult, ex []VariantExact) {
+	for _, e := range ex {
+		for i := range vs {
+			if vs[i].Variant == e.Variant {
+				vs[i].Exact = e.Exact
+			}
+		}
+	}
+}

@@ -1,0 +1,76 @@
+package profile
+
+import (
+	"debug/elf"
+	"fmt"
+	"sort"
+)
+
+// KernelSymbols are a kernel's functions by address, read from its vmlinux on
+// the host: what the QEMU plugin's counts, which carry addresses only
+// (its symbol lookup does not reach into a bzImage), are attributed by.
+type KernelSymbols struct {
+	funcs []symbol // sorted by start
+	text  [2]uint64
+}
+
+type symbol struct {
+	name       string
+	start, end uint64
+}
+
+// LoadKernelSymbols reads vmlinux's function symbols. A symbol without a
+// size ends where the next one starts.
+func LoadKernelSymbols(vmlinux string) (*KernelSymbols, error) {
+	f, err := elf.Open(vmlinux)
+	if err != nil {
+		return nil, fmt.Errorf("kernel symbols: %w", err)
+	}
+	defer func() { _ = f.Close() }()
+	syms, err := f.Symbols()
+	if err != nil {
+		return nil, fmt.Errorf("kernel symbols of %s: %w", vmlinux, err)
+	}
+	s := &KernelSymbols{}
+	for _, y := range syms {
+		if elf.ST_TYPE(y.Info) != elf.STT_FUNC || y.Value == 0 {
+			continue
+		}
+		s.funcs = append(s.funcs, symbol{name: y.Name, start: y.Value, end: y.Value + y.Size})
+	}
+	if len(s.funcs) == 0 {
+		return nil, fmt.Errorf("kernel symbols: %s has no function symbols (stripped?)", vmlinux)
+	}
+	sort.Slice(s.funcs, func(i, j int) bool {
+		a, b := s.funcs[i], s.funcs[j]
+		if a.start != b.start {
+			return a.start < b.start
+		}
+		return a.name < b.name
+	})
+	for i := range s.funcs {
+		if s.funcs[i].end == s.funcs[i].start && i+1 < len(s.funcs) {
+			s.funcs[i].end = s.funcs[i+1].start
+		}
+	}
+	s.text = [2]uint64{s.funcs[0].start, s.funcs[len(s.funcs)-1].end}
+	return s, nil
+}
+
+// Lookup names the function holding addr ("" when none does). Of aliases
+// at one address the first by name is given, so the answer is stable.
+func (s *KernelSymbols) Lookup(addr uint64) string {
+	if addr < s.text[0] || addr >= s.text[1] {
+		return ""
+	}
+	i := sort.Search(len(s.funcs), func(i int) bool { return s.funcs[i].start > addr })
+	for j := i - 1; j >= 0 && j >= i-4; j-- {
+		if f := s.funcs[j]; addr >= f.start && addr < f.end {
+			for j > 0 && s.funcs[j-1].start == f.start {
+				j--
+			}
+			return s.funcs[j].name
+		}
+	}
+	return ""
+}

@@ -1,0 +1,253 @@
+package verdict
+
+import (
+	"math"
+	"sort"
+
+	"github.com/kci-dev/kci/results"
+)
+
+// WhereMin is the smallest change, in instructions (or modelled cycles)
+// per packet, a function is named from: half an instruction, below
+// which a per-packet mean moves when one interrupt lands in a window.
+const WhereMin = 0.5
+
+// WhereTop is how many functions a report names per variant at most;
+// run.json's report keeps them all.
+const WhereTop = 12
+
+// Where is where a tree's change went, function by function, from the
+// QEMU plugin's exact counts: what kci test names beside the rows. Its
+// rows are a family of their own (every function of every variant of
+// every icount tree of the run), tested like the deterministic rows and
+// Holm-corrected at DetAlpha over the planned looks; they do not enter
+// the verdict, which the rows above decide.
+type Where struct {
+	Rows   []WhereRow `json:"rows,omitempty"`
+	Family int        `json:"family"` // functions tested over the run
+	Model  string     `json:"model,omitempty"`
+	// Note says why there are no rows to read: no exact counts (no
+	// plugin, KVM, the host clock) or too few seeds.
+	Note string `json:"note,omitempty"`
+}
+
+// WhereRow is one function of one variant whose instructions per packet
+// (or modelled cycles per packet) changed.
+type WhereRow struct {
+	Variant string `json:"variant"`
+	Func    string `json:"func"`
+	// Insns and Cycles are per packet: the per-seed means of each side
+	// and their difference, with the change's 95 % interval.
+	Insns  WhereDelta  `json:"insns"`
+	Cycles *WhereDelta `json:"cycles,omitempty"`
+	Seeds  int         `json:"seeds"`
+}
+
+// WhereDelta is one metric of a WhereRow.
+type WhereDelta struct {
+	Base    float64 `json:"base"`
+	Patched float64 `json:"patched"`
+	Delta   float64 `json:"delta"`
+	Lo      float64 `json:"lo"`
+	Hi      float64 `json:"hi"`
+	Exact   bool    `json:"exact"`   // every seed agrees to < WhereMin: the change is exact
+	Changed bool    `json:"changed"` // called a change by the family's test
+	p, padj float64
+}
+
+// Where notes.
+const (
+	WhereNeedsICount = "needs TCG's instruction clock: exact counts come from a QEMU plugin under icount"
+	WhereNoCounts    = "no exact counts in this run (the QEMU plugin was not loaded: see the run's log)"
+)
+
+// WhereOf is tree's Where in run.
+func WhereOf(run *results.Run, tree string) *Where {
+	if run.ClockMode(tree) != results.ClockICount {
+		return &Where{Note: WhereNeedsICount}
+	}
+	var all []*whereCand
+	var own []*whereCand
+	model := ""
+	for _, t := range run.TreeNames() {
+		if run.ClockMode(t) != results.ClockICount {
+			continue
+		}
+		cs, m := whereCands(run, t)
+		all = append(all, cs...)
+		if t == tree {
+			own, model = cs, m
+		}
+	}
+	if len(own) == 0 {
+		return &Where{Note: WhereNoCounts}
+	}
+	var fam []*WhereDelta
+	for _, c := range all {
+		fam = append(fam, c.deltas()...)
+	}
+	holmDeltas(fam)
+	level := DetAlpha / float64(looks(run))
+	w := &Where{Family: len(fam), Model: model}
+	for _, c := range own {
+		for _, d := range c.deltas() {
+			d.Changed = d.padj < level && math.Abs(d.Delta) >= WhereMin
+		}
+		if c.row.Insns.Changed || (c.row.Cycles != nil && c.row.Cycles.Changed) {
+			w.Rows = append(w.Rows, c.row)
+		}
+	}
+	sort.SliceStable(w.Rows, func(i, j int) bool {
+		a, b := w.Rows[i], w.Rows[j]
+		if a.Variant != b.Variant {
+			return false // variants keep the run's order
+		}
+		return math.Abs(a.Insns.Delta) > math.Abs(b.Insns.Delta)
+	})
+	return w
+}
+
+// whereCand is one function of one variant, tested.
+type whereCand struct{ row WhereRow }
+
+func (c *whereCand) deltas() []*WhereDelta {
+	ds := []*WhereDelta{&c.row.Insns}
+	if c.row.Cycles != nil {
+		ds = append(ds, c.row.Cycles)
+	}
+	return ds
+}
+
+// exactSample is one boot's exact counts of one variant.
+type exactSample struct {
+	seed uint64
+	e    *results.Exact
+}
+
+// whereCands tests every function of every variant of tree.
+func whereCands(run *results.Run, tree string) ([]*whereCand, string) {
+	var order []string
+	by := map[string]map[string][]exactSample{} // variant → role → boots
+	model := ""
+	for _, b := range SortedBoots(run) {
+		if b.Tree != tree || b.Error != "" {
+			continue
+		}
+		for _, v := range b.Variants {
+			if !v.Valid || v.Exact == nil || v.Exact.Packets == 0 {
+				continue
+			}
+			if by[v.Variant] == nil {
+				by[v.Variant] = map[string][]exactSample{}
+				order = append(order, v.Variant)
+			}
+			seed := b.Seed
+			if seed == 0 {
+				seed = 1<<63 | uint64(b.Seq)
+			}
+			by[v.Variant][b.Role] = append(by[v.Variant][b.Role], exactSample{seed, v.Exact})
+			model = v.Exact.Model
+		}
+	}
+	var out []*whereCand
+	for _, name := range order {
+		base, patched := by[name][results.RoleBase], by[name][results.RolePatched]
+		if len(base) == 0 || len(patched) == 0 {
+			continue
+		}
+		for _, fn := range funcNames(base, patched) {
+			c := &whereCand{row: WhereRow{Variant: name, Func: fn}}
+			var seeds int
+			c.row.Insns, seeds = whereDelta(base, patched, fn, false)
+			c.row.Seeds = seeds
+			if model != "" {
+				d, _ := whereDelta(base, patched, fn, true)
+				c.row.Cycles = &d
+			}
+			if seeds >= 2 {
+				out = append(out, c)
+			}
+		}
+	}
+	return out, model
+}
+
+// funcNames is every function either side counted, in name order.
+func funcNames(sets ...[]exactSample) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, ss := range sets {
+		for _, s := range ss {
+			for _, f := range s.e.Funcs {
+				if !seen[f.Name] {
+					seen[f.Name] = true
+					out = append(out, f.Name)
+				}
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// whereDelta compares one function's per-packet count over seeds, as
+// compareDet does a row's, with WhereMin as the resolution.
+func whereDelta(base, patched []exactSample, fn string, cycles bool) (WhereDelta, int) {
+	val := func(ss []exactSample) ([]float64, []uint64) {
+		var xs []float64
+		var seeds []uint64
+		for _, s := range ss {
+			var n uint64
+			for _, f := range s.e.Funcs {
+				if f.Name == fn {
+					n = f.Insns
+					if cycles {
+						n = f.Cycles
+					}
+				}
+			}
+			xs = append(xs, float64(n)/float64(s.e.Packets))
+			seeds = append(seeds, s.seed)
+		}
+		return xs, seeds
+	}
+	bx, bs := val(base)
+	px, ps := val(patched)
+	bm, _ := seedMeans(bx, bs)
+	pm, _ := seedMeans(px, ps)
+	mb, _ := meanVar(bm)
+	mp, _ := meanVar(pm)
+	d := WhereDelta{Base: mb, Patched: mp, Delta: mp - mb, p: 1, padj: 1}
+	n := min(len(bm), len(pm))
+	if n < 2 {
+		d.Lo, d.Hi = math.NaN(), math.NaN()
+		return d, n
+	}
+	w := welchTest(bm, pm)
+	d.p = w.p
+	h := 0.0
+	if w.se > 0 {
+		h = tQuantile(1-(1-Confidence)/2, w.df) * w.se
+	}
+	d.Lo, d.Hi = d.Delta-h, d.Delta+h
+	if spanOf(bm) < WhereMin && spanOf(pm) < WhereMin {
+		d.Exact, d.p = true, 1
+		if math.Abs(d.Delta) >= WhereMin {
+			d.p = 0
+		}
+	}
+	if math.IsNaN(d.p) {
+		d.p = 1
+	}
+	return d, n
+}
+
+// holmDeltas is holm over the Where family.
+func holmDeltas(ds []*WhereDelta) {
+	sort.SliceStable(ds, func(i, j int) bool { return ds[i].p < ds[j].p })
+	prev := 0.0
+	for i, d := range ds {
+		d.padj = math.Min(1, math.Max(prev, d.p*float64(len(ds)-i)))
+		prev = d.padj
+	}
+}

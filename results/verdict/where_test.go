@@ -1,0 +1,77 @@
+package verdict
+
+import (
+	"math"
+	"testing"
+
+	"github.com/kci-dev/kci/results"
+	"github.com/kci-dev/kci/results/internal/runtest"
+)
+
+// whereRun is an icount run of one variant with seeds seeds per kernel
+// whose boots carry exact counts from funcs (runtest.WithExact).
+func whereRun(seeds int, funcs func(role string, seed uint64) map[string]float64) *results.Run {
+	run := runtest.MkRun(results.AccelTCG, results.ClockICount, seeds, seeds, []runtest.VarSpec{{Name: "hash", Progs: []string{"hash_write"}}},
+		func(string, int, string, string) float64 { return 100 })
+	return runtest.WithExact(run, funcs)
+}
+
+func TestWhereNamesExactChangesOnly(t *testing.T) {
+	run := whereRun(3, func(role string, seed uint64) map[string]float64 {
+		f := map[string]float64{"htab_map_update_elem": 112, "__htab_map_lookup_elem": 40, "[user]": 300, "ip_rcv": 80}
+		if role == results.RolePatched {
+			f["htab_map_update_elem"] += 5 // the patch: +5 exact on every seed
+			if seed == 2 {
+				f["__htab_map_lookup_elem"] -= 4.3 // one seed's other path: not a change
+			}
+		}
+		f["[user]"] += float64(seed%3) * 7 // seed spread on both sides alike
+		f["ip_rcv"] += 0.2                 // below WhereMin on both sides: never named
+		return f
+	})
+	w := WhereOf(run, "gtp")
+	if w.Note != "" {
+		t.Fatalf("note %q, want rows", w.Note)
+	}
+	if len(w.Rows) != 1 {
+		t.Fatalf("rows %+v, want htab_map_update_elem only", w.Rows)
+	}
+	r := w.Rows[0]
+	if r.Func != "htab_map_update_elem" || !r.Insns.Exact || !r.Insns.Changed || math.Abs(r.Insns.Delta-5) > 1e-9 || r.Seeds != 3 {
+		t.Errorf("row %+v, want htab_map_update_elem +5 exact over 3 seeds", r)
+	}
+	if w.Family != 4 {
+		t.Errorf("family %d, want the 4 functions of the run", w.Family)
+	}
+}
+
+// A function with seed spread that moves far more than its spread is a
+// change; one that moves within it is not.
+func TestWhereSpreadRows(t *testing.T) {
+	run := whereRun(6, func(role string, seed uint64) map[string]float64 {
+		jitter := float64(seed%3) * 2
+		f := map[string]float64{"skb_ext_put": 50 + jitter, "ktime_get": 30 + jitter}
+		if role == results.RolePatched {
+			f["skb_ext_put"] += 100
+			f["ktime_get"] += 1
+		}
+		return f
+	})
+	w := WhereOf(run, "gtp")
+	if len(w.Rows) != 1 || w.Rows[0].Func != "skb_ext_put" || w.Rows[0].Insns.Exact {
+		t.Fatalf("rows %+v, want skb_ext_put only, not exact", w.Rows)
+	}
+}
+
+func TestWhereNotes(t *testing.T) {
+	run := runtest.MkRun(results.AccelTCG, results.ClockICount, 3, 3, []runtest.VarSpec{{Name: "hash", Progs: []string{"hash_write"}}},
+		func(string, int, string, string) float64 { return 100 })
+	if w := WhereOf(run, "gtp"); w.Note != WhereNoCounts {
+		t.Errorf("no counts: note %q", w.Note)
+	}
+	kvm := runtest.MkRun(results.AccelKVM, "", 3, 3, []runtest.VarSpec{{Name: "hash", Progs: []string{"hash_write"}}},
+		func(string, int, string, string) float64 { return 100 })
+	if w := WhereOf(kvm, "gtp"); w.Note != WhereNeedsICount {
+		t.Errorf("kvm: note %q", w.Note)
+	}
+}

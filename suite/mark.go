@@ -1,0 +1,34 @@
+package suite
+
+// The host's QEMU plugin (vm/tcgplugin) counts every instruction and
+// memory access executed between two marker instructions: multi-byte NOPs
+// whose displacement the plugin matches at translation time. A guest
+// without the plugin executes them as NOPs. The bytes here and the
+// plugin's constants must agree; TestMarkBytes checks that.
+const (
+	markStartDisp = 0x4b430001 // nopl 0x4b430001(%rax,%rax,1)
+	markEndDisp   = 0x4b430002 // nopl 0x4b430002(%rax,%rax,1)
+)
+
+// CodeRange is one JIT'd function of a BPF program in the guest's kernel
+// address space: what the host maps the plugin's counts onto (its
+// symbol lookup cannot see JIT'd code).
+type CodeRange struct {
+	Prog string `json:"prog"` // program name; subprograms are prog/1, prog/2...
+	Addr uint64 `json:"addr"`
+	Len  uint32 `json:"len"`
+}
+
+// marker numbers the exact-count windows the guest opens, in the order
+// the plugin numbers them: every start marker executed is one window.
+type marker struct{ next int }
+
+// start executes the start marker and returns the window's index.
+func (m *marker) start() int {
+	markStart()
+	m.next++
+	return m.next - 1
+}
+
+// end executes the end marker.
+func (m *marker) end() { markEnd() }

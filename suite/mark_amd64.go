@@ -1,0 +1,5 @@
+package suite
+
+// Implemented in mark_amd64.s.
+func markStart()
+func markEnd()
