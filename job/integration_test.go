@@ -3,9 +3,11 @@ package job_test
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -53,7 +55,7 @@ func testerOn(t *testing.T, accel vm.Accel) *job.Tester {
 	}
 	return &job.Tester{Builder: b, Booter: &job.VMBooter{
 		VM:        vm.Config{Accel: accel, CPUs: 1, MemoryMiB: 1024, CacheDir: b.Cache.Root, BootTimeout: 45 * time.Second},
-		ImageOpts: vmimage.Options{CacheDir: b.Cache.Root},
+		ImageOpts: vmimage.Options{CacheDir: b.Cache.Root}, PluginDir: b.Cache.Root,
 	}}
 }
 
@@ -308,6 +310,34 @@ func TestSmallKnownWorkDetected(t *testing.T) {
 			t.Errorf("%s: %s (%+.2f%%), want %q: only the update path got work", k, row.Verdict, row.DeltaPct, verdict.NoChange)
 		}
 	}
+	assertWhere(t, r.run, "stock", "hash", "htab_map_update_elem", 5)
+}
+
+// assertWhere: the exact counts name fn of variant as the one function
+// that moved, by want instructions per packet exactly; nothing else in
+// the run moved by more than one.
+func assertWhere(t *testing.T, run *results.Run, tree, variant, fn string, want float64) {
+	t.Helper()
+	w := verdict.WhereOf(run, tree)
+	if w.Note != "" {
+		t.Fatalf("where: %s", w.Note)
+	}
+	found := false
+	for _, r := range w.Rows {
+		t.Logf("where: %s %s %.1f -> %.1f (%+.1f, exact %v, changed %v)", r.Variant, r.Func, r.Insns.Base, r.Insns.Patched, r.Insns.Delta, r.Insns.Exact, r.Insns.Changed)
+		switch {
+		case r.Variant == variant && r.Func == fn:
+			found = true
+			if !r.Insns.Exact || math.Abs(r.Insns.Delta-want) > 0.5 {
+				t.Errorf("where: %s/%s %+.2f insns/pkt (exact %v), want %+.0f exact", variant, fn, r.Insns.Delta, r.Insns.Exact, want)
+			}
+		case r.Insns.Changed && math.Abs(r.Insns.Delta) > 1:
+			t.Errorf("where: %s/%s moved %+.2f insns/pkt: only %s got work", r.Variant, r.Func, r.Insns.Delta, fn)
+		}
+	}
+	if !found {
+		t.Errorf("where: %s/%s not named among %d rows", variant, fn, len(w.Rows))
+	}
 }
 
 // Deterministic mode's promise: boots of one kernel with one seed give
@@ -344,4 +374,19 @@ func TestRepeatedBootsIdentical(t *testing.T) {
 	if len(r.run.Boots) != 3 {
 		t.Fatalf("%d boots, want 3", len(r.run.Boots))
 	}
+	// The plugin's counts repeat too: every function, every window.
+	for _, b := range r.run.Boots[1:] {
+		for i, v := range b.Variants {
+			e, e0 := v.Exact, r.run.Boots[0].Variants[i].Exact
+			if e == nil || e0 == nil {
+				t.Fatalf("boot %d %s: no exact counts", b.Rep, v.Variant)
+			}
+			if !reflect.DeepEqual(e, e0) {
+				t.Errorf("boot %d %s: exact counts differ from boot 1's (%d vs %d insns, %d vs %d functions)",
+					b.Rep, v.Variant, e.Insns, e0.Insns, len(e.Funcs), len(e0.Funcs))
+			}
+		}
+	}
+	t.Logf("exact counts of %s per boot: %d insns, %d functions", r.run.Boots[0].Variants[0].Variant,
+		r.run.Boots[0].Variants[0].Exact.Insns, len(r.run.Boots[0].Variants[0].Exact.Funcs))
 }

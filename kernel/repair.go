@@ -251,6 +251,17 @@ func (c *Cache) repairScratch() []string {
 	return fixed
 }
 
+// dropScratch trashes the scratch directories of final's earlier writers,
+// which the caller's lock on final says are dead: a killed import's tar,
+// still holding the lock when the next run's Repair looked, left its
+// scratch behind.
+func (c *Cache) dropScratch(final string) {
+	tmps, _ := filepath.Glob(filepath.Join(filepath.Dir(final), ".tmp-"+filepath.Base(final)+"-*"))
+	for _, tmp := range tmps {
+		_ = c.toTrash(tmp) // best effort: Repair tries again
+	}
+}
+
 // summary is fixed on one line: the first few and how many more.
 func summary(fixed []string) string {
 	const show = 3

@@ -80,6 +80,7 @@ func (c *Cache) importTarball(ctx context.Context, tarball string) (*Source, err
 	if s, err := openSource(ctx, src, origin); err == nil {
 		return s, nil
 	}
+	c.dropScratch(final)
 	tmp, err := tempDir(final)
 	if err != nil {
 		return nil, infra("import "+tarball, err)

@@ -52,4 +52,3 @@ func TestWhereRendered(t *testing.T) {
 		t.Errorf("html: want the function's cell and the markup escaped")
 	}
 }
-
