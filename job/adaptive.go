@@ -13,9 +13,15 @@ import (
 // "no change" whose 90 %-power bound is above the smallest effect), boot
 // more seeds of both kernels for the variants holding them, look by
 // look (verdict.LookSeeds), within --max-boots. The new seeds go through
-// the normal boot path, so the result cache serves base seeds it knows.
+// the normal boot path, so the result cache serves the seeds it knows.
 // The run records the looks planned before any decision reads them: the
 // false-alarm rate is split over all of them.
+//
+// The default budget counts every boot, cached or not: the plan is then
+// a function of the boots' results alone, and a rerun on the same kernels
+// takes the same path from the cache (a replay) instead of spending
+// what the cache saved on more seeds. An explicit --max-boots (MaxBoots
+// > 0) counts only the boots that ran: cache hits are free.
 func (r *testRun) adaptiveSeeds() error {
 	if !r.autoReps || r.o.Seed != 0 || len(r.patches) == 0 || r.o.Shards > 1 || r.o.MaxBoots < 0 {
 		return nil
@@ -29,13 +35,16 @@ func (r *testRun) adaptiveSeeds() error {
 			return nil // noisy boots: a fixed number, noisy mode's test
 		}
 	}
-	sq := results.Sequential{Looks: len(verdict.LookSeeds), Done: 1, MaxBoots: r.o.MaxBoots}
+	sq := results.Sequential{Looks: len(verdict.LookSeeds), Done: 1, MaxBoots: r.o.MaxBoots, NewBootsOnly: r.o.MaxBoots > 0}
 	if sq.MaxBoots == 0 {
 		sq.MaxBoots = verdict.DefaultMaxBoots
 	}
-	save := func(run *results.Run) {
+	count := func(run *results.Run) {
 		n, cached := run.BootCount("")
-		sq.Boots = n - cached
+		sq.Boots, sq.Cached = n-cached, cached
+	}
+	save := func(run *results.Run) {
+		count(run)
 		c := sq
 		_ = r.rec.Update(func(run *results.Run) { run.Sequential = &c })
 	}
@@ -44,8 +53,8 @@ func (r *testRun) adaptiveSeeds() error {
 		if run, err = r.rec.Snapshot(); err != nil {
 			return err
 		}
-		n, cached := run.BootCount("")
-		plan, stop := verdict.PlanLook(run, look, sq.MaxBoots-(n-cached))
+		count(run)
+		plan, stop := verdict.PlanLook(run, look, sq.MaxBoots-sq.Counted())
 		if len(plan) == 0 {
 			sq.Stop = stop
 			r.logf("kci: adaptive seeds: %s after %d look(s)", stop, sq.Done)

@@ -120,9 +120,11 @@ type TestOptions struct {
 	// run (percent; 0: results.DefaultMinEffectPct).
 	MinEffectPct float64
 	// MaxBoots caps the adaptive seeds of a deterministic run with a
-	// patch and no Reps or Seed (every boot of the run, cache hits not
-	// counted): 0 is verdict.DefaultMaxBoots, negative turns the adaptive
-	// rule off (a fixed 3 seeds per kernel).
+	// patch and no Reps or Seed. 0 is verdict.DefaultMaxBoots boots,
+	// cached or not, so that a rerun replays the run; a positive value is
+	// the user's explicit budget and counts only the boots that ran (cache
+	// hits free); negative turns the adaptive rule off (a fixed 3 seeds
+	// per kernel).
 	MaxBoots int
 }
 

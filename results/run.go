@@ -192,24 +192,57 @@ const (
 // BootCount is how many boots a run (or one tree of it, tree != "")
 // records and how many of them came from the result cache.
 func (r *Run) BootCount(tree string) (n, cached int) {
+	n, cached, _ = r.cacheCount(tree)
+	return n, cached
+}
+
+// cacheCount is BootCount plus the boots that re-checked a cached entry
+// (CacheChecked or CacheMismatch).
+func (r *Run) cacheCount(tree string) (n, cached, rechecked int) {
 	for _, b := range r.Boots {
 		if tree != "" && b.Tree != tree {
 			continue
 		}
 		n++
-		if b.Cache == CacheHit {
+		switch b.Cache {
+		case CacheHit:
 			cached++
+		case CacheChecked, CacheMismatch:
+			rechecked++
 		}
 	}
-	return n, cached
+	return n, cached, rechecked
+}
+
+// Replayed reports whether a run (or one tree of it) is a replay: it has
+// boots from the result cache, and every boot came from it but the one
+// that re-checked an entry and found it identical. A re-check that
+// differed (CacheMismatch) turns the cache off for the run: no replay.
+func (r *Run) Replayed(tree string) bool {
+	n, cached, rechecked := r.cacheCount(tree)
+	if cached == 0 || cached+rechecked != n {
+		return false
+	}
+	for _, b := range r.Boots {
+		if (tree == "" || b.Tree == tree) && b.Cache == CacheMismatch {
+			return false
+		}
+	}
+	return true
 }
 
 // BootsLine reads "12 boots (6 from cache)", or "12 boots" when none
-// came from the cache.
+// came from the cache, or for a replay (Replayed) "20 boots (replayed:
+// 19 from the result cache, 1 re-check)".
 func (r *Run) BootsLine(tree string) string {
-	n, k := r.BootCount(tree)
+	n, k, checked := r.cacheCount(tree)
 	s := Plural(n, "boot")
-	if k > 0 {
+	switch {
+	case r.Replayed(tree) && checked > 0:
+		s += fmt.Sprintf(" (replayed: %d from the result cache, %d re-check)", k, checked)
+	case r.Replayed(tree):
+		s += fmt.Sprintf(" (replayed: %d from the result cache)", k)
+	case k > 0:
 		s += fmt.Sprintf(" (%d from cache)", k)
 	}
 	return s
@@ -338,12 +371,39 @@ func IsRunDir(dir string) bool {
 // looks it was planned for (the false-alarm rate is split evenly over
 // them, Bonferroni, so stopping early never inflates it), how many it
 // took, the boot budget, and why it stopped.
+//
+// The budget counts every boot of the run, cache hits included
+// (Boots+Cached), so the plan is a function of the boots' results and a
+// rerun replays it; with an explicit --max-boots (NewBootsOnly) it
+// counts only the boots that ran (Boots), and cache hits are free.
+// Records written before Cached existed counted Boots only.
 type Sequential struct {
-	Looks    int    `json:"looks"`      // planned: the alpha divisor
-	Done     int    `json:"looks_done"` // taken
-	MaxBoots int    `json:"max_boots"`
-	Boots    int    `json:"boots"` // booted by the run (cache hits not counted)
-	Stop     string `json:"stop"`  // why it stopped: StopDecided, StopBudget...
+	Looks    int `json:"looks"`      // planned: the alpha divisor
+	Done     int `json:"looks_done"` // taken
+	MaxBoots int `json:"max_boots"`
+	Boots    int `json:"boots"`            // booted by the run (cache hits not counted)
+	Cached   int `json:"cached,omitempty"` // served by the result cache
+	// NewBootsOnly: --max-boots was given, and it caps Boots alone.
+	NewBootsOnly bool   `json:"new_boots_only,omitempty"`
+	Stop         string `json:"stop"` // why it stopped: StopDecided, StopBudget...
+}
+
+// Counted is how many of the run's boots the budget counts.
+func (s *Sequential) Counted() int {
+	if s.NewBootsOnly {
+		return s.Boots
+	}
+	return s.Boots + s.Cached
+}
+
+// BudgetLine says what the budget counted: "20 boots (--max-boots 20)",
+// or under NewBootsOnly with cache hits "26 boots, 12 from cache
+// (--max-boots 14 counts booted ones)".
+func (s *Sequential) BudgetLine() string {
+	if s.NewBootsOnly && s.Cached > 0 {
+		return fmt.Sprintf("%s, %d from cache (--max-boots %d counts booted ones)", Plural(s.Boots+s.Cached, "boot"), s.Cached, s.MaxBoots)
+	}
+	return fmt.Sprintf("%s (--max-boots %d)", Plural(s.Boots+s.Cached, "boot"), s.MaxBoots)
 }
 
 // Why the adaptive rule stopped.

@@ -45,7 +45,7 @@ func checkTestFlags(cmd *cobra.Command, f testFlags) error {
 	case f.seed != 0 && set("first-seed"):
 		return job.Usagef("--seed and --first-seed: pick one (--seed pins every boot, --first-seed starts the per-repetition seeds)")
 	case f.maxBoots < -1:
-		return job.Usagef("--max-boots %d: want a number of boots, 0 for the default (%d) or -1 for no adaptive seeds", f.maxBoots, verdict.DefaultMaxBoots)
+		return job.Usagef("--max-boots %d: want a number of boots that ran (cache hits free), 0 for the default (%d, cached or not) or -1 for no adaptive seeds", f.maxBoots, verdict.DefaultMaxBoots)
 	case f.minEffect < 0:
 		return job.Usagef("--min-effect %g: want a percentage >= 0", f.minEffect)
 	case f.failOnReg < 0 && (f.failOnReg != -1 || set("fail-on-regression")):

@@ -55,10 +55,12 @@ and the benchmark in the guest, and compare patched against base.
 
 Under TCG's instruction clock (icount) and without --reps or --seed, kci
 starts with 3 seeds per kernel and adds seeds only for variants whose rows
-are still undecided, until every row is decided or --max-boots boots ran
-(default 20; cached boots do not count; -1: no added seeds). An icount boot
-takes 20-45 s and two run side by side on 2 cores, so 20 boots are about
-4-8 minutes of booting.
+are still undecided, until every row is decided or the boot budget is spent.
+By default the budget is 20 boots, cached or not, so a rerun on the same
+kernels takes the same seeds from the result cache and says it replayed. An
+explicit --max-boots N counts only boots that ran: cache hits are free, and a
+rerun may add seeds (-1: no added seeds). An icount boot takes 20-45 s and two
+run side by side on 2 cores, so 20 boots are about 4-8 minutes of booting.
 
 Without a patch, --tree's kernel alone is booted --reps times and measured;
 with --seed every boot gets the same guest seed, so under icount the boots
@@ -91,7 +93,7 @@ func (c *testCmd) register(f *pflag.FlagSet) {
 	f.Float64Var(&c.minEffect, "min-effect", 0, "smallest change of interest, in percent (default 0.5): a change must be bigger to be called")
 	f.Uint64Var(&c.firstSeed, "first-seed", 1, "under icount, repetition k uses guest seed first-seed+k-1 (another sample of the guest's randomness)")
 	f.IntVar(&c.parallel, "parallel", 0, "boots at a time (default: under icount the host's CPUs, at most 4; otherwise 1, the only value allowed)")
-	f.IntVar(&c.maxBoots, "max-boots", 0, fmt.Sprintf("boot budget for adaptive seeds under icount (0: %d, about 2.5-4 min of boots on 2 cores; -1: 3 seeds per kernel, no more)", verdict.DefaultMaxBoots))
+	f.IntVar(&c.maxBoots, "max-boots", 0, fmt.Sprintf("boot budget for adaptive seeds under icount (0: %d boots, cached or not; N: N boots that ran, cache hits free; -1: 3 seeds per kernel, no more)", verdict.DefaultMaxBoots))
 	f.Uint64Var(&c.seed, "seed", 0, "under icount, boot every repetition with this guest seed (1 or more): a determinism check, the boots must agree exactly; no row is called")
 	f.StringVar(&c.shard, "shard", "", "run only repetitions i, i+N, ... of the job (i/N), for fan-out; merge with kci report --merge")
 	f.BoolVar(&c.post, "post", false, "post the report to the pull request (GitHub Actions environment, GITHUB_TOKEN)")

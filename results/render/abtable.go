@@ -64,8 +64,7 @@ func abLegend(ab verdict.TreeAB) []string {
 			fmt.Sprintf("\"no change ±X%%\": the change that row would have shown with %.0f%% power", verdict.PowerLevel*100),
 		}
 		if sq := ab.Sequential; sq != nil && sq.Stop != "" {
-			parts = append(parts, fmt.Sprintf("adaptive seeds: %d of %d looks, %d boots (--max-boots %d): %s",
-				sq.Done, sq.Looks, sq.Boots, sq.MaxBoots, sq.Stop))
+			parts = append(parts, fmt.Sprintf("adaptive seeds: %d of %d looks, %s: %s", sq.Done, sq.Looks, sq.BudgetLine(), sq.Stop))
 		}
 		return parts
 	}

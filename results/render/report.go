@@ -25,6 +25,9 @@ type Report struct {
 	// result cache (an earlier boot of the same exact key), not booted.
 	Boots          int `json:"boots"`
 	BootsFromCache int `json:"boots_from_cache"`
+	// Replayed: every boot came from the result cache but the re-check
+	// (results.Run.Replayed), e.g. the same kci test run again.
+	Replayed bool `json:"replayed"`
 }
 
 // BuildReport computes the report of the given trees (all if empty).
@@ -35,6 +38,7 @@ func BuildReport(run *results.Run, trees ...string) Report {
 		Host: run.Host, Emulated: run.Emulated(""), Phases: run.Phases,
 	}
 	r.Boots, r.BootsFromCache = run.BootCount("")
+	r.Replayed = run.Replayed("")
 	for _, t := range selectTrees(run, trees) {
 		tr := verdict.Analyze(run, t)
 		b := verdict.BriefOf(tr)

@@ -188,7 +188,7 @@ func summary(run *results.Run, ab TreeAB, f facts) string {
 	// not have shown a change of the smallest effect.
 	add(fmt.Sprintf("no change, but not ruled out at ±%.1f%% with %.0f%% power", ab.MinEffectPct, PowerLevel*100), f.hidden)
 	if sq := ab.Sequential; sq != nil && sq.Stop != "" {
-		sum = append(sum, fmt.Sprintf("adaptive seeds: %d of %d planned looks, %d boots (--max-boots %d): %s", sq.Done, sq.Looks, sq.Boots, sq.MaxBoots, sq.Stop))
+		sum = append(sum, fmt.Sprintf("adaptive seeds: %d of %d planned looks, %s: %s", sq.Done, sq.Looks, sq.BudgetLine(), sq.Stop))
 	}
 	if ab.Deterministic() && ab.Family > 0 {
 		sum = append(sum, fmt.Sprintf("test: Welch t over per-seed values, Holm over %d rows of the run at %.0f%% family-wise (split over %d looks)", ab.Family, ab.Alpha*100, ab.Looks))

@@ -3,6 +3,7 @@ package verdict
 import (
 	"fmt"
 	"math"
+	"sort"
 
 	"github.com/kci-dev/kci/results"
 )
@@ -42,29 +43,36 @@ func looks(r *results.Run) int {
 }
 
 // seedMeans groups a side's values by guest seed (a boot without a
-// recorded seed is its own) and gives each seed's mean, in first-seen
-// order, and the seeds whose repeated boots disagree.
+// recorded seed is its own) and gives each seed's mean, in seed order,
+// and the seeds whose repeated boots disagree. The order and the sums do
+// not depend on the order the boots finished in (a boot from the result
+// cache finishes before one that ran): the same boots give the same
+// statistics to the last bit, so a rerun takes the same adaptive path.
 func seedMeans(xs []float64, seeds []uint64) (means []float64, differ []uint64) {
-	idx := map[uint64]int{}
-	var sums []float64
-	var counts []int
-	first := map[uint64]float64{}
+	type seedValue struct {
+		seed uint64
+		x    float64
+	}
+	svs := make([]seedValue, len(xs))
 	for i, x := range xs {
-		k := seeds[i]
-		j, ok := idx[k]
-		if !ok {
-			j = len(sums)
-			idx[k] = j
-			sums, counts = append(sums, 0), append(counts, 0)
-			first[k] = x
-		} else if x != first[k] && k < 1<<63 {
+		svs[i] = seedValue{seeds[i], x}
+	}
+	sort.Slice(svs, func(i, j int) bool {
+		if svs[i].seed != svs[j].seed {
+			return svs[i].seed < svs[j].seed
+		}
+		return svs[i].x < svs[j].x
+	})
+	for i := 0; i < len(svs); {
+		j, sum := i, 0.0
+		for ; j < len(svs) && svs[j].seed == svs[i].seed; j++ {
+			sum += svs[j].x
+		}
+		if k := svs[i].seed; svs[j-1].x != svs[i].x && k < 1<<63 {
 			differ = append(differ, k)
 		}
-		sums[j] += x
-		counts[j]++
-	}
-	for j := range sums {
-		means = append(means, sums[j]/float64(counts[j]))
+		means = append(means, sum/float64(j-i))
+		i = j
 	}
 	return means, differ
 }
@@ -350,7 +358,7 @@ func (ab TreeAB) DetRule() string {
 		"and at least ±%.1f%% and %g ns (one instruction); a no change states what it would show with %.0f%% power)",
 		ab.Family, ab.Alpha*100, max(ab.Looks, 1), ab.MinEffectPct, ResolutionNs, PowerLevel*100)
 	if sq := ab.Sequential; sq != nil && sq.Stop != "" {
-		s += fmt.Sprintf("; adaptive seeds: %d of %d looks, %d boots (--max-boots %d): %s", sq.Done, sq.Looks, sq.Boots, sq.MaxBoots, sq.Stop)
+		s += fmt.Sprintf("; adaptive seeds: %d of %d looks, %s: %s", sq.Done, sq.Looks, sq.BudgetLine(), sq.Stop)
 	}
 	return s
 }
