@@ -17,7 +17,7 @@ import (
 	"github.com/kci-dev/kci/project"
 	"github.com/kci-dev/kci/rcache"
 	"github.com/kci-dev/kci/results"
-	"github.com/kci-dev/kci/suite"
+	"github.com/kci-dev/kci/wire"
 )
 
 // seedBoot is a deterministic boot of two variants: "read" costs the
@@ -49,8 +49,8 @@ func seedBootShift(_ context.Context, req BootRequest, shiftPct float64) (*BootR
 	}
 	costs := map[string]float64{"read": 204, "write": 500 * shift * (1 + 0.014*draw(salt))}
 	for _, v := range req.Plan.Variants {
-		res.Variants = append(res.Variants, suite.VariantResult{Variant: v, Valid: true,
-			Programs: []suite.ProgStat{{Name: v + "_prog", Type: "sched_cls", RunCnt: pkts, RunTimeNs: uint64(math.Round(costs[v] * pkts))}}})
+		res.Variants = append(res.Variants, wire.VariantResult{Variant: v, Valid: true,
+			Programs: []wire.ProgStat{{Name: v + "_prog", Type: "sched_cls", RunCnt: pkts, RunTimeNs: uint64(math.Round(costs[v] * pkts))}}})
 	}
 	return res, nil
 }

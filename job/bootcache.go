@@ -20,8 +20,8 @@ import (
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/rcache"
 	"github.com/kci-dev/kci/results"
-	"github.com/kci-dev/kci/suite"
 	"github.com/kci-dev/kci/vm"
+	"github.com/kci-dev/kci/wire"
 )
 
 // CacheKeyer is a Booter that can say when a boot is exact and what its
@@ -346,7 +346,7 @@ func (b *VMBooter) kernelHash(k *kernel.Artifacts) (string, error) {
 	return b.hashes[k.BzImage], nil
 }
 
-func perRun(p suite.ProgStat) float64 {
+func perRun(p wire.ProgStat) float64 {
 	if p.RunCnt == 0 {
 		return 0
 	}

@@ -19,9 +19,9 @@ import (
 	"github.com/kci-dev/kci/project"
 	"github.com/kci-dev/kci/rcache"
 	"github.com/kci-dev/kci/results"
-	"github.com/kci-dev/kci/suite"
 	"github.com/kci-dev/kci/vm"
 	"github.com/kci-dev/kci/vmimage"
+	"github.com/kci-dev/kci/wire"
 )
 
 // keyedBooter is the scripted booter with a result-cache key: the kernel,
@@ -256,7 +256,7 @@ func TestVMBooterCacheKey(t *testing.T) {
 	}
 	icount := vm.Config{Accel: vm.AccelTCG, Clock: vm.ClockICount, CPUs: 1, MemoryMiB: 1024}
 	req := BootRequest{Kernel: &kernel.Artifacts{Key: "k", BuildID: "b", BzImage: bz, Release: "6.12"}, Seed: 2,
-		Plan: suite.Plan{Variants: []string{"hash"}, Bench: suite.DefaultBench()}}
+		Plan: wire.Plan{Variants: []string{"hash"}, Bench: wire.DefaultBench()}}
 	ctx := context.Background()
 	key, exact, err := newBooter(icount).CacheKey(ctx, req)
 	if err != nil || !exact {

@@ -13,7 +13,7 @@ import (
 	"github.com/kci-dev/kci/internal/progress"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/results"
-	"github.com/kci-dev/kci/suite"
+	"github.com/kci-dev/kci/wire"
 )
 
 // engine is what a verb's run stands on: its directory, its log and
@@ -74,7 +74,7 @@ func (e *engine) settleAccel(k *kernel.Artifacts) (accel, why string, err error)
 // bootSpec is one boot a verb asks for.
 type bootSpec struct {
 	Kernel *kernel.Artifacts
-	Plan   suite.Plan
+	Plan   wire.Plan
 	Tree   string // the console file's name starts with it
 	Name   string // the boot within the tree: "base-2", "patch 1 of 3"
 	Label  string // what logs and the progress meter call it

@@ -9,9 +9,9 @@ import (
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/profile"
 	"github.com/kci-dev/kci/results"
-	"github.com/kci-dev/kci/suite"
 	"github.com/kci-dev/kci/vm"
 	"github.com/kci-dev/kci/vm/tcgplugin"
+	"github.com/kci-dev/kci/wire"
 )
 
 // exactMinPerPacket is the share below which a function is folded into
@@ -122,7 +122,7 @@ type codeRange struct {
 // attribute sums a window's per-block counts by function: the variant's
 // BPF programs and the accountant's by their JIT ranges, the kernel's by
 // vmlinux's symbols, the rest into buckets.
-func attribute(w *tcgplugin.Window, v suite.VariantResult, syms *profile.KernelSymbols) *results.Exact {
+func attribute(w *tcgplugin.Window, v wire.VariantResult, syms *profile.KernelSymbols) *results.Exact {
 	var ranges []codeRange
 	for _, l := range v.Loads {
 		for _, r := range l.JIT {
@@ -167,7 +167,7 @@ func nameOf(addr uint64, ranges []codeRange, syms *profile.KernelSymbols) string
 // exactPackets is what a window's per-packet figures divide by: the
 // accountant's packets where it ran (its window is the plugin's, to a few
 // syscalls), else the window's.
-func exactPackets(v suite.VariantResult) uint64 {
+func exactPackets(v wire.VariantResult) uint64 {
 	if v.Cost == nil {
 		return 0
 	}

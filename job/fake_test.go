@@ -9,7 +9,7 @@ import (
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/project"
 	"github.com/kci-dev/kci/results"
-	"github.com/kci-dev/kci/suite"
+	"github.com/kci-dev/kci/wire"
 )
 
 // fakeBuilder hands out kernels without building any: the job's unit tests
@@ -95,11 +95,11 @@ func measured(ns float64, invalid, observed string) boot {
 	return func(_ context.Context, req BootRequest) (*BootResult, error) {
 		res := &BootResult{Accel: results.AccelTCG, Clock: results.ClockICount}
 		const pkts = 1_000_000
-		v := suite.VariantResult{Variant: "x", Valid: invalid == "", Invalid: invalid,
-			Programs: []suite.ProgStat{{Name: "x_prog", Type: "sched_cls", RunCnt: pkts, RunTimeNs: uint64(ns * pkts)}}}
-		res.Variants = []suite.VariantResult{v}
+		v := wire.VariantResult{Variant: "x", Valid: invalid == "", Invalid: invalid,
+			Programs: []wire.ProgStat{{Name: "x_prog", Type: "sched_cls", RunCnt: pkts, RunTimeNs: uint64(ns * pkts)}}}
+		res.Variants = []wire.VariantResult{v}
 		if req.Plan.Survival {
-			res.Cells = []suite.Cell{{Carrier: "skb_ext", Path: "veth", Expected: "survives", Observed: observed, Pass: observed == "survives"}}
+			res.Cells = []wire.Cell{{Carrier: "skb_ext", Path: "veth", Expected: "survives", Observed: observed, Pass: observed == "survives"}}
 		}
 		return res, nil
 	}

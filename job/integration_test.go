@@ -18,16 +18,16 @@ import (
 	"github.com/kci-dev/kci/job"
 	"github.com/kci-dev/kci/job/jobtest"
 	"github.com/kci-dev/kci/results"
-	"github.com/kci-dev/kci/suite"
 	"github.com/kci-dev/kci/vm"
 	"github.com/kci-dev/kci/vmimage"
+	"github.com/kci-dev/kci/wire"
 )
 
 // testBench is traffic sized for a 2-core host running a 2-vCPU TCG guest.
-func testBench() suite.BenchParams {
+func testBench() wire.BenchParams {
 	// 1 Mbit/s of 36-byte datagrams is ~3.5k packets/s: what an emulated
 	// guest on a busy 2-core host delivers in full.
-	return suite.BenchParams{Pairs: 1, PayloadSize: 36, RateMbit: 1,
+	return wire.BenchParams{Pairs: 1, PayloadSize: 36, RateMbit: 1,
 		ServerLead: time.Second, Warmup: time.Second, Window: 3 * time.Second,
 		ServerCPUs: []int{0}, ClientCPUs: []int{1}, SamplerCPU: 1}
 }

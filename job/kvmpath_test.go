@@ -15,7 +15,7 @@ import (
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/project"
 	"github.com/kci-dev/kci/results"
-	"github.com/kci-dev/kci/suite"
+	"github.com/kci-dev/kci/wire"
 )
 
 // The runner's KVM, played by script: what vm's fake-QEMU hosts settle
@@ -59,12 +59,12 @@ func kvmBoot(ns float64) boot {
 	return func(_ context.Context, req BootRequest) (*BootResult, error) {
 		jitter := 1 + 0.01*float64(int(req.Seed%5)-2)
 		const pkts = 1_000_000
-		v := suite.VariantResult{Variant: "x", Valid: true,
-			Programs: []suite.ProgStat{{Name: "x_prog", Type: "sched_cls", RunCnt: pkts, RunTimeNs: uint64(ns * jitter * pkts)}}}
+		v := wire.VariantResult{Variant: "x", Valid: true,
+			Programs: []wire.ProgStat{{Name: "x_prog", Type: "sched_cls", RunCnt: pkts, RunTimeNs: uint64(ns * jitter * pkts)}}}
 		res := &BootResult{Accel: results.AccelKVM, Clock: results.ClockKVM, CPU: runnerCPU, CPUReason: runnerCPUReason,
-			BootToReady: 1100 * time.Millisecond, Variants: []suite.VariantResult{v}}
+			BootToReady: 1100 * time.Millisecond, Variants: []wire.VariantResult{v}}
 		if req.Plan.Survival {
-			res.Cells = []suite.Cell{{Carrier: "skb_ext", Path: "veth", Expected: "survives", Observed: "survives", Pass: true}}
+			res.Cells = []wire.Cell{{Carrier: "skb_ext", Path: "veth", Expected: "survives", Observed: "survives", Pass: true}}
 		}
 		return res, nil
 	}

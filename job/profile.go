@@ -7,7 +7,7 @@ import (
 
 	"github.com/kci-dev/kci/profile"
 	"github.com/kci-dev/kci/results/render"
-	"github.com/kci-dev/kci/suite"
+	"github.com/kci-dev/kci/wire"
 )
 
 // ProfileTopN is how many symbols the profile tables list.
@@ -30,7 +30,7 @@ func newProfiles(runDir string, logf func(string, ...any)) (*profiles, error) {
 
 // add writes one boot's profiles. A profile that cannot be written is
 // logged, not fatal: the measurements of the boot stand on their own.
-func (p *profiles) add(tree, role string, rep int, release, accel string, ps []suite.Profile) {
+func (p *profiles) add(tree, role string, rep int, release, accel string, ps []wire.Profile) {
 	if p == nil {
 		return
 	}

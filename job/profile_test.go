@@ -9,13 +9,13 @@ import (
 
 	"github.com/kci-dev/kci/results"
 	"github.com/kci-dev/kci/results/render"
-	"github.com/kci-dev/kci/suite"
 	"github.com/kci-dev/kci/vm/event"
+	"github.com/kci-dev/kci/wire"
 )
 
 func TestCollectProfile(t *testing.T) {
 	var out BootResult
-	ev, err := event.New(event.Profile, suite.Profile{Variant: "hash", Folded: "t;f 3\n", FreqHz: 99, CPUs: []int{0, 1}})
+	ev, err := event.New(event.Profile, wire.Profile{Variant: "hash", Folded: "t;f 3\n", FreqHz: 99, CPUs: []int{0, 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,11 +39,11 @@ func TestProfilesWriteRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := 3 * time.Second
-	p.add("stock", "base", 1, "6.12.117", "tcg", []suite.Profile{
+	p.add("stock", "base", 1, "6.12.117", "tcg", []wire.Profile{
 		{Variant: "hash", Folded: "kci-guest;htab_map_update_elem 4\nkci-guest;other 6\n", FreqHz: 99, Window: w},
 		{Variant: "lru", Error: "perf_event_open: ENODEV"},
 	})
-	p.add("stock", "patched", 1, "6.12.117-dirty", "tcg", []suite.Profile{
+	p.add("stock", "patched", 1, "6.12.117-dirty", "tcg", []wire.Profile{
 		{Variant: "hash", Folded: "kci-guest;htab_map_update_elem 8\nkci-guest;other 2\n", FreqHz: 99, Window: w},
 	})
 	set, err := p.finish()
@@ -85,7 +85,7 @@ func TestProfilesWriteRun(t *testing.T) {
 		t.Errorf("report.txt lacks the profiles' text section, or has Markdown links:\n%s", txt)
 	}
 	var nilProfiles *profiles
-	nilProfiles.add("stock", "base", 1, "", "", []suite.Profile{{Variant: "hash"}})
+	nilProfiles.add("stock", "base", 1, "", "", []wire.Profile{{Variant: "hash"}})
 	if s, err := nilProfiles.finish(); s != nil || err != nil {
 		t.Error("a run without profiling must not write profiles")
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/project"
 	"github.com/kci-dev/kci/results"
-	"github.com/kci-dev/kci/suite"
+	"github.com/kci-dev/kci/wire"
 )
 
 // SeriesBuilder is what per-patch validation needs from the builder: kci
@@ -77,8 +77,8 @@ type SeriesOptions struct {
 	// Each.
 	Variants []string
 	Each     bool
-	Bench    suite.BenchParams
-	BenchFor func(accel string) suite.BenchParams // sizes traffic once the accelerator is known
+	Bench    wire.BenchParams
+	BenchFor func(accel string) wire.BenchParams // sizes traffic once the accelerator is known
 	// MinEffectPct is the smallest change (percent) a program must show to
 	// be located; 0: results.DefaultMinEffectPct.
 	MinEffectPct float64
@@ -243,7 +243,7 @@ func seriesVerdict(s *results.Series, failOnWarnings bool) error {
 
 // lostCells are the survival cells that passed on the tree's kernel and do
 // not pass on the prefix (missing counts as lost).
-func lostCells(base, now []suite.Cell) []string {
+func lostCells(base, now []wire.Cell) []string {
 	pass := map[[2]string]bool{}
 	for _, c := range now {
 		k := [2]string{c.Carrier, c.Path}

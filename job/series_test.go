@@ -17,7 +17,7 @@ import (
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/project"
 	"github.com/kci-dev/kci/results"
-	"github.com/kci-dev/kci/suite"
+	"github.com/kci-dev/kci/wire"
 )
 
 const warnDir = "../kernel/testdata/warnings"
@@ -118,9 +118,9 @@ func (f *fakeSeriesBooter) Boot(ctx context.Context, req BootRequest) (*BootResu
 	if f.crash[key] {
 		return &BootResult{ErrorKind: "crash"}, errors.New("kernel panic: BUG: kernel NULL pointer dereference")
 	}
-	r := &BootResult{Accel: "tcg", Clock: results.ClockICount, Sanity: &suite.Sanity{}}
+	r := &BootResult{Accel: "tcg", Clock: results.ClockICount, Sanity: &wire.Sanity{}}
 	if req.Plan.Survival {
-		r.Cells = []suite.Cell{
+		r.Cells = []wire.Cell{
 			{Carrier: "skb", Path: "lo", Expected: "survives", Observed: "survives", Pass: !f.lose[key]},
 			{Carrier: "skb", Path: "veth", Expected: "survives", Observed: "survives", Pass: true},
 		}
@@ -135,7 +135,7 @@ func (f *fakeSeriesBooter) Boot(ctx context.Context, req BootRequest) (*BootResu
 			rd = 40
 		}
 		rd *= 1 + f.readSeed[req.Seed]/100
-		r.Variants = []suite.VariantResult{{Variant: "gtp-gtp", Valid: true, Programs: []suite.ProgStat{
+		r.Variants = []wire.VariantResult{{Variant: "gtp-gtp", Valid: true, Programs: []wire.ProgStat{
 			{Name: "gtp_write", Type: "sched_cls", RunTimeNs: uint64(w * 1000), RunCnt: 1000},
 			{Name: "gtp_read", Type: "sched_cls", RunTimeNs: uint64(rd * 1000), RunCnt: 1000},
 		}}}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/kci-dev/kci/internal/lines"
 	"github.com/kci-dev/kci/results"
-	"github.com/kci-dev/kci/suite"
+	"github.com/kci-dev/kci/wire"
 )
 
 // spreadSeeds are the guest seeds the tree's kernel is measured with to
@@ -21,7 +21,7 @@ var spreadSeeds = []uint64{1, 2, 3}
 
 // progCosts is each valid variant's per-program cost, keyed variant/prog,
 // plus the variant total keyed variant.
-func progCosts(vs []suite.VariantResult) map[string]float64 {
+func progCosts(vs []wire.VariantResult) map[string]float64 {
 	m := map[string]float64{}
 	for _, v := range vs {
 		if v.Skipped != "" || !v.Valid {
@@ -322,7 +322,7 @@ func (r *seriesRun) locatePerf() error {
 	case seeded:
 		var located []verdict.Located
 		located, family, err = locateSeeded(prefixes, r.seeds(), runs, r.measure, func(k int, seed uint64) (map[string]float64, error) {
-			return r.bench(k, suite.Plan{Variants: r.o.Variants}, seed)
+			return r.bench(k, wire.Plan{Variants: r.o.Variants}, seed)
 		}, minPct)
 		r.out.Culprits = culpritsOf(located, len(r.patches), minPct, func(k int) string { return r.patches[k-1].Subject })
 	case err == nil && r.o.Each:
@@ -363,7 +363,7 @@ func (r *seriesRun) seeds() int {
 func (r *seriesRun) treeSpread() ([]map[string]float64, map[string]float64, error) {
 	// The extra seeds run the plan seed 1 had: with --each and
 	// validation boots, survival ran before the bench.
-	seedPlan := suite.Plan{Variants: r.o.Variants}
+	seedPlan := wire.Plan{Variants: r.o.Variants}
 	if _, ok := r.perf[0]; ok {
 		seedPlan = r.survival
 	}
@@ -385,7 +385,7 @@ func (r *seriesRun) treeSpread() ([]map[string]float64, map[string]float64, erro
 
 // bench boots prefix k (0: the tree's kernel) with plan p and guest seed
 // seed, and returns its per-program costs.
-func (r *seriesRun) bench(k int, p suite.Plan, seed uint64) (map[string]float64, error) {
+func (r *seriesRun) bench(k int, p wire.Plan, seed uint64) (map[string]float64, error) {
 	label, kern := "base bench", r.base
 	if k > 0 {
 		label, kern = fmt.Sprintf("patch %d of %d bench", k, len(r.patches)), r.built[k]
@@ -409,7 +409,7 @@ func (r *seriesRun) measure(k int) (map[string]float64, error) {
 	if m, ok := r.perf[k]; ok {
 		return m, nil
 	}
-	m, err := r.bench(k, suite.Plan{Variants: r.o.Variants}, 1)
+	m, err := r.bench(k, wire.Plan{Variants: r.o.Variants}, 1)
 	if err != nil {
 		return nil, err
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/project"
 	"github.com/kci-dev/kci/results"
-	"github.com/kci-dev/kci/suite"
+	"github.com/kci-dev/kci/wire"
 )
 
 // seriesRun is kci series on one tree, on its way: what its steps
@@ -28,9 +28,9 @@ type seriesRun struct {
 	out       *results.SeriesTree
 	base      *kernel.Artifacts
 	accelDone bool
-	survival  suite.Plan                 // a validation boot's plan
+	survival  wire.Plan                  // a validation boot's plan
 	perf      map[int]map[string]float64 // prefix (0: the tree) -> variant/prog -> ns/pkt, seed 1
-	baseCells []suite.Cell               // the tree kernel's survival: the reference
+	baseCells []wire.Cell                // the tree kernel's survival: the reference
 	built     map[int]*kernel.Artifacts  // prefixes that built
 	benchRuns int                        // bench boots
 
@@ -58,7 +58,7 @@ func (r *seriesRun) run() error {
 	if err != nil {
 		return err
 	}
-	r.survival = suite.Plan{Survival: r.o.Survival}
+	r.survival = wire.Plan{Survival: r.o.Survival}
 	if r.o.Each && len(r.o.Variants) > 0 {
 		r.survival.Variants = r.o.Variants // one boot per prefix does both
 	}
@@ -156,7 +156,7 @@ func (r *seriesRun) guestSeed(k uint64) uint64 {
 // extra seeds of perf location, so that all prefixes stay paired). A
 // failure the kernel caused is the returned boot's; one of the
 // machine's is the error.
-func (r *seriesRun) boot(k *kernel.Artifacts, label string, p suite.Plan, seed uint64) (*results.PatchBoot, *BootResult, error) {
+func (r *seriesRun) boot(k *kernel.Artifacts, label string, p wire.Plan, seed uint64) (*results.PatchBoot, *BootResult, error) {
 	if err := r.resolve(); err != nil {
 		return nil, nil, err
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/kci-dev/kci/project"
-	"github.com/kci-dev/kci/suite"
+	"github.com/kci-dev/kci/wire"
 )
 
 // skipping is a clean boot that also reports variant "y" skipped for
@@ -15,7 +15,7 @@ import (
 func skipping(ns float64, reason string) boot {
 	return func(ctx context.Context, req BootRequest) (*BootResult, error) {
 		res, err := bootOK(ns)(ctx, req)
-		res.Variants = append(res.Variants, suite.VariantResult{Variant: "y", Skipped: reason})
+		res.Variants = append(res.Variants, wire.VariantResult{Variant: "y", Skipped: reason})
 		return res, err
 	}
 }

@@ -5,13 +5,13 @@ import (
 	"time"
 
 	"github.com/kci-dev/kci/job"
-	"github.com/kci-dev/kci/suite"
+	"github.com/kci-dev/kci/wire"
 )
 
 // userBench is kci.yaml's traffic under TCG: the user's three pairs, at
 // the emulated rate and window.
-func userBench() suite.BenchParams {
-	p := suite.DefaultBench()
+func userBench() wire.BenchParams {
+	p := wire.DefaultBench()
 	p.RateMbit = 0.5
 	p.ServerLead, p.Warmup, p.Window = time.Second, time.Second, 2*time.Second
 	return p

@@ -17,7 +17,7 @@ import (
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/project"
 	"github.com/kci-dev/kci/results"
-	"github.com/kci-dev/kci/suite"
+	"github.com/kci-dev/kci/wire"
 )
 
 // Booter boots one kernel with a plan and returns what the guest reported.
@@ -29,7 +29,7 @@ type Booter interface {
 // BootRequest is one fresh boot.
 type BootRequest struct {
 	Kernel  *kernel.Artifacts
-	Plan    suite.Plan
+	Plan    wire.Plan
 	Console string // where the console log goes
 	Label   string // e.g. "gtp patched rep 2/6", for progress
 	// Seed is the guest's random seed under icount (vm.Config.Seed):
@@ -42,12 +42,12 @@ type BootRequest struct {
 type BootResult struct {
 	Accel       string
 	BootToReady time.Duration
-	Sanity      *suite.Sanity
-	Caps        *suite.Caps
-	Cells       []suite.Cell
-	Variants    []suite.VariantResult
-	Profiles    []suite.Profile // with TestOptions.Profile: one per variant
-	ErrorKind   string          // with an error: boot, crash, timeout, guest, infra
+	Sanity      *wire.Sanity
+	Caps        *wire.Caps
+	Cells       []wire.Cell
+	Variants    []wire.VariantResult
+	Profiles    []wire.Profile // with TestOptions.Profile: one per variant
+	ErrorKind   string         // with an error: boot, crash, timeout, guest, infra
 	// Clock is what the guest's ns count (results.ClockICount, ...);
 	// TSCkHz and Clocksource are the guest kernel's calibration.
 	Clock       string
@@ -83,10 +83,10 @@ type TestOptions struct {
 	Trees    []string // empty: every tree the patches apply to
 	Reps     int
 	Variants []string
-	Bench    suite.BenchParams
+	Bench    wire.BenchParams
 	// BenchFor sizes the traffic for the accelerator once it is known
 	// (emulated runs use a shorter window); nil keeps Bench.
-	BenchFor func(accel string) suite.BenchParams
+	BenchFor func(accel string) wire.BenchParams
 	// Clock is the TCG guest clock asked for (results.ClockICount or
 	// results.ClockHost); it only picks the label of the progress log.
 	Clock string
@@ -211,7 +211,7 @@ func treeRecord(name string, base, patched *kernel.Artifacts) results.Tree {
 
 // stepTimeout bounds one suite step: the traffic phases plus slack for
 // emulation.
-func stepTimeout(b suite.BenchParams) time.Duration {
+func stepTimeout(b wire.BenchParams) time.Duration {
 	return 3*(b.ServerLead+b.Warmup+b.Window) + 2*time.Minute
 }
 

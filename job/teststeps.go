@@ -18,7 +18,7 @@ import (
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/project"
 	"github.com/kci-dev/kci/results"
-	"github.com/kci-dev/kci/suite"
+	"github.com/kci-dev/kci/wire"
 )
 
 // KernelBuilder is what kci test needs from the builder. *Builder is the
@@ -59,7 +59,7 @@ type testRun struct {
 	names   []string        // the trees considered
 	jobs    []*treeJob      // the trees tested
 	chosen  []string        // their names
-	plan    suite.Plan
+	plan    wire.Plan
 	roles   []string
 	reps    int
 	// autoReps: the user gave no --reps (nor kci.yaml), so the number of
@@ -350,7 +350,7 @@ func (r *testRun) bootAll() error {
 	if r.reps <= 0 {
 		r.reps = 1
 	}
-	r.plan = suite.Plan{Sanity: true, Variants: r.o.Variants, Bench: r.o.Bench, Profile: r.o.Profile, StepTimeout: stepTimeout(r.o.Bench)}
+	r.plan = wire.Plan{Sanity: true, Variants: r.o.Variants, Bench: r.o.Bench, Profile: r.o.Profile, StepTimeout: stepTimeout(r.o.Bench)}
 	_ = r.rec.SetPlan(results.PlanOf(r.plan))
 	r.roles = []string{results.RoleBase, results.RolePatched}
 	if len(r.patches) == 0 {

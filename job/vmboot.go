@@ -14,10 +14,10 @@ import (
 	"github.com/kci-dev/kci/internal/fsutil"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/profile"
-	"github.com/kci-dev/kci/suite"
 	"github.com/kci-dev/kci/vm"
 	"github.com/kci-dev/kci/vm/event"
 	"github.com/kci-dev/kci/vmimage"
+	"github.com/kci-dev/kci/wire"
 )
 
 // VMBooter boots kernels in QEMU from kci's initramfs.
@@ -113,7 +113,7 @@ func (b *VMBooter) Boot(ctx context.Context, req BootRequest) (*BootResult, erro
 		return &BootResult{ErrorKind: failure.Infra}, err
 	}
 	initrd := filepath.Join(tmp, "initrd.cpio")
-	if err := img.Compose(initrd, vmimage.File{Path: suite.PlanPath[1:], Data: plan}); err != nil {
+	if err := img.Compose(initrd, vmimage.File{Path: wire.PlanPath[1:], Data: plan}); err != nil {
 		return &BootResult{ErrorKind: failure.Infra}, err
 	}
 	cfg := b.pluginConfig(ctx)
@@ -169,31 +169,31 @@ func (b *VMBooter) Boot(ctx context.Context, req BootRequest) (*BootResult, erro
 func collect(out *BootResult, ev event.Event, log io.Writer, label string) error {
 	switch ev.Type {
 	case event.Sanity:
-		var s suite.Sanity
+		var s wire.Sanity
 		if err := ev.Decode(&s); err != nil {
 			return err
 		}
 		out.Sanity = &s
 	case event.Caps:
-		var c suite.Caps
+		var c wire.Caps
 		if err := ev.Decode(&c); err != nil {
 			return err
 		}
 		out.Caps = &c
 	case event.Cell:
-		var c suite.Cell
+		var c wire.Cell
 		if err := ev.Decode(&c); err != nil {
 			return err
 		}
 		out.Cells = append(out.Cells, c)
 	case event.Variant:
-		var v suite.VariantResult
+		var v wire.VariantResult
 		if err := ev.Decode(&v); err != nil {
 			return err
 		}
 		out.Variants = append(out.Variants, v)
 	case event.Profile:
-		var p suite.Profile
+		var p wire.Profile
 		if err := ev.Decode(&p); err != nil {
 			return err
 		}

@@ -14,10 +14,10 @@ import (
 
 	"github.com/kci-dev/kci/job/jobtest"
 	kprofile "github.com/kci-dev/kci/profile"
-	"github.com/kci-dev/kci/suite"
 	"github.com/kci-dev/kci/vm"
 	"github.com/kci-dev/kci/vm/event"
 	"github.com/kci-dev/kci/vmimage"
+	"github.com/kci-dev/kci/wire"
 )
 
 // TestProfileHashStockKernel boots the stock kernel (built by kci) under
@@ -39,9 +39,9 @@ func TestProfileHashStockKernel(t *testing.T) {
 	if err != nil {
 		t.Fatalf("initramfs: %v", err)
 	}
-	plan := suite.Plan{
+	plan := wire.Plan{
 		Sanity: true, Variants: []string{"hash"}, Profile: true,
-		Bench: suite.BenchParams{
+		Bench: wire.BenchParams{
 			Pairs: 2, PayloadSize: 36, RateMbit: 14,
 			ServerLead: time.Second, Warmup: time.Second, Window: 4 * time.Second,
 			ServerCPUs: []int{0, 2, 4}, ClientCPUs: []int{1, 3, 5}, SamplerCPU: 6,
@@ -53,23 +53,23 @@ func TestProfileHashStockKernel(t *testing.T) {
 	}
 	dir := t.TempDir()
 	initrd := filepath.Join(dir, "initrd.cpio")
-	if err := img.Compose(initrd, vmimage.File{Path: suite.PlanPath[1:], Data: b}); err != nil {
+	if err := img.Compose(initrd, vmimage.File{Path: wire.PlanPath[1:], Data: b}); err != nil {
 		t.Fatal(err)
 	}
-	var profs []suite.Profile
-	var variant *suite.VariantResult
+	var profs []wire.Profile
+	var variant *wire.VariantResult
 	res, err := vm.Run(ctx, vm.Config{
 		Kernel: k.BzImage, Initrd: initrd, CPUs: 2, MemoryMiB: 1024, Dir: dir, Accel: vm.AccelTCG,
 	}, func(ev event.Event) {
 		switch ev.Type {
 		case event.Profile:
-			var p suite.Profile
+			var p wire.Profile
 			if err := ev.Decode(&p); err != nil {
 				t.Error(err)
 			}
 			profs = append(profs, p)
 		case event.Variant:
-			var v suite.VariantResult
+			var v wire.VariantResult
 			if err := ev.Decode(&v); err != nil {
 				t.Error(err)
 			}
@@ -98,7 +98,7 @@ func TestProfileHashStockKernel(t *testing.T) {
 		t.Fatalf("guest sampler failed: %s", g.Error)
 	}
 	t.Logf("profile: %d samples on CPUs %v at %d Hz over %s, %d dropped", g.Samples, g.CPUs, g.FreqHz, g.Window, g.Dropped)
-	if g.Variant != "hash" || g.FreqHz != suite.ProfileFreqHz || len(g.CPUs) == 0 {
+	if g.Variant != "hash" || g.FreqHz != wire.ProfileFreqHz || len(g.CPUs) == 0 {
 		t.Errorf("profile header %+v", g)
 	}
 	p, err := kprofile.ParseFoldedString(g.Folded)

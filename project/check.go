@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/kci-dev/kci/internal/names"
-	"github.com/kci-dev/kci/suite/variant"
 	"github.com/kci-dev/kci/vm"
+	"github.com/kci-dev/kci/wire"
 )
 
 // at is an error about the value at path, with its line.
@@ -96,7 +96,7 @@ func (f *File) checkBench() error {
 	seen := map[string]bool{}
 	for i, n := range b.Variants {
 		p := fmt.Sprintf("bench.variants[%d]", i)
-		if err := variant.Check(n); err != nil {
+		if err := wire.CheckVariant(n); err != nil {
 			return f.at(p, "%v", err)
 		}
 		if seen[n] {

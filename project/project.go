@@ -16,7 +16,7 @@ import (
 	kci "github.com/kci-dev/kci"
 	"github.com/kci-dev/kci/internal/materialize"
 	"github.com/kci-dev/kci/kernel"
-	"github.com/kci-dev/kci/suite"
+	"github.com/kci-dev/kci/wire"
 )
 
 // FileName is the project file looked up in the current directory.
@@ -160,8 +160,8 @@ func (f *File) Tree(name string) (*Tree, error) {
 // BenchParams is the suite's traffic for the given accelerator: the
 // user's window under KVM, the emulated window under TCG (emulated numbers
 // are relative only, so a long window buys little).
-func (f *File) BenchParams(accel string) suite.BenchParams {
-	b := suite.DefaultBench()
+func (f *File) BenchParams(accel string) wire.BenchParams {
+	b := wire.DefaultBench()
 	if f.Bench.Pairs > 0 {
 		b.Pairs = f.Bench.Pairs
 	}

@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/kci-dev/kci/kernel"
-	"github.com/kci-dev/kci/suite"
+	"github.com/kci-dev/kci/wire"
 )
 
 // Conversions from the stages' structs to run.json's own types. Slices and
@@ -83,7 +83,7 @@ func cacheRel(root, p string) string {
 }
 
 // PlanOf is the record of the suite plan.
-func PlanOf(p suite.Plan) Plan {
+func PlanOf(p wire.Plan) Plan {
 	b := p.Bench
 	return Plan{
 		Sanity: p.Sanity, Survival: p.Survival, Variants: slices.Clone(p.Variants), Profile: p.Profile,
@@ -97,7 +97,7 @@ func PlanOf(p suite.Plan) Plan {
 }
 
 // SanityOf is the record of the guest's sanity report. nil stays nil.
-func SanityOf(s *suite.Sanity) *Sanity {
+func SanityOf(s *wire.Sanity) *Sanity {
 	if s == nil {
 		return nil
 	}
@@ -108,7 +108,7 @@ func SanityOf(s *suite.Sanity) *Sanity {
 }
 
 // CapsOf is the record of the guest's capability probe. nil stays nil.
-func CapsOf(c *suite.Caps) *Caps {
+func CapsOf(c *wire.Caps) *Caps {
 	if c == nil {
 		return nil
 	}
@@ -119,7 +119,7 @@ func CapsOf(c *suite.Caps) *Caps {
 }
 
 // CellsOf is the record of a boot's survival cells.
-func CellsOf(cs []suite.Cell) []Cell {
+func CellsOf(cs []wire.Cell) []Cell {
 	var out []Cell
 	for _, c := range cs {
 		out = append(out, Cell{Carrier: c.Carrier, Path: c.Path, Expected: c.Expected, Observed: c.Observed,
@@ -129,7 +129,7 @@ func CellsOf(cs []suite.Cell) []Cell {
 }
 
 // VariantsOf is the record of a boot's benchmark variants.
-func VariantsOf(vs []suite.VariantResult) []VariantResult {
+func VariantsOf(vs []wire.VariantResult) []VariantResult {
 	var out []VariantResult
 	for _, v := range vs {
 		r := VariantResult{
@@ -147,7 +147,7 @@ func VariantsOf(vs []suite.VariantResult) []VariantResult {
 }
 
 // ProgStatsOf is the record of a variant's program counters.
-func ProgStatsOf(ps []suite.ProgStat) []ProgStat {
+func ProgStatsOf(ps []wire.ProgStat) []ProgStat {
 	var out []ProgStat
 	for _, p := range ps {
 		out = append(out, ProgStat{Name: p.Name, Type: p.Type, RunTimeNs: p.RunTimeNs, RunCnt: p.RunCnt, NsPerPkt: p.NsPerPkt})
@@ -155,12 +155,12 @@ func ProgStatsOf(ps []suite.ProgStat) []ProgStat {
 	return out
 }
 
-func loOf(l suite.LoStat) LoStat {
+func loOf(l wire.LoStat) LoStat {
 	return LoStat{RxPackets: l.RxPackets, TxPackets: l.TxPackets, RxErrors: l.RxErrors, TxErrors: l.TxErrors,
 		RxDropped: l.RxDropped, TxDropped: l.TxDropped}
 }
 
-func costOf(c *suite.Cost) *Cost {
+func costOf(c *wire.Cost) *Cost {
 	if c == nil {
 		return nil
 	}
@@ -173,7 +173,7 @@ func costOf(c *suite.Cost) *Cost {
 	return out
 }
 
-func loadsOf(ls []suite.ProgLoad) []ProgLoad {
+func loadsOf(ls []wire.ProgLoad) []ProgLoad {
 	var out []ProgLoad
 	for _, l := range ls {
 		out = append(out, ProgLoad{Name: l.Name, VerifiedInsns: l.VerifiedInsns, XlatedBytes: l.XlatedBytes,

@@ -10,8 +10,7 @@ import (
 
 	"github.com/kci-dev/kci/results"
 	"github.com/kci-dev/kci/results/internal/runtest"
-
-	"github.com/kci-dev/kci/suite"
+	"github.com/kci-dev/kci/wire"
 )
 
 func TestRecorderWritesAfterEveryAddition(t *testing.T) {
@@ -35,7 +34,7 @@ func TestRecorderWritesAfterEveryAddition(t *testing.T) {
 	if err := rec.SetHost(results.Host{Hostname: "h", Accel: results.AccelTCG, Checks: []results.Check{{Name: "kvm", Status: results.CheckWarn, Detail: "no /dev/kvm", Fix: "modprobe kvm"}}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := rec.SetPlan(results.PlanOf(suite.Plan{Survival: true, Variants: []string{"gtp-gtp"}, Bench: suite.DefaultBench()})); err != nil {
+	if err := rec.SetPlan(results.PlanOf(wire.Plan{Survival: true, Variants: []string{"gtp-gtp"}, Bench: wire.DefaultBench()})); err != nil {
 		t.Fatal(err)
 	}
 	if err := rec.SetTree(results.Tree{Name: "gtp", Base: &results.Kernel{Key: "k1"}}); err != nil {

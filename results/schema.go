@@ -6,8 +6,9 @@ import (
 )
 
 // The types below are run.json's own: they change only with SchemaVersion,
-// not whenever a stage's internal struct (kernel.Artifacts, suite.Plan, the
-// guest's wire types) does. convert.go builds them from those structs.
+// not whenever a stage's internal struct (kernel.Artifacts, the guest's
+// wire types: wire.Plan, wire.VariantResult) does. convert.go builds them
+// from those structs.
 // JSON names are those schema 1 used, so older records still load.
 
 // Kernel is one built kernel as the run record keeps it. Paths are

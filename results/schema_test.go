@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/kci-dev/kci/kernel"
-	"github.com/kci-dev/kci/suite"
+	"github.com/kci-dev/kci/wire"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/run-schema2.golden.json from fixedRun")
@@ -46,21 +46,21 @@ func fixedArtifacts(key string, patches []string, parent string) *kernel.Artifac
 
 // fixedBoot is a measured boot as the guest reports it, every field set.
 func fixedBoot() Boot {
-	variants := []suite.VariantResult{{Variant: "gtp-cnt", Attach: "tcx",
-		Programs:  []suite.ProgStat{{Name: "cnt_ingress", Type: "sched_cls", RunTimeNs: 742486, RunCnt: 10425, NsPerPkt: 71.22}},
+	variants := []wire.VariantResult{{Variant: "gtp-cnt", Attach: "tcx",
+		Programs:  []wire.ProgStat{{Name: "cnt_ingress", Type: "sched_cls", RunTimeNs: 742486, RunCnt: 10425, NsPerPkt: 71.22}},
 		Counters:  map[string]uint64{"INGRESS": 15630},
-		Lo:        suite.LoStat{RxPackets: 10425, TxPackets: 10425, RxErrors: 1, TxErrors: 2, RxDropped: 3, TxDropped: 4},
+		Lo:        wire.LoStat{RxPackets: 10425, TxPackets: 10425, RxErrors: 1, TxErrors: 2, RxDropped: 3, TxDropped: 4},
 		PerSecond: []uint64{5217, 5204},
-		CPUs:      []suite.CPUStat{{CPU: 0, Busy: 14.5, Sys: 11.5, Soft: 1.25}},
+		CPUs:      []wire.CPUStat{{CPU: 0, Busy: 14.5, Sys: 11.5, Soft: 1.25}},
 		PPS:       5210.5, Window: 2 * time.Second, Valid: true},
 		{Variant: "gtp-hash", Skipped: "kfunc bpf_dynptr_from_skb_ext missing"},
 		{Variant: "gtp-rhash", Invalid: "clocksource jiffies: run times are coarse"}}
 	return Boot{Seq: 1, Tree: "gtp", Role: RoleBase, Rep: 1, Accel: AccelKVM, BootToReady: 2500 * time.Millisecond,
-		Sanity: SanityOf(&suite.Sanity{Release: "6.12.117-kci", BuildID: "ea717530e970b00c04c80b84a15243d1558ebb70",
+		Sanity: SanityOf(&wire.Sanity{Release: "6.12.117-kci", BuildID: "ea717530e970b00c04c80b84a15243d1558ebb70",
 			Version: "Linux version 6.12.117-kci", JIT: true, NumCPU: 8, ClockSource: "tsc"}),
-		Caps: CapsOf(&suite.Caps{Kfuncs: map[string]bool{"bpf_trace_skb": false}, Tracepoints: map[string]bool{"kfree_skb": true},
+		Caps: CapsOf(&wire.Caps{Kfuncs: map[string]bool{"bpf_trace_skb": false}, Tracepoints: map[string]bool{"kfree_skb": true},
 			MapTypes: map[string]bool{"BPF_MAP_TYPE_HASH": true}, TCX: true, Links: map[string]bool{"veth": true}}),
-		Cells: CellsOf([]suite.Cell{{Carrier: "skb_ext", Path: "veth", Expected: "survives", Observed: "survives",
+		Cells: CellsOf([]wire.Cell{{Carrier: "skb_ext", Path: "veth", Expected: "survives", Observed: "survives",
 			Reason: "scrubbed on netns change", Detail: "seen 10/10", Pass: true}}),
 		Variants:   VariantsOf(variants),
 		ConsoleLog: "console/gtp-base-1.log", Clock: ClockKVM, TSCkHz: 2445432, Clocksource: "tsc"}
@@ -80,7 +80,7 @@ func fixedRun() *Run {
 			Patched:       KernelOf(fixedArtifacts("7f00aa11bb22cc33dd44ee55", []string{"net: Add gated skb tracepoints", "bpf: Add bpf_trace_skb() kfunc"}, "0e38b975f295db0499da6591")),
 			ConfigVerdict: "lockdep-free: every requested option verified",
 			Drift:         []string{"NR_CPUS: here 64, production 8192 — deliberate: only sizes per-CPU areas"}}},
-		Plan: PlanOf(suite.Plan{Sanity: true, Survival: true, Variants: []string{"gtp-cnt", "gtp-hash"}, Bench: suite.DefaultBench(),
+		Plan: PlanOf(wire.Plan{Sanity: true, Survival: true, Variants: []string{"gtp-cnt", "gtp-hash"}, Bench: wire.DefaultBench(),
 			Profile: true, Command: []string{"true"}, StepTimeout: 132 * time.Second}),
 		Phases: []Phase{{Name: "build", Tree: "gtp", Kernel: RoleBase, Start: start.Add(time.Second), Duration: 415 * time.Second}},
 		Boots: []Boot{fixedBoot(),
@@ -223,10 +223,10 @@ func TestSchemaCoversStageFields(t *testing.T) {
 	notRecorded := map[string]bool{"Artifacts.CacheHit": true, "VariantResult.ExactWindow": true, "VariantResult.Observer": true}
 	for _, p := range []struct{ stage, record any }{
 		{kernel.Artifacts{}, Kernel{}}, {kernel.Phase{}, KernelPhase{}}, {kernel.Drift{}, Drift{}},
-		{suite.Plan{}, Plan{}}, {suite.BenchParams{}, BenchParams{}},
-		{suite.Sanity{}, Sanity{}}, {suite.Caps{}, Caps{}}, {suite.Cell{}, Cell{}},
-		{suite.VariantResult{}, VariantResult{}}, {suite.ProgStat{}, ProgStat{}},
-		{suite.CPUStat{}, CPUStat{}}, {suite.LoStat{}, LoStat{}},
+		{wire.Plan{}, Plan{}}, {wire.BenchParams{}, BenchParams{}},
+		{wire.Sanity{}, Sanity{}}, {wire.Caps{}, Caps{}}, {wire.Cell{}, Cell{}},
+		{wire.VariantResult{}, VariantResult{}}, {wire.ProgStat{}, ProgStat{}},
+		{wire.CPUStat{}, CPUStat{}}, {wire.LoStat{}, LoStat{}},
 	} {
 		st, rt := reflect.TypeOf(p.stage), reflect.TypeOf(p.record)
 		for i := range st.NumField() {

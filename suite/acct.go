@@ -13,6 +13,7 @@ import (
 	"github.com/cilium/ebpf/link"
 
 	"github.com/kci-dev/kci/bpf"
+	"github.com/kci-dev/kci/wire"
 )
 
 // The context accountant (bpf/c/acct.bpf.c) splits every CPU's time in
@@ -21,13 +22,6 @@ import (
 // hardirqs, and each softirq vector. Whole-path is their sum but idle and
 // the agent's own; the receive softirq (NET_RX) is the part that moves
 // only when the packet's own receive work does.
-
-// ContextTime is one accountant category over a window, summed over CPUs.
-type ContextTime struct {
-	Name    string `json:"name"`
-	Ns      uint64 `json:"ns"`
-	Entries uint64 `json:"entries"` // times the CPU entered it
-}
 
 // accountant is the loaded and attached accountant of the guest run.
 type accountant struct {
@@ -102,7 +96,7 @@ func (a *accountant) track(tids []int) error {
 // acctSnap is the accountant read at one edge of the window.
 type acctSnap struct {
 	at       time.Duration // CLOCK_MONOTONIC, the clock the programs read
-	contexts []ContextTime
+	contexts []wire.ContextTime
 	sent     uint64
 }
 
@@ -125,8 +119,8 @@ func (a *accountant) read() (acctSnap, error) {
 }
 
 // contexts sums the categories over the CPUs.
-func (a *accountant) contexts() ([]ContextTime, error) {
-	out := make([]ContextTime, len(bpf.AcctCategories))
+func (a *accountant) contexts() ([]wire.ContextTime, error) {
+	out := make([]wire.ContextTime, len(bpf.AcctCategories))
 	for i, name := range bpf.AcctCategories {
 		out[i].Name = name
 		var ns, n []uint64
@@ -146,14 +140,14 @@ func (a *accountant) contexts() ([]ContextTime, error) {
 
 // addContexts puts the accountant's window (b − a) in c: the categories,
 // the datagrams sent, and the window's length summed over the CPUs.
-func addContexts(c *Cost, a, b acctSnap, ncpu int) {
+func addContexts(c *wire.Cost, a, b acctSnap, ncpu int) {
 	if a.contexts == nil || b.contexts == nil || len(a.contexts) != len(b.contexts) {
 		return
 	}
-	c.Contexts = make([]ContextTime, len(b.contexts))
+	c.Contexts = make([]wire.ContextTime, len(b.contexts))
 	for i, x := range b.contexts {
 		y := a.contexts[i]
-		c.Contexts[i] = ContextTime{Name: x.Name, Ns: x.Ns - y.Ns, Entries: x.Entries - y.Entries}
+		c.Contexts[i] = wire.ContextTime{Name: x.Name, Ns: x.Ns - y.Ns, Entries: x.Entries - y.Entries}
 	}
 	c.AcctPackets = b.sent - a.sent
 	c.AcctWindowNs = uint64(b.at-a.at) * uint64(ncpu)
@@ -161,8 +155,8 @@ func addContexts(c *Cost, a, b acctSnap, ncpu int) {
 
 // jitRanges are the accountant's JIT'd programs (none where the kernel
 // will not say).
-func (a *accountant) jitRanges() []CodeRange {
-	var rs []CodeRange
+func (a *accountant) jitRanges() []wire.CodeRange {
+	var rs []wire.CodeRange
 	for _, name := range sortedKeys(a.coll.Programs) {
 		if info, err := a.coll.Programs[name].Info(); err == nil {
 			rs = append(rs, jitRanges(name, info)...)

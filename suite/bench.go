@@ -14,12 +14,13 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/kci-dev/kci/bpf"
+	"github.com/kci-dev/kci/wire"
 )
 
 // benchEnv is what every variant of one run shares.
 type benchEnv struct {
 	kernel *btf.Spec
-	caps   Caps
+	caps   wire.Caps
 	ncpu   int
 	logf   func(format string, args ...any)
 	// profile, when set, samples each variant's window and emits the
@@ -32,7 +33,7 @@ type benchEnv struct {
 	// marks numbers the plugin's exact-count windows (mark.go);
 	// observer is where the accountant's programs were JIT'd.
 	marks    marker
-	observer []CodeRange
+	observer []wire.CodeRange
 }
 
 // close releases what the run's windows shared.
@@ -62,8 +63,8 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 // namespace, no sockets); a variant that cannot run, or ran but does not
 // validate, says so in the result. A variant without an object (none)
 // runs the same traffic with nothing attached: the whole-path baseline.
-func runVariant(ctx context.Context, env *benchEnv, v variant, p BenchParams, name string) (VariantResult, error) {
-	res := VariantResult{Variant: name}
+func runVariant(ctx context.Context, env *benchEnv, v variant, p wire.BenchParams, name string) (wire.VariantResult, error) {
+	res := wire.VariantResult{Variant: name}
 	var coll *ebpf.Collection
 	var spec *ebpf.CollectionSpec
 	if v.object != "" {
@@ -116,7 +117,7 @@ func runVariant(ctx context.Context, env *benchEnv, v variant, p BenchParams, na
 // drive runs the variant's traffic: servers, then clients, the warm-up,
 // the measured window (profiled when asked), and the drain, so the
 // counters read afterwards hold every packet the window's flows sent.
-func drive(ctx context.Context, env *benchEnv, ns *netNS, coll *ebpf.Collection, names []string, p BenchParams, name string) (window, error) {
+func drive(ctx context.Context, env *benchEnv, ns *netNS, coll *ebpf.Collection, names []string, p wire.BenchParams, name string) (window, error) {
 	acct := env.acct
 	defer raisePs(2*p.Pairs + 4)()
 	// The collector stays off while the real-time traffic threads live:
@@ -199,7 +200,7 @@ func quiesceGC() (restore func()) {
 }
 
 // record puts the window's numbers in res and validates them.
-func record(res *VariantResult, w window, counters map[string]uint64, v variant, p BenchParams) {
+func record(res *wire.VariantResult, w window, counters map[string]uint64, v variant, p wire.BenchParams) {
 	res.Programs = withNsPerPkt(w.progs)
 	res.Counters = counters
 	res.Lo = w.lo
@@ -220,8 +221,8 @@ func record(res *VariantResult, w window, counters map[string]uint64, v variant,
 // loadVariant loads the variant's collection, recording the verifier and
 // JIT facts of every program in res.Loads; ok false means res says why
 // the variant did not run (missing capability, or it would not load).
-func loadVariant(env *benchEnv, v variant, res *VariantResult) (*ebpf.Collection, *ebpf.CollectionSpec, bool) {
-	if miss := env.caps.missing(v.requires); miss != "" {
+func loadVariant(env *benchEnv, v variant, res *wire.VariantResult) (*ebpf.Collection, *ebpf.CollectionSpec, bool) {
+	if miss := capsMissing(env.caps, v.requires); miss != "" {
 		res.Skipped = miss
 		// Ask the kernel too: if it loads after all, the probe is wrong.
 		if spec, err := v.spec(env.kernel); err == nil {
@@ -280,10 +281,10 @@ func attachVariant(env *benchEnv, ns *netNS, spec *ebpf.CollectionSpec, coll *eb
 
 // window is what one measurement window saw.
 type window struct {
-	progs     []ProgStat
-	lo        LoStat
-	cpus      []CPUStat
-	cost      *Cost
+	progs     []wire.ProgStat
+	lo        wire.LoStat
+	cpus      []wire.CPUStat
+	cost      *wire.Cost
 	perSecond []uint64
 	received  uint64
 	elapsed   time.Duration
@@ -300,9 +301,9 @@ type edges struct {
 
 // snapshot is the counters read at one edge of the window.
 type snapshot struct {
-	progs  []ProgStat
+	progs  []wire.ProgStat
 	stat   []cpuTimes
-	lo     LoStat
+	lo     wire.LoStat
 	clocks []idleClock // nil: no idle clock, /proc/stat's ticks instead
 	acct   acctSnap
 	mark   int // the exact-count window the edge opened
@@ -354,7 +355,7 @@ func takeSnapshot(env *benchEnv, ns *netNS, e edges, home int, before bool) (sna
 // measureWindow holds BPF_ENABLE_STATS open for the window only and takes
 // before/after snapshots around it, sampling the received packets every
 // second from a thread pinned to the sampler CPU.
-func measureWindow(ctx context.Context, env *benchEnv, ns *netNS, e edges, tr *traffic, p BenchParams) (window, error) {
+func measureWindow(ctx context.Context, env *benchEnv, ns *netNS, e edges, tr *traffic, p wire.BenchParams) (window, error) {
 	type result struct {
 		w   window
 		err error
@@ -363,7 +364,7 @@ func measureWindow(ctx context.Context, env *benchEnv, ns *netNS, e edges, tr *t
 	go func() {
 		var w window
 		err := func() error {
-			home := cpuFor([]int{p.SamplerCPU}, 0, []int{DefaultBench().SamplerCPU}, env.ncpu)
+			home := cpuFor([]int{p.SamplerCPU}, 0, []int{wire.DefaultBench().SamplerCPU}, env.ncpu)
 			if err := pinThread(home); err != nil {
 				env.logf("bench: %v", err)
 			}
@@ -438,25 +439,25 @@ func progTypeName(t ebpf.ProgramType) string {
 	return t.String()
 }
 
-func progStats(coll *ebpf.Collection, names []string) ([]ProgStat, error) {
-	var out []ProgStat
+func progStats(coll *ebpf.Collection, names []string) ([]wire.ProgStat, error) {
+	var out []wire.ProgStat
 	for _, n := range names {
 		p := coll.Programs[n]
 		s, err := p.Stats()
 		if err != nil {
 			return nil, fmt.Errorf("program %s stats: %w", n, err)
 		}
-		out = append(out, ProgStat{Name: n, Type: progTypeName(p.Type()), RunTimeNs: uint64(s.Runtime), RunCnt: s.RunCount})
+		out = append(out, wire.ProgStat{Name: n, Type: progTypeName(p.Type()), RunTimeNs: uint64(s.Runtime), RunCnt: s.RunCount})
 	}
 	return out, nil
 }
 
-func progDelta(a, b []ProgStat) []ProgStat {
-	prev := map[string]ProgStat{}
+func progDelta(a, b []wire.ProgStat) []wire.ProgStat {
+	prev := map[string]wire.ProgStat{}
 	for _, p := range a {
 		prev[p.Name] = p
 	}
-	out := make([]ProgStat, 0, len(b))
+	out := make([]wire.ProgStat, 0, len(b))
 	for _, p := range b {
 		q := prev[p.Name]
 		p.RunTimeNs -= q.RunTimeNs
@@ -466,24 +467,24 @@ func progDelta(a, b []ProgStat) []ProgStat {
 	return out
 }
 
-func loStats(ns *netNS) (LoStat, error) {
+func loStats(ns *netNS) (wire.LoStat, error) {
 	l, err := ns.link("lo")
 	if err != nil {
-		return LoStat{}, err
+		return wire.LoStat{}, err
 	}
 	s := l.Attrs().Statistics
 	if s == nil {
-		return LoStat{}, errors.New("lo: no statistics from netlink")
+		return wire.LoStat{}, errors.New("lo: no statistics from netlink")
 	}
-	return LoStat{
+	return wire.LoStat{
 		RxPackets: s.RxPackets, TxPackets: s.TxPackets,
 		RxErrors: s.RxErrors, TxErrors: s.TxErrors,
 		RxDropped: s.RxDropped, TxDropped: s.TxDropped,
 	}, nil
 }
 
-func loDelta(a, b LoStat) LoStat {
-	return LoStat{
+func loDelta(a, b wire.LoStat) wire.LoStat {
+	return wire.LoStat{
 		RxPackets: b.RxPackets - a.RxPackets, TxPackets: b.TxPackets - a.TxPackets,
 		RxErrors: b.RxErrors - a.RxErrors, TxErrors: b.TxErrors - a.TxErrors,
 		RxDropped: b.RxDropped - a.RxDropped, TxDropped: b.TxDropped - a.TxDropped,

@@ -12,6 +12,8 @@ import (
 	"github.com/cilium/ebpf/link"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/kci-dev/kci/wire"
 )
 
 // Kfuncs, tracepoints and link kinds the suite cares about.
@@ -33,8 +35,8 @@ const kfuncTag = "bpf_kfunc"
 // tagged bpf_kfunc when the BTF carries such tags; pahole before 1.26
 // emits none), tracepoints (btf_trace_<name> typedefs, which is what
 // tp_btf attaches by) and the map types of enum bpf_map_type.
-func capsFromBTF(spec *btf.Spec) Caps {
-	c := Caps{Kfuncs: map[string]bool{}, Tracepoints: map[string]bool{}, MapTypes: map[string]bool{}}
+func capsFromBTF(spec *btf.Spec) wire.Caps {
+	c := wire.Caps{Kfuncs: map[string]bool{}, Tracepoints: map[string]bool{}, MapTypes: map[string]bool{}}
 	tagged := false
 	for _, name := range tagWitnesses {
 		var fn *btf.Func
@@ -134,7 +136,7 @@ func probeLinks() (map[string]bool, error) {
 }
 
 // probeCaps is the full capability probe of the running kernel.
-func probeCaps(kernel *btf.Spec) (Caps, error) {
+func probeCaps(kernel *btf.Spec) (wire.Caps, error) {
 	c := capsFromBTF(kernel)
 	var errs []error
 	tcx, err := probeTCX()
@@ -158,7 +160,8 @@ func tracepoint(n string) requirement { return requirement{"tracepoint", n} }
 func mapType(n string) requirement    { return requirement{"map type", n} }
 func linkKind(n string) requirement   { return requirement{"link", n} }
 
-func (c Caps) has(r requirement) bool {
+// capsHave is whether c offers r.
+func capsHave(c wire.Caps, r requirement) bool {
 	switch r.kind {
 	case "kfunc":
 		return c.Kfuncs[r.name]
@@ -172,12 +175,12 @@ func (c Caps) has(r requirement) bool {
 	return false
 }
 
-// missing lists the requirements the kernel lacks, as "kernel lacks ..."
+// capsMissing lists the requirements the kernel lacks, as "kernel lacks ..."
 // text for a skip, or "" when nothing is missing.
-func (c Caps) missing(reqs []requirement) string {
+func capsMissing(c wire.Caps, reqs []requirement) string {
 	var miss []string
 	for _, r := range reqs {
-		if !c.has(r) {
+		if !capsHave(c, r) {
 			miss = append(miss, r.String())
 		}
 	}

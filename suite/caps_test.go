@@ -81,10 +81,10 @@ func TestMissing(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "kernel lacks kfunc bpf_trace_skb, tracepoint skb_free, tracepoint skb_copy, map type BPF_MAP_TYPE_RHASH"
-	if got := c.missing(v.requires); got != want {
+	if got := capsMissing(c, v.requires); got != want {
 		t.Errorf("missing = %q, want %q", got, want)
 	}
-	if got := gtpCaps().missing(v.requires); got != "" {
+	if got := capsMissing(gtpCaps(), v.requires); got != "" {
 		t.Errorf("on a gtp kernel: missing %q", got)
 	}
 }

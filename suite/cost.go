@@ -7,6 +7,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/kci-dev/kci/wire"
 )
 
 // The guest's Cost of a window. The context accountant (acct.go) is the
@@ -25,47 +27,11 @@ import (
 // The Go collector is off while the traffic lives (quiesceGC): a
 // collection landing in some windows and not others was ~1 µs/pkt.
 
-// Idle sources of Cost.
-const (
-	IdleTimerList = "timer_list" // tick-sched idle clock, ns
-	IdleProcStat  = "proc_stat"  // /proc/stat idle+iowait, ticks
-)
-
-// Packet sources of Cost.
-const (
-	PacketsRefCnt = "ref_cnt" // largest sched_cls run_cnt (bpf_stats' own count)
-	PacketsLoTx   = "lo_tx"   // lo tx packets: a variant without programs
-)
-
 // userHZ is /proc/stat's tick (USER_HZ is 100 on every architecture kci
 // boots).
 const userHZ = 100
 
 const tickNs = 1_000_000_000 / userHZ
-
-// Cost is one variant's whole-path measurement over its window, summed
-// over the guest's CPUs.
-type Cost struct {
-	IdleSource   string `json:"idle_source"`   // IdleTimerList | IdleProcStat
-	ResolutionNs uint64 `json:"resolution_ns"` // granularity of BusyNs per CPU
-	CPUWindowNs  uint64 `json:"cpu_window_ns"` // Σ over CPUs of the window's length
-	BusyNs       uint64 `json:"busy_ns"`       // Σ not-idle time: user+nice+system+irq+softirq+steal
-	SoftirqNs    uint64 `json:"softirq_ns"`    // /proc/stat softirq column (tick resolution)
-	BPFNs        uint64 `json:"bpf_ns"`        // Σ run_time_ns of the variant's programs
-	Packets      uint64 `json:"packets"`
-	PacketSource string `json:"packet_source"` // PacketsRefCnt | PacketsLoTx
-	// Contexts is where the window's CPU time went (acct.go), nil when
-	// the accountant did not run; AcctNote says why, or which interrupts
-	// it could not see.
-	Contexts []ContextTime `json:"contexts,omitempty"`
-	AcctNote string        `json:"acct_note,omitempty"`
-	// AcctPackets are the datagrams the traffic wrote inside the
-	// accountant's own window, AcctWindowNs that window summed over the
-	// CPUs: its rows divide by these, not by the other counters, whose
-	// edges are read a few syscalls away.
-	AcctPackets  uint64 `json:"acct_packets,omitempty"`
-	AcctWindowNs uint64 `json:"acct_window_ns,omitempty"`
-}
 
 // idleClock is one CPU's tick-sched clock as /proc/timer_list shows it.
 type idleClock struct {
@@ -226,8 +192,8 @@ func tickBusy(a, b []cpuTimes) (window, busy, soft uint64) {
 
 // costOf assembles the window's Cost. clocks are nil when the kernel has
 // no idle clock.
-func costOf(clkA, clkB []idleClock, statA, statB []cpuTimes, progs []ProgStat, lo LoStat) (*Cost, error) {
-	c := &Cost{}
+func costOf(clkA, clkB []idleClock, statA, statB []cpuTimes, progs []wire.ProgStat, lo wire.LoStat) (*wire.Cost, error) {
+	c := &wire.Cost{}
 	tw, tb, soft := tickBusy(statA, statB)
 	c.SoftirqNs = soft
 	if clkA != nil && clkB != nil {
@@ -235,9 +201,9 @@ func costOf(clkA, clkB []idleClock, statA, statB []cpuTimes, progs []ProgStat, l
 		if err != nil {
 			return nil, err
 		}
-		c.IdleSource, c.ResolutionNs, c.CPUWindowNs, c.BusyNs = IdleTimerList, 1, w, b
+		c.IdleSource, c.ResolutionNs, c.CPUWindowNs, c.BusyNs = wire.IdleTimerList, 1, w, b
 	} else {
-		c.IdleSource, c.ResolutionNs, c.CPUWindowNs, c.BusyNs = IdleProcStat, tickNs, tw, tb
+		c.IdleSource, c.ResolutionNs, c.CPUWindowNs, c.BusyNs = wire.IdleProcStat, tickNs, tw, tb
 	}
 	for _, p := range progs {
 		c.BPFNs += p.RunTimeNs
@@ -245,9 +211,9 @@ func costOf(clkA, clkB []idleClock, statA, statB []cpuTimes, progs []ProgStat, l
 			c.Packets = p.RunCnt
 		}
 	}
-	c.PacketSource = PacketsRefCnt
+	c.PacketSource = wire.PacketsRefCnt
 	if len(progs) == 0 {
-		c.Packets, c.PacketSource = lo.TxPackets, PacketsLoTx
+		c.Packets, c.PacketSource = lo.TxPackets, wire.PacketsLoTx
 	}
 	return c, nil
 }

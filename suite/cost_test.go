@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kci-dev/kci/wire"
 )
 
 // timerList is /proc/timer_list cut to the lines parseTimerList reads and
@@ -77,30 +79,30 @@ func TestCostOf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	progs := []ProgStat{
+	progs := []wire.ProgStat{
 		{Name: "e", Type: "sched_cls", RunTimeNs: 300, RunCnt: 10},
 		{Name: "i", Type: "sched_cls", RunTimeNs: 200, RunCnt: 9},
 		{Name: "free", Type: "tracing", RunTimeNs: 50, RunCnt: 40},
 	}
 	ca := []idleClock{{cpu: 0, now: 0, idle: 0}}
 	cb := []idleClock{{cpu: 0, now: 10_000, idle: 4_000}}
-	c, err := costOf(ca, cb, sa, sb, progs, LoStat{TxPackets: 11})
+	c, err := costOf(ca, cb, sa, sb, progs, wire.LoStat{TxPackets: 11})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Cost{IdleSource: IdleTimerList, ResolutionNs: 1, CPUWindowNs: 10_000, BusyNs: 6_000,
-		SoftirqNs: 10 * tickNs, BPFNs: 550, Packets: 10, PacketSource: PacketsRefCnt}
+	want := wire.Cost{IdleSource: wire.IdleTimerList, ResolutionNs: 1, CPUWindowNs: 10_000, BusyNs: 6_000,
+		SoftirqNs: 10 * tickNs, BPFNs: 550, Packets: 10, PacketSource: wire.PacketsRefCnt}
 	if !reflect.DeepEqual(*c, want) {
 		t.Errorf("costOf = %+v, want %+v", *c, want)
 	}
 	// No idle clock: /proc/stat's ticks (statB − statA: 200 ticks, 65 busy),
 	// and no programs: lo's packets.
-	c, err = costOf(nil, nil, sa, sb, nil, LoStat{TxPackets: 11})
+	c, err = costOf(nil, nil, sa, sb, nil, wire.LoStat{TxPackets: 11})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = Cost{IdleSource: IdleProcStat, ResolutionNs: tickNs, CPUWindowNs: 200 * tickNs, BusyNs: 60 * tickNs,
-		SoftirqNs: 10 * tickNs, Packets: 11, PacketSource: PacketsLoTx}
+	want = wire.Cost{IdleSource: wire.IdleProcStat, ResolutionNs: tickNs, CPUWindowNs: 200 * tickNs, BusyNs: 60 * tickNs,
+		SoftirqNs: 10 * tickNs, Packets: 11, PacketSource: wire.PacketsLoTx}
 	if !reflect.DeepEqual(*c, want) {
 		t.Errorf("costOf (ticks) = %+v, want %+v", *c, want)
 	}

@@ -1,5 +1,7 @@
 package suite
 
+import "github.com/kci-dev/kci/wire"
+
 // Outcomes of a survival cell.
 const (
 	survives = "survives"
@@ -75,8 +77,8 @@ var stockOutcomes = map[[2]string]outcome{
 const extReason = "the BPF skb extension series keeps the extension through scrubbing (patch 03/14), redirects, forwarding and decap"
 
 // expect declares a cell's outcome on a kernel with caps.
-func expect(c carrierDef, p pathDef, caps Caps) outcome {
-	if miss := caps.missing(append(append([]requirement{}, c.requires...), p.requires...)); miss != "" {
+func expect(c carrierDef, p pathDef, caps wire.Caps) outcome {
+	if miss := capsMissing(caps, append(append([]requirement{}, c.requires...), p.requires...)); miss != "" {
 		return outcome{skip, miss}
 	}
 	if c.name == "skb-ext" {

@@ -5,10 +5,11 @@ import (
 	"testing"
 
 	"github.com/kci-dev/kci/bpf"
+	"github.com/kci-dev/kci/wire"
 )
 
-func stockCaps() Caps {
-	return Caps{
+func stockCaps() wire.Caps {
+	return wire.Caps{
 		Kfuncs:      map[string]bool{"bpf_cast_to_kern_ctx": true, "bpf_dynptr_slice": true, "bpf_dynptr_slice_rdwr": true},
 		Tracepoints: map[string]bool{"kfree_skb": true, "consume_skb": true},
 		MapTypes:    map[string]bool{"BPF_MAP_TYPE_HASH": true, "BPF_MAP_TYPE_LRU_PERCPU_HASH": true},
@@ -17,13 +18,13 @@ func stockCaps() Caps {
 	}
 }
 
-func extCaps() Caps {
+func extCaps() wire.Caps {
 	c := stockCaps()
 	c.Kfuncs["bpf_dynptr_from_skb_ext"] = true
 	return c
 }
 
-func gtpCaps() Caps {
+func gtpCaps() wire.Caps {
 	c := stockCaps()
 	c.Kfuncs["bpf_trace_skb"] = true
 	c.Tracepoints["skb_free"], c.Tracepoints["skb_copy"], c.Tracepoints["skb_scrub"] = true, true, true

@@ -13,6 +13,7 @@ import (
 	"github.com/kci-dev/kci/vm"
 	"github.com/kci-dev/kci/vm/event"
 	"github.com/kci-dev/kci/vmimage"
+	"github.com/kci-dev/kci/wire"
 )
 
 // TestGuestStockKernel boots the default base kernel (stock 6.12, built by
@@ -59,7 +60,7 @@ func runGuest(t *testing.T, tree string, want suite.RunWant) {
 	}
 	dir := t.TempDir()
 	initrd := filepath.Join(dir, "initrd.cpio")
-	if err := img.Compose(initrd, vmimage.File{Path: suite.PlanPath[1:], Data: b}); err != nil {
+	if err := img.Compose(initrd, vmimage.File{Path: wire.PlanPath[1:], Data: b}); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kci-dev/kci/vm/event"
+	"github.com/kci-dev/kci/wire"
 )
 
 // recorder collects a run's events the way the host would see them.
@@ -47,12 +48,12 @@ func decodeAll[T any](t *testing.T, evs []event.Event, typ string) []T {
 
 // testPlan is a test-sized run: every variant, survival on, short windows
 // and a rate a 1–2 CPU TCG guest sustains.
-func testPlan() Plan {
-	return Plan{
+func testPlan() wire.Plan {
+	return wire.Plan{
 		Sanity:   true,
 		Survival: true,
 		Variants: []string{"none", "cnt", "ext", "gtp", "gtpchurn", "gtplru", "hash", "lru"},
-		Bench: BenchParams{
+		Bench: wire.BenchParams{
 			Pairs: 2, PayloadSize: 36, RateMbit: 0.25,
 			ServerLead: 300 * time.Millisecond, Warmup: 700 * time.Millisecond, Window: 2 * time.Second,
 			ServerCPUs: []int{0, 2, 4}, ClientCPUs: []int{1, 3, 5}, SamplerCPU: 6,
@@ -86,7 +87,7 @@ func TestHostKernelRun(t *testing.T) {
 	start := time.Now()
 	err := Run(context.Background(), plan, rec.emit)
 	t.Logf("suite ran in %s", time.Since(start).Round(time.Millisecond))
-	for _, s := range decodeAll[Sanity](t, rec.events, event.Sanity) {
+	for _, s := range decodeAll[wire.Sanity](t, rec.events, event.Sanity) {
 		t.Logf("sanity: %+v", s)
 	}
 	if err != nil {
@@ -135,7 +136,7 @@ func gtpWant() runWant {
 // checkStockRun checks a run on a kernel without the ext and gtp series.
 // tolerate maps a variant to the prefix of an invalid reason that is
 // logged instead of failing.
-func checkStockRun(t *testing.T, evs []event.Event, plan Plan, tolerate map[string]string) {
+func checkStockRun(t *testing.T, evs []event.Event, plan wire.Plan, tolerate map[string]string) {
 	t.Helper()
 	w := stockWant()
 	w.tolerate = tolerate
@@ -144,16 +145,16 @@ func checkStockRun(t *testing.T, evs []event.Event, plan Plan, tolerate map[stri
 }
 
 // checkRun checks a run's events against what its kernel must show.
-func checkRun(t *testing.T, evs []event.Event, plan Plan, want runWant) {
+func checkRun(t *testing.T, evs []event.Event, plan wire.Plan, want runWant) {
 	t.Helper()
-	caps := decodeAll[Caps](t, evs, event.Caps)
+	caps := decodeAll[wire.Caps](t, evs, event.Caps)
 	if len(caps) != 1 {
 		t.Fatalf("%d caps events, want 1", len(caps))
 	}
 	b, _ := json.Marshal(caps[0])
 	t.Logf("caps: %s", b)
 
-	cells := decodeAll[Cell](t, evs, event.Cell)
+	cells := decodeAll[wire.Cell](t, evs, event.Cell)
 	if n := len(carriers()) * len(paths()); len(cells) != n {
 		t.Errorf("%d cells, want %d", len(cells), n)
 	}
@@ -173,7 +174,7 @@ func checkRun(t *testing.T, evs []event.Event, plan Plan, want runWant) {
 		}
 	}
 
-	results := decodeAll[VariantResult](t, evs, event.Variant)
+	results := decodeAll[wire.VariantResult](t, evs, event.Variant)
 	if len(results) != len(plan.Variants) {
 		t.Fatalf("%d variant events, want %d", len(results), len(plan.Variants))
 	}
@@ -208,7 +209,7 @@ func checkRun(t *testing.T, evs []event.Event, plan Plan, want runWant) {
 // (kci's kernels have them all), and its categories partition its window:
 // they sum to the window's length on the CPUs, and every datagram written
 // in it went through a read, a write and a NET_RX softirq.
-func checkContexts(t *testing.T, r VariantResult, optional bool) {
+func checkContexts(t *testing.T, r wire.VariantResult, optional bool) {
 	t.Helper()
 	c := r.Cost
 	if c == nil {
@@ -222,7 +223,7 @@ func checkContexts(t *testing.T, r VariantResult, optional bool) {
 		t.Errorf("variant %s: no complete context accounting: %q, %d contexts, %d packets", r.Variant, c.AcctNote, len(c.Contexts), c.AcctPackets)
 		return
 	}
-	ctx := map[string]ContextTime{}
+	ctx := map[string]wire.ContextTime{}
 	var sum uint64
 	for _, x := range c.Contexts {
 		ctx[x.Name] = x
@@ -245,7 +246,7 @@ func checkContexts(t *testing.T, r VariantResult, optional bool) {
 // checkCost: every variant that ran has its whole-path cost, measured in
 // ns (the idle clock), at least what its programs alone cost, and the
 // verifier facts of each program it loaded.
-func checkCost(t *testing.T, r VariantResult) {
+func checkCost(t *testing.T, r wire.VariantResult) {
 	t.Helper()
 	c := r.Cost
 	if c == nil {
@@ -259,7 +260,7 @@ func checkCost(t *testing.T, r VariantResult) {
 		bpfSum += p.RunTimeNs
 	}
 	switch {
-	case c.IdleSource != IdleTimerList:
+	case c.IdleSource != wire.IdleTimerList:
 		t.Errorf("variant %s: idle from %s, want the ns idle clock (/proc/timer_list)", r.Variant, c.IdleSource)
 	case c.Packets == 0:
 		t.Errorf("variant %s: whole-path over no packets: %+v", r.Variant, c)
@@ -268,8 +269,8 @@ func checkCost(t *testing.T, r VariantResult) {
 	case c.BusyNs < bpfSum || c.BusyNs > c.CPUWindowNs:
 		t.Errorf("variant %s: busy %d ns, want between the bpf_stats sum %d and the window %d", r.Variant, c.BusyNs, bpfSum, c.CPUWindowNs)
 	}
-	if r.Variant == NoneVariant {
-		if len(r.Programs) != 0 || c.PacketSource != PacketsLoTx {
+	if r.Variant == wire.NoneVariant {
+		if len(r.Programs) != 0 || c.PacketSource != wire.PacketsLoTx {
 			t.Errorf("baseline: programs %v, packets from %s; want none, lo_tx", r.Programs, c.PacketSource)
 		}
 		return

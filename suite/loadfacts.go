@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
+
+	"github.com/kci-dev/kci/wire"
 )
 
 // loadWithFacts loads spec with the verifier's statistics log on and
@@ -15,7 +17,7 @@ import (
 // instructions, translated and JIT'd size, the verifier's own time, and
 // the collection's load time measured around the load. A failed load
 // returns the error (it names the program) and no facts.
-func loadWithFacts(spec *ebpf.CollectionSpec) (*ebpf.Collection, []ProgLoad, error) {
+func loadWithFacts(spec *ebpf.CollectionSpec) (*ebpf.Collection, []wire.ProgLoad, error) {
 	opts := ebpf.CollectionOptions{Programs: ebpf.ProgramOptions{LogLevel: ebpf.LogLevelStats}}
 	start := time.Now()
 	coll, err := ebpf.NewCollectionWithOptions(spec, opts)
@@ -23,7 +25,7 @@ func loadWithFacts(spec *ebpf.CollectionSpec) (*ebpf.Collection, []ProgLoad, err
 	if err != nil {
 		return nil, nil, err
 	}
-	var loads []ProgLoad
+	var loads []wire.ProgLoad
 	names := make([]string, 0, len(coll.Programs))
 	for n := range coll.Programs {
 		names = append(names, n)
@@ -41,8 +43,8 @@ func loadWithFacts(spec *ebpf.CollectionSpec) (*ebpf.Collection, []ProgLoad, err
 	return coll, loads, nil
 }
 
-func progFacts(name string, p *ebpf.Program) (ProgLoad, error) {
-	l := ProgLoad{Name: name, VerifyUs: verifyTime(p.VerifierLog)}
+func progFacts(name string, p *ebpf.Program) (wire.ProgLoad, error) {
+	l := wire.ProgLoad{Name: name, VerifyUs: verifyTime(p.VerifierLog)}
 	info, err := p.Info()
 	if err != nil {
 		return l, fmt.Errorf("program %s info: %w", name, err)
@@ -58,19 +60,19 @@ func progFacts(name string, p *ebpf.Program) (ProgLoad, error) {
 
 // jitRanges names each JIT'd function of a program: the program itself,
 // then its subprograms as name/1, name/2...
-func jitRanges(name string, info *ebpf.ProgramInfo) []CodeRange {
+func jitRanges(name string, info *ebpf.ProgramInfo) []wire.CodeRange {
 	addrs, ok := info.JitedKsymAddrs()
 	lens, ok2 := info.JitedFuncLens()
 	if !ok || !ok2 || len(addrs) != len(lens) {
 		return nil
 	}
-	var rs []CodeRange
+	var rs []wire.CodeRange
 	for i, a := range addrs {
 		n := name
 		if i > 0 {
 			n = fmt.Sprintf("%s/%d", name, i)
 		}
-		rs = append(rs, CodeRange{Prog: n, Addr: uint64(a), Len: lens[i]})
+		rs = append(rs, wire.CodeRange{Prog: n, Addr: uint64(a), Len: lens[i]})
 	}
 	return rs
 }

@@ -10,15 +10,6 @@ const (
 	markEndDisp   = 0x4b430002 // nopl 0x4b430002(%rax,%rax,1)
 )
 
-// CodeRange is one JIT'd function of a BPF program in the guest's kernel
-// address space: what the host maps the plugin's counts onto (its
-// symbol lookup cannot see JIT'd code).
-type CodeRange struct {
-	Prog string `json:"prog"` // program name; subprograms are prog/1, prog/2...
-	Addr uint64 `json:"addr"`
-	Len  uint32 `json:"len"`
-}
-
 // marker numbers the exact-count windows the guest opens, in the order
 // the plugin numbers them: every start marker executed is one window.
 type marker struct{ next int }

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/kci-dev/kci/bpf"
-	variantpkg "github.com/kci-dev/kci/suite/variant"
+	"github.com/kci-dev/kci/wire"
 )
 
 func TestCPUFor(t *testing.T) {
@@ -37,28 +37,28 @@ func TestCPUFor(t *testing.T) {
 func TestPPSPerPair(t *testing.T) {
 	// The user's setup: 14 Mbit/s of 36-byte datagrams per pair, three
 	// pairs, about 146k pps in total.
-	p := DefaultBench()
+	p := wire.DefaultBench()
 	total := ppsPerPair(p) * float64(p.Pairs)
 	if math.Abs(total-145833.33) > 0.01 {
 		t.Errorf("default total pps = %.2f, want 145833.33", total)
 	}
-	if ppsPerPair(BenchParams{RateMbit: 1}) != 0 {
+	if ppsPerPair(wire.BenchParams{RateMbit: 1}) != 0 {
 		t.Error("zero payload size should give no rate")
 	}
 }
 
 func TestWithDefaults(t *testing.T) {
-	p := withDefaults(BenchParams{Pairs: 1, Window: 2 * time.Second})
+	p := withDefaults(wire.BenchParams{Pairs: 1, Window: 2 * time.Second})
 	if p.Pairs != 1 || p.Window != 2*time.Second || p.PayloadSize != 36 || p.RateMbit != 14 {
 		t.Errorf("withDefaults = %+v", p)
 	}
 }
 
-// The host checks variant names against the leaf package before any
+// The host checks variant names against wire.VariantNames before any
 // build; the guest's table must know exactly those, in that order.
 func TestVariantNamesAreTheHostsList(t *testing.T) {
-	if got, want := strings.Join(variantNames(), ","), strings.Join(variantpkg.Names, ","); got != want {
-		t.Errorf("guest variants %s, host's list (suite/variant) %s", got, want)
+	if got, want := strings.Join(variantNames(), ","), strings.Join(wire.VariantNames, ","); got != want {
+		t.Errorf("guest variants %s, host's list (wire.VariantNames) %s", got, want)
 	}
 }
 

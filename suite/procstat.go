@@ -7,6 +7,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/kci-dev/kci/wire"
 )
 
 // cpuTimes is one CPU's /proc/stat line, in ticks.
@@ -56,12 +58,12 @@ func readProcStat() ([]cpuTimes, error) {
 
 // cpuDelta turns two snapshots into busy/sys/soft percentages per CPU
 // (busy = everything but idle and iowait, like mpstat's 100 - %idle).
-func cpuDelta(before, after []cpuTimes) []CPUStat {
+func cpuDelta(before, after []cpuTimes) []wire.CPUStat {
 	prev := map[int]cpuTimes{}
 	for _, t := range before {
 		prev[t.cpu] = t
 	}
-	var out []CPUStat
+	var out []wire.CPUStat
 	for _, a := range after {
 		b, ok := prev[a.cpu]
 		if !ok {
@@ -69,11 +71,11 @@ func cpuDelta(before, after []cpuTimes) []CPUStat {
 		}
 		total := float64(a.total() - b.total())
 		if total <= 0 {
-			out = append(out, CPUStat{CPU: a.cpu})
+			out = append(out, wire.CPUStat{CPU: a.cpu})
 			continue
 		}
 		idle := float64((a.idle - b.idle) + (a.iowait - b.iowait))
-		out = append(out, CPUStat{
+		out = append(out, wire.CPUStat{
 			CPU:  a.cpu,
 			Busy: 100 * (total - idle) / total,
 			Sys:  100 * float64(a.system-b.system) / total,

@@ -3,6 +3,8 @@ package suite
 import (
 	"math"
 	"testing"
+
+	"github.com/kci-dev/kci/wire"
 )
 
 const statA = `cpu  100 0 100 800 0 0 0 0 0 0
@@ -33,7 +35,7 @@ func TestCPUDelta(t *testing.T) {
 		t.Fatalf("parsed %d CPUs, want 2 (the aggregate line is not a CPU)", len(a))
 	}
 	d := cpuDelta(a, b)
-	want := []CPUStat{{CPU: 0, Busy: 60, Sys: 20, Soft: 10}, {CPU: 1, Busy: 0, Sys: 0, Soft: 0}}
+	want := []wire.CPUStat{{CPU: 0, Busy: 60, Sys: 20, Soft: 10}, {CPU: 1, Busy: 0, Sys: 0, Soft: 0}}
 	if len(d) != len(want) {
 		t.Fatalf("cpuDelta = %+v", d)
 	}

@@ -19,17 +19,7 @@ import (
 
 	"github.com/kci-dev/kci/bpf"
 	"github.com/kci-dev/kci/vm/event"
-)
-
-// ProfileFreqHz is the sampling rate, the user's `perf record -F 99`: off
-// the kernel's tick rates, so samples do not beat with periodic work.
-const ProfileFreqHz = 99
-
-// Frames the profiler puts where no kernel function is known.
-const (
-	FrameUser    = "[user]"    // sampled in user mode: no kernel stack
-	FrameLost    = "[lost]"    // the stack-trace map bucket held another stack
-	FrameUnknown = "[unknown]" // an address below every kernel symbol
+	"github.com/kci-dev/kci/wire"
 )
 
 // Profiler samples kernel stacks on a set of CPUs with a BPF perf_event
@@ -225,9 +215,9 @@ func foldStacks(counts []stackCount, stacks map[int32][]uint64, syms *kallsyms) 
 		frames := []string{frameSafe(c.comm)}
 		switch {
 		case c.kstack == -int32(unix.EFAULT):
-			frames = append(frames, FrameUser)
+			frames = append(frames, wire.FrameUser)
 		case c.kstack == -int32(unix.EEXIST):
-			frames = append(frames, FrameLost) // its bucket held another stack
+			frames = append(frames, wire.FrameLost) // its bucket held another stack
 		case c.kstack < 0:
 			frames = append(frames, "[no_stack_"+unix.ErrnoName(unix.Errno(-c.kstack))+"]")
 		default:
@@ -259,7 +249,7 @@ func foldStacks(counts []stackCount, stacks map[int32][]uint64, syms *kallsyms) 
 // frameSafe keeps a frame name from breaking the folded format.
 func frameSafe(s string) string {
 	if s == "" {
-		return FrameUnknown
+		return wire.FrameUnknown
 	}
 	return strings.Map(func(r rune) rune {
 		if r == ';' || r == ' ' || r == '\n' || r == '\t' {
@@ -351,7 +341,7 @@ var errKptrRestricted = errors.New("kallsyms: addresses hidden (kernel.kptr_rest
 func (k *kallsyms) lookup(addr uint64) string {
 	i := sort.Search(len(k.addrs), func(i int) bool { return k.addrs[i] > addr })
 	if i == 0 {
-		return FrameUnknown
+		return wire.FrameUnknown
 	}
 	return k.names[i-1]
 }
@@ -378,13 +368,13 @@ func loadKallsyms() (*kallsyms, error) {
 
 // trafficCPUs are the CPUs the servers and clients of p run on in a guest
 // of ncpu CPUs, sorted: the ones the user profiles (`perf record -C`).
-func trafficCPUs(p BenchParams, ncpu int) []int {
+func trafficCPUs(p wire.BenchParams, ncpu int) []int {
 	seen := map[int]bool{}
 	var out []int
 	for i := 0; i < p.Pairs; i++ {
 		for _, c := range []int{
-			cpuFor(p.ServerCPUs, i, DefaultBench().ServerCPUs, ncpu),
-			cpuFor(p.ClientCPUs, i, DefaultBench().ClientCPUs, ncpu),
+			cpuFor(p.ServerCPUs, i, wire.DefaultBench().ServerCPUs, ncpu),
+			cpuFor(p.ClientCPUs, i, wire.DefaultBench().ClientCPUs, ncpu),
 		} {
 			if !seen[c] {
 				seen[c] = true
@@ -400,19 +390,19 @@ func trafficCPUs(p BenchParams, ncpu int) []int {
 // measurement window when the plan asks for profiles (env.profile set).
 // The returned function stops the sampler and emits the profile event; a
 // sampler that fails says so in the event rather than failing the variant.
-func profileWindow(env *benchEnv, p BenchParams, name string) func() {
+func profileWindow(env *benchEnv, p wire.BenchParams, name string) func() {
 	if env.profile == nil {
 		return func() {}
 	}
 	cpus := trafficCPUs(p, env.ncpu)
-	prof, err := StartProfile(cpus, ProfileFreqHz)
+	prof, err := StartProfile(cpus, wire.ProfileFreqHz)
 	if err != nil {
-		env.profile(event.Profile, Profile{Variant: name, CPUs: cpus, FreqHz: ProfileFreqHz, Error: err.Error()}) //nolint:errcheck // the variant's own event reports the run
+		env.profile(event.Profile, wire.Profile{Variant: name, CPUs: cpus, FreqHz: wire.ProfileFreqHz, Error: err.Error()}) //nolint:errcheck // the variant's own event reports the run
 		return func() {}
 	}
 	return func() {
 		st, folded, err := prof.Stop()
-		out := Profile{Variant: name, Folded: folded, CPUs: st.CPUs, FreqHz: st.FreqHz,
+		out := wire.Profile{Variant: name, Folded: folded, CPUs: st.CPUs, FreqHz: st.FreqHz,
 			Window: st.Elapsed, Samples: st.Samples, Dropped: st.Dropped}
 		if err != nil {
 			out.Error = err.Error()

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/kci-dev/kci/wire"
 )
 
 const kallsymsSample = `ffffffff81000000 T _stext
@@ -32,7 +34,7 @@ func TestParseKallsyms(t *testing.T) {
 		addr uint64
 		want string
 	}{
-		{0xffffffff80ffffff, FrameUnknown},
+		{0xffffffff80ffffff, wire.FrameUnknown},
 		{0xffffffff81000000, "_stext"}, // the only name there
 		{0xffffffff81000ff4, "__pfx_do_one_initcall"},
 		{0xffffffff81001abc, "do_one_initcall"},
@@ -94,7 +96,7 @@ func TestFoldStacks(t *testing.T) {
 }
 
 func TestTrafficCPUs(t *testing.T) {
-	p := DefaultBench()
+	p := wire.DefaultBench()
 	if got, want := trafficCPUs(p, 8), []int{0, 1, 2, 3, 4, 5}; !reflect.DeepEqual(got, want) {
 		t.Errorf("8 CPUs: %v, want %v", got, want)
 	}

@@ -1,5 +1,6 @@
 // Package suite is the guest side of kci: sanity checks, capability probe,
-// survival matrix and benchmark, run by cmd/kci-guest inside the VM.
+// survival matrix and benchmark, run by cmd/kci-guest inside the VM. What
+// it reports to the host are wire's types; the host never imports suite.
 package suite
 
 import (
@@ -15,6 +16,7 @@ import (
 
 	"github.com/kci-dev/kci/internal/proc"
 	"github.com/kci-dev/kci/vm/event"
+	"github.com/kci-dev/kci/wire"
 )
 
 // Emit sends one event to the host.
@@ -33,7 +35,7 @@ const (
 // capability probe, the survival matrix and the benchmark variants. It
 // returns an error when the run could not be carried out; failed cells
 // and invalid repetitions are results, reported in their events.
-func Run(ctx context.Context, plan Plan, emit Emit) error {
+func Run(ctx context.Context, plan wire.Plan, emit Emit) error {
 	if len(plan.Command) > 0 {
 		// The user's own command, shown on the console as it runs. The
 		// guest holds no secrets of kci's: it keeps the agent's whole
@@ -49,7 +51,7 @@ func Run(ctx context.Context, plan Plan, emit Emit) error {
 }
 
 type runner struct {
-	plan Plan
+	plan wire.Plan
 	emit Emit
 }
 
@@ -112,7 +114,7 @@ func (r *runner) run(ctx context.Context) error {
 
 // caps probes what the kernel offers BPF and reports it: the measuring
 // steps' environment.
-func (r *runner) caps(s Sanity) (*benchEnv, error) {
+func (r *runner) caps(s wire.Sanity) (*benchEnv, error) {
 	if err := r.step("caps", capsTimeout); err != nil {
 		return nil, err
 	}
@@ -148,7 +150,7 @@ func (r *runner) survival(ctx context.Context, env *benchEnv) error {
 	}
 	var total int
 	var failures []string
-	err := runSurvival(ctx, env, func(c Cell) error {
+	err := runSurvival(ctx, env, func(c wire.Cell) error {
 		total++
 		if !c.Pass {
 			failures = append(failures, c.Carrier+"×"+c.Path)
@@ -167,8 +169,8 @@ func (r *runner) survival(ctx context.Context, env *benchEnv) error {
 }
 
 // withDefaults fills the zero fields that have no meaningful zero.
-func withDefaults(p BenchParams) BenchParams {
-	d := DefaultBench()
+func withDefaults(p wire.BenchParams) wire.BenchParams {
+	d := wire.DefaultBench()
 	if p.Pairs == 0 {
 		p.Pairs = d.Pairs
 	}

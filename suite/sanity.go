@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/kci-dev/kci/internal/kconfig"
+	"github.com/kci-dev/kci/wire"
 	"golang.org/x/sys/unix"
 )
 
@@ -37,8 +38,8 @@ type sanityInput struct {
 }
 
 // checkSanity decides whether numbers from this kernel mean anything.
-func checkSanity(in sanityInput) Sanity {
-	s := Sanity{Release: in.Release, Version: strings.TrimSpace(in.Version), NumCPU: in.NumCPU, ClockSource: in.ClockSource}
+func checkSanity(in sanityInput) wire.Sanity {
+	s := wire.Sanity{Release: in.Release, Version: strings.TrimSpace(in.Version), NumCPU: in.NumCPU, ClockSource: in.ClockSource}
 	s.BuildID = buildID(in.Notes)
 	if in.Config == nil {
 		s.Problems = append(s.Problems, fmt.Sprintf("cannot check the kernel config: /proc/config.gz: %v (CONFIG_IKCONFIG_PROC off?)", in.ConfigErr))

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/kci-dev/kci/bpf"
+	"github.com/kci-dev/kci/wire"
 )
 
 // Survival cell parameters.
@@ -20,7 +21,7 @@ const (
 // runSurvival runs every carrier × path cell and reports each one. The
 // error is for the machinery; a cell that does not match its expectation
 // is a failed cell, not an error.
-func runSurvival(ctx context.Context, env *benchEnv, report func(Cell) error) error {
+func runSurvival(ctx context.Context, env *benchEnv, report func(wire.Cell) error) error {
 	for _, p := range paths() {
 		if err := runPath(ctx, env, p, report); err != nil {
 			return err
@@ -31,7 +32,7 @@ func runSurvival(ctx context.Context, env *benchEnv, report func(Cell) error) er
 
 // runPath builds one path, if any of its cells can run on this kernel,
 // and runs every carrier over it.
-func runPath(ctx context.Context, env *benchEnv, p pathDef, report func(Cell) error) error {
+func runPath(ctx context.Context, env *benchEnv, p pathDef, report func(wire.Cell) error) error {
 	var t *topology
 	var buildErr error
 	for _, c := range carriers() {
@@ -58,9 +59,9 @@ func runPath(ctx context.Context, env *benchEnv, p pathDef, report func(Cell) er
 
 // runCell runs one cell on a built topology (nil if building failed with
 // buildErr) and judges it against its expectation.
-func runCell(env *benchEnv, c carrierDef, p pathDef, t *topology, buildErr error) Cell {
+func runCell(env *benchEnv, c carrierDef, p pathDef, t *topology, buildErr error) wire.Cell {
 	exp := expect(c, p, env.caps)
-	cell := Cell{Carrier: c.name, Path: p.name, Expected: exp.expected, Reason: exp.reason}
+	cell := wire.Cell{Carrier: c.name, Path: p.name, Expected: exp.expected, Reason: exp.reason}
 	if exp.expected == skip {
 		cell.Observed, cell.Pass = skip, true
 		return cell

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/kci-dev/kci/wire"
 )
 
 // cpuFor picks the CPU for the i-th thread from the plan's list (the
@@ -79,7 +81,7 @@ func setPolicy(tid int, policy, prio uint32) error {
 // traffic is the benchmark's UDP load: one server and one client per
 // pair, each on its own pinned thread.
 type traffic struct {
-	params   BenchParams
+	params   wire.BenchParams
 	ncpu     int
 	srvFDs   []int
 	cliFDs   []int
@@ -96,7 +98,7 @@ type traffic struct {
 
 // ppsPerPair is the planned packet rate of one client: the rate counts
 // payload bytes (14 Mbit/s of 36-byte datagrams ≈ 48.6k pps).
-func ppsPerPair(p BenchParams) float64 {
+func ppsPerPair(p wire.BenchParams) float64 {
 	if p.PayloadSize <= 0 {
 		return 0
 	}
@@ -105,7 +107,7 @@ func ppsPerPair(p BenchParams) float64 {
 
 // newTraffic opens the sockets inside ns (they stay bound to it whatever
 // thread later uses them).
-func newTraffic(ns *netNS, p BenchParams, ncpu int) (*traffic, error) {
+func newTraffic(ns *netNS, p wire.BenchParams, ncpu int) (*traffic, error) {
 	if p.Pairs < 1 {
 		return nil, fmt.Errorf("bench: %d pairs", p.Pairs)
 	}
@@ -164,7 +166,7 @@ func (t *traffic) fail(err error) {
 
 func (t *traffic) startServers() {
 	for i, fd := range t.srvFDs {
-		cpu := cpuFor(t.params.ServerCPUs, i, DefaultBench().ServerCPUs, t.ncpu)
+		cpu := cpuFor(t.params.ServerCPUs, i, wire.DefaultBench().ServerCPUs, t.ncpu)
 		t.srvWG.Add(1)
 		go func() {
 			defer t.srvWG.Done()
@@ -198,7 +200,7 @@ func (t *traffic) startClients() {
 	pps := ppsPerPair(t.params)
 	start := nextTick(rawMono())
 	for i, fd := range t.cliFDs {
-		cpu := cpuFor(t.params.ClientCPUs, i, DefaultBench().ClientCPUs, t.ncpu)
+		cpu := cpuFor(t.params.ClientCPUs, i, wire.DefaultBench().ClientCPUs, t.ncpu)
 		t.cliWG.Add(1)
 		go func() {
 			defer t.cliWG.Done()

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/kci-dev/kci/wire"
 )
 
 // Validation thresholds.
@@ -22,7 +24,7 @@ const (
 // variant's packet count, which is the largest run_cnt among its sched_cls
 // programs (every packet passes egress and ingress once), so reapers that
 // run per skb are weighted by packets. A program that never ran costs 0.
-func withNsPerPkt(progs []ProgStat) []ProgStat {
+func withNsPerPkt(progs []wire.ProgStat) []wire.ProgStat {
 	var ref uint64
 	for _, p := range progs {
 		if p.Type == "sched_cls" && p.RunCnt > ref {
@@ -44,7 +46,7 @@ func withNsPerPkt(progs []ProgStat) []ProgStat {
 // the guest cannot use its TSC (a TCG guest whose TSC calibration failed
 // on a busy host): every run_time_ns is then a multiple of a tick, and
 // programs that ran thousands of times may show 0 ns.
-func coarseClock(progs []ProgStat) string {
+func coarseClock(progs []wire.ProgStat) string {
 	var ran, nonzero int
 	for _, p := range progs {
 		if p.RunCnt == 0 {
@@ -69,10 +71,10 @@ func coarseClock(progs []ProgStat) string {
 
 // measurement is what validate judges.
 type measurement struct {
-	progs      []ProgStat // BPF stats over the window
+	progs      []wire.ProgStat // BPF stats over the window
 	rule       rule
 	counters   map[string]uint64 // stats map totals since attach, after the traffic drained
-	lo         LoStat            // lo delta over the window
+	lo         wire.LoStat       // lo delta over the window
 	perSecond  []uint64          // packets received per second of the window
 	plannedPPS float64           // all pairs together
 	window     time.Duration
@@ -147,7 +149,7 @@ func nonzero(c map[string]uint64, names ...string) string {
 	return " (" + strings.Join(parts, ", ") + ")"
 }
 
-func nonzeroLo(l LoStat) string {
+func nonzeroLo(l wire.LoStat) string {
 	var parts []string
 	for _, f := range []struct {
 		name string

@@ -5,12 +5,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kci-dev/kci/wire"
 )
 
 func TestWithNsPerPkt(t *testing.T) {
 	// Egress ran for 1000 packets, ingress for 990 (ten still in flight
 	// when the window closed), the reaper for 1500 skbs (some not ours).
-	progs := []ProgStat{
+	progs := []wire.ProgStat{
 		{Name: "w", Type: "sched_cls", RunTimeNs: 200_000, RunCnt: 1000},
 		{Name: "r", Type: "sched_cls", RunTimeNs: 63_000, RunCnt: 990},
 		{Name: "free", Type: "tracing", RunTimeNs: 300_000, RunCnt: 1500},
@@ -27,7 +29,7 @@ func TestWithNsPerPkt(t *testing.T) {
 		t.Error("withNsPerPkt modified its input")
 	}
 	// No sched_cls program ran: nothing to normalise by.
-	for _, p := range withNsPerPkt([]ProgStat{{Name: "free", Type: "tracing", RunTimeNs: 5, RunCnt: 5}}) {
+	for _, p := range withNsPerPkt([]wire.ProgStat{{Name: "free", Type: "tracing", RunTimeNs: 5, RunCnt: 5}}) {
 		if p.NsPerPkt != 0 {
 			t.Errorf("without packets: %v ns/pkt, want 0", p.NsPerPkt)
 		}
@@ -36,7 +38,7 @@ func TestWithNsPerPkt(t *testing.T) {
 
 func TestValidate(t *testing.T) {
 	steady := []uint64{1000, 1010, 990, 1000}
-	okLo := LoStat{RxPackets: 4000, TxPackets: 4000}
+	okLo := wire.LoStat{RxPackets: 4000, TxPackets: 4000}
 	base := measurement{lo: okLo, perSecond: steady, plannedPPS: 1000, window: 4 * time.Second}
 	with := func(f func(*measurement)) measurement {
 		m := base
@@ -123,7 +125,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestCoarseClock(t *testing.T) {
-	fine := []ProgStat{
+	fine := []wire.ProgStat{
 		{Name: "w", Type: "sched_cls", RunTimeNs: 16_000_000, RunCnt: 7000},
 		{Name: "r", Type: "sched_cls", RunTimeNs: 3_629_723, RunCnt: 7000},
 	}
@@ -131,7 +133,7 @@ func TestCoarseClock(t *testing.T) {
 		t.Errorf("fine clock flagged: %s", s)
 	}
 	// What a jiffies sched_clock (HZ=250) produced in a TCG guest.
-	ticks := []ProgStat{
+	ticks := []wire.ProgStat{
 		{Name: "hash_consume", Type: "tracing", RunTimeNs: 16_000_000, RunCnt: 7083},
 		{Name: "hash_kfree", Type: "tracing"},
 		{Name: "hash_read", Type: "sched_cls", RunTimeNs: 4_000_000, RunCnt: 7080},
@@ -140,12 +142,12 @@ func TestCoarseClock(t *testing.T) {
 	if s := coarseClock(ticks); !strings.Contains(s, "whole number of milliseconds") {
 		t.Errorf("tick-quantised stats: %q", s)
 	}
-	zero := []ProgStat{{Name: "cnt_egress", Type: "sched_cls", RunCnt: 6965}, {Name: "cnt_ingress", Type: "sched_cls", RunCnt: 6965}}
+	zero := []wire.ProgStat{{Name: "cnt_egress", Type: "sched_cls", RunCnt: 6965}, {Name: "cnt_ingress", Type: "sched_cls", RunCnt: 6965}}
 	if s := coarseClock(zero); !strings.Contains(s, "cnt_egress ran 6965 times in 0 ns") {
 		t.Errorf("zero run time: %q", s)
 	}
 	m := measurement{progs: zero, rule: ruleFloor, counters: map[string]uint64{"INGRESS": 1, "EGRESS": 1},
-		perSecond: []uint64{1}, lo: LoStat{RxPackets: 10}}
+		perSecond: []uint64{1}, lo: wire.LoStat{RxPackets: 10}}
 	if valid, why := validate(m); valid || !strings.Contains(why, "too coarse") {
 		t.Errorf("validate with a coarse clock: %v %q", valid, why)
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/kci-dev/kci/bpf"
-	variantpkg "github.com/kci-dev/kci/suite/variant"
+	"github.com/kci-dev/kci/wire"
 )
 
 // rule is how a variant's stats counters prove the run measured what it
@@ -22,9 +22,6 @@ const (
 	ruleReapBound             // FREE_REAPED <= EGRESS: an LRU may evict first
 	ruleNone                  // no programs: lo's counters only
 )
-
-// NoneVariant is the baseline variant: no program attached.
-const NoneVariant = "none"
 
 // variant is one benchmark configuration: an object, what it needs from
 // the kernel, how to adjust the spec, and how to validate.
@@ -50,7 +47,7 @@ func gtpReqs(rhash bool) []requirement {
 func variants() []variant {
 	return []variant{
 		// The whole-path baseline: the same traffic, nothing attached.
-		{name: NoneVariant, rule: ruleNone},
+		{name: wire.NoneVariant, rule: ruleNone},
 		{name: "cnt", object: bpf.Cnt, rule: ruleFloor},
 		{name: "ext", object: bpf.Ext, rule: ruleExt,
 			requires: []requirement{kfunc("bpf_dynptr_from_skb_ext"), kfunc("bpf_dynptr_slice"), kfunc("bpf_dynptr_slice_rdwr")}},
@@ -81,7 +78,7 @@ func variantNames() []string {
 // naming, e.g. gtp-gtpchurn) is accepted too. variant.Base is the one
 // rule, which the host checks before any build.
 func lookupVariant(name string) (variant, error) {
-	base := variantpkg.Base(name)
+	base := wire.VariantBase(name)
 	for _, v := range variants() {
 		if v.name == base {
 			return v, nil

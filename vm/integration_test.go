@@ -20,10 +20,10 @@ import (
 	"github.com/kci-dev/kci/internal/failure"
 	"github.com/kci-dev/kci/job/jobtest"
 	"github.com/kci-dev/kci/kernel"
-	"github.com/kci-dev/kci/suite"
 	"github.com/kci-dev/kci/vm"
 	"github.com/kci-dev/kci/vm/event"
 	"github.com/kci-dev/kci/vmimage"
+	"github.com/kci-dev/kci/wire"
 )
 
 // These tests boot kernels built by kci (job/jobtest) under TCG
@@ -40,7 +40,7 @@ func needQEMU(t *testing.T) {
 }
 
 // initrd builds (or finds) the image and appends a plan.
-func initrd(t *testing.T, plan *suite.Plan) string {
+func initrd(t *testing.T, plan *wire.Plan) string {
 	t.Helper()
 	img, err := vmimage.Build(context.Background(), vmimage.Options{})
 	if err != nil {
@@ -54,7 +54,7 @@ func initrd(t *testing.T, plan *suite.Plan) string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		files = append(files, vmimage.File{Path: suite.PlanPath, Data: b})
+		files = append(files, vmimage.File{Path: wire.PlanPath, Data: b})
 	}
 	if err := img.Compose(p, files...); err != nil {
 		t.Fatal(err)
@@ -108,7 +108,7 @@ func assertNoQEMU(t *testing.T, res *vm.Result) {
 func TestBootReadyDone(t *testing.T) {
 	needQEMU(t)
 	k := jobtest.Base(t)
-	cfg := config(t, k, initrd(t, &suite.Plan{Command: []string{"uname", "-r"}}))
+	cfg := config(t, k, initrd(t, &wire.Plan{Command: []string{"uname", "-r"}}))
 	var types []string
 	res, err := vm.Run(context.Background(), cfg, func(e event.Event) { types = append(types, e.Type) })
 	assertNoQEMU(t, res)
@@ -134,7 +134,7 @@ func TestBootReadyDone(t *testing.T) {
 func TestBootCancelLeavesNoQEMU(t *testing.T) {
 	needQEMU(t)
 	k := jobtest.Base(t)
-	cfg := config(t, k, initrd(t, &suite.Plan{Command: []string{"sleep", "60"}}))
+	cfg := config(t, k, initrd(t, &wire.Plan{Command: []string{"sleep", "60"}}))
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(1500*time.Millisecond, cancel)
 	res, err := vm.Run(ctx, cfg, nil)
@@ -216,7 +216,7 @@ func (c *consoleClock) Write(p []byte) (int, error) {
 func TestFaultPanicAtBoot(t *testing.T) {
 	needQEMU(t)
 	k := jobtest.Patched(t, "testdata/patches/panic-at-boot.patch")
-	cfg := config(t, k, initrd(t, &suite.Plan{Command: []string{"true"}}))
+	cfg := config(t, k, initrd(t, &wire.Plan{Command: []string{"true"}}))
 	clock := &consoleClock{want: "Kernel panic"}
 	cfg.Console = clock
 	res, err := vm.Run(context.Background(), cfg, nil)
@@ -238,7 +238,7 @@ func TestFaultPanicAtBoot(t *testing.T) {
 func TestFaultHangAtBoot(t *testing.T) {
 	needQEMU(t)
 	k := jobtest.Patched(t, "testdata/patches/hang-at-boot.patch")
-	cfg := config(t, k, initrd(t, &suite.Plan{Command: []string{"true"}}))
+	cfg := config(t, k, initrd(t, &wire.Plan{Command: []string{"true"}}))
 	cfg.BootTimeout = 15 * time.Second
 	res, err := vm.Run(context.Background(), cfg, nil)
 	assertNoQEMU(t, res)
@@ -252,7 +252,7 @@ func TestFaultHangAtBoot(t *testing.T) {
 func TestFaultWarnWhenAgentRuns(t *testing.T) {
 	needQEMU(t)
 	k := jobtest.Patched(t, "testdata/patches/warn-on-read.patch")
-	cfg := config(t, k, initrd(t, &suite.Plan{Command: []string{"cat", "/proc/kci_fault_warn"}}))
+	cfg := config(t, k, initrd(t, &wire.Plan{Command: []string{"cat", "/proc/kci_fault_warn"}}))
 	res, err := vm.Run(context.Background(), cfg, nil)
 	assertNoQEMU(t, res)
 	var ce *vm.CrashError
@@ -270,7 +270,7 @@ func TestFaultWarnWhenAgentRuns(t *testing.T) {
 func TestBootPinned(t *testing.T) {
 	needQEMU(t)
 	k := jobtest.Base(t)
-	cfg := config(t, k, initrd(t, &suite.Plan{Command: []string{"sleep", "1"}}))
+	cfg := config(t, k, initrd(t, &wire.Plan{Command: []string{"sleep", "1"}}))
 	cfg.Pin = []int{1, 0}
 	affinity := map[string]string{} // thread id -> Cpus_allowed_list, seen at ready
 	res, err := vm.Run(context.Background(), cfg, func(e event.Event) {

@@ -78,7 +78,7 @@ func concatFiles(w io.Writer, paths ...string) error {
 }
 
 // Compose writes the initrd for one run to dst: the image followed by a
-// small cpio holding files (e.g. the plan at suite.PlanPath). Later
+// small cpio holding files (e.g. the plan at wire.PlanPath). Later
 // archives override earlier ones when the kernel unpacks them.
 func (img *Image) Compose(dst string, files ...File) error {
 	f, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)

@@ -23,6 +23,7 @@ import (
 
 	"github.com/kci-dev/kci/suite"
 	"github.com/kci-dev/kci/vm/event"
+	"github.com/kci-dev/kci/wire"
 )
 
 // version is stamped by vmimage (-X main.version=<source hash>).
@@ -84,7 +85,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			fmt.Fprintf(out, "kci-guest: %v\n", err)
 		}
 	}
-	_, planErr := os.Stat(suite.PlanPath)
+	_, planErr := os.Stat(wire.PlanPath)
 	port, err := openPort(event.Port)
 	if err != nil {
 		if errors.Is(planErr, os.ErrNotExist) {
@@ -102,7 +103,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		fmt.Fprintln(out, "kci-guest: no plan, starting a shell")
 		return errNoPlan
 	}
-	plan, err := readPlan(suite.PlanPath)
+	plan, err := readPlan(wire.PlanPath)
 	runErr := err
 	if err == nil {
 		runErr = suite.Run(ctx, plan, em.emit)
@@ -167,8 +168,8 @@ func hello() event.Hello {
 	return h
 }
 
-func readPlan(path string) (suite.Plan, error) {
-	var p suite.Plan
+func readPlan(path string) (wire.Plan, error) {
+	var p wire.Plan
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return p, fmt.Errorf("read plan: %w", err)

@@ -15,7 +15,7 @@ import (
 	"github.com/kci-dev/kci/internal/progress"
 	"github.com/kci-dev/kci/job"
 	"github.com/kci-dev/kci/results"
-	"github.com/kci-dev/kci/suite"
+	"github.com/kci-dev/kci/wire"
 )
 
 func init() { commands = append(commands, newBenchCmd) }
@@ -140,7 +140,7 @@ func (c *benchCmd) options(b *job.Builder, booter *job.VMBooter) job.TestOptions
 		Log: os.Stderr, Progress: progress.New(os.Stderr), Host: job.DefaultHost(),
 	}
 	window, warmup := c.window, c.warmup
-	o.BenchFor = func(accel string) suite.BenchParams { return benchParams(p, accel, window, warmup) }
+	o.BenchFor = func(accel string) wire.BenchParams { return benchParams(p, accel, window, warmup) }
 	o.Bench = o.BenchFor("kvm")
 	o.Clock = string(booter.VM.Clock)
 	o.RepsFor = job.RepsByAccel(string(booter.VM.Clock))

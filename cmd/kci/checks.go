@@ -12,7 +12,7 @@ import (
 
 	"github.com/kci-dev/kci/job"
 	"github.com/kci-dev/kci/results"
-	"github.com/kci-dev/kci/suite/variant"
+	"github.com/kci-dev/kci/wire"
 )
 
 // testFlags are kci test's numeric flags, checked together.
@@ -56,7 +56,7 @@ func checkTestFlags(cmd *cobra.Command, f testFlags) error {
 
 // checkBenchFlags checks the traffic flags kci test, series and profile
 // share: the window, the warm-up, and the variant names against the
-// guest's list (suite/variant).
+// guest's list (wire.VariantNames).
 func checkBenchFlags(cmd *cobra.Command, window, warmup time.Duration, variants []string) error {
 	if window < 0 || (cmd.Flags().Changed("window") && window == 0) {
 		return job.Usagef("--window %s: want a positive duration (leave it out for kci.yaml's)", window)
@@ -64,7 +64,7 @@ func checkBenchFlags(cmd *cobra.Command, window, warmup time.Duration, variants 
 	if warmup < 0 {
 		return job.Usagef("--warmup %s: want 0 or more (leave it out for kci.yaml's)", warmup)
 	}
-	if err := variant.CheckAll(variants); err != nil {
+	if err := wire.CheckVariants(variants); err != nil {
 		return job.Usagef("--variants: %v", err)
 	}
 	return nil

@@ -13,7 +13,7 @@ import (
 	"github.com/kci-dev/kci/internal/progress"
 	"github.com/kci-dev/kci/job"
 	"github.com/kci-dev/kci/profile"
-	"github.com/kci-dev/kci/suite"
+	"github.com/kci-dev/kci/wire"
 )
 
 func init() { commands = append(commands, newProfileCmd) }
@@ -119,7 +119,7 @@ func (c *profileCmd) options(cmd *cobra.Command, args []string, b *job.Builder) 
 		o.Variants = p.Bench.Variants
 	}
 	window, warmup := c.window, warmupFlag(cmd, c.warmup)
-	o.BenchFor = func(accel string) suite.BenchParams { return benchParams(p, accel, window, warmup) }
+	o.BenchFor = func(accel string) wire.BenchParams { return benchParams(p, accel, window, warmup) }
 	o.Bench = o.BenchFor("kvm")
 	return o
 }

@@ -16,10 +16,10 @@ import (
 	"github.com/kci-dev/kci/job"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/project"
-	"github.com/kci-dev/kci/suite"
 	"github.com/kci-dev/kci/vm"
 	"github.com/kci-dev/kci/vm/event"
 	"github.com/kci-dev/kci/vmimage"
+	"github.com/kci-dev/kci/wire"
 )
 
 func init() { commands = append(commands, newRunCmd) }
@@ -163,14 +163,14 @@ func newRunCmd() *cobra.Command {
 		Short: "Boot a kernel and run the guest suite, or one command, printing the agent's events",
 		Long: `Boot a kernel in QEMU with kci's initramfs and run, inside the guest, either
 CMD (after --) or a plan: the sanity check and the survival matrix by default,
-or the JSON suite.Plan in --plan. The console goes to the terminal (unless
+or the JSON wire.Plan in --plan. The console goes to the terminal (unless
 --quiet) and to console.log; the agent's events are printed as they arrive.
 A run succeeds only when the agent's final done event arrives and says ok.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if stepTO <= 0 {
 				return job.Usagef("--step-timeout %s: want a positive duration", stepTO)
 			}
-			plan := suite.Plan{Sanity: true, Survival: true, StepTimeout: stepTO}
+			plan := wire.Plan{Sanity: true, Survival: true, StepTimeout: stepTO}
 			if planFile != "" {
 				if len(args) > 0 {
 					return job.Usagef("--plan and a command after --: pick one")
@@ -180,18 +180,18 @@ A run succeeds only when the agent's final done event arrives and says ok.`,
 					return job.Usagef("--plan %s: %v", planFile, unwrapPath(err))
 				}
 				if err := json.Unmarshal(b, &plan); err != nil {
-					return job.Usagef("--plan %s: not a suite.Plan: %v", planFile, err)
+					return job.Usagef("--plan %s: not a wire.Plan: %v", planFile, err)
 				}
 			}
 			if len(args) > 0 {
-				plan = suite.Plan{Command: args, StepTimeout: stepTO}
+				plan = wire.Plan{Command: args, StepTimeout: stepTO}
 			}
 			pb, err := json.Marshal(plan)
 			if err != nil {
 				return err
 			}
 			errOut := cmd.ErrOrStderr()
-			cfg, err := bf.prepare(cmd.Context(), errOut, vmimage.File{Path: suite.PlanPath, Data: pb})
+			cfg, err := bf.prepare(cmd.Context(), errOut, vmimage.File{Path: wire.PlanPath, Data: pb})
 			if err != nil {
 				return err
 			}
@@ -207,7 +207,7 @@ A run succeeds only when the agent's final done event arrives and says ok.`,
 	bf.register(cmd)
 	f := cmd.Flags()
 	f.StringSliceVar(&bf.patches, "patch", nil, "patches to apply to --tree's kernel first")
-	f.StringVar(&planFile, "plan", "", "a suite.Plan as JSON (default: sanity + survival)")
+	f.StringVar(&planFile, "plan", "", "a wire.Plan as JSON (default: sanity + survival)")
 	f.DurationVar(&stepTO, "step-timeout", 10*time.Minute, "deadline for a guest step that sets none")
 	f.BoolVarP(&quiet, "quiet", "q", false, "do not copy the console to the terminal")
 	return cmd
@@ -258,7 +258,7 @@ func printEvent(w io.Writer, ev event.Event) {
 		}
 		fmt.Fprintf(w, "error: %s: %s\n", e.Step, e.Message)
 	case event.Cell:
-		var c suite.Cell
+		var c wire.Cell
 		if !decode(&c) {
 			return
 		}
@@ -268,7 +268,7 @@ func printEvent(w io.Writer, ev event.Event) {
 		}
 		fmt.Fprintf(w, "cell: %-12s %-14s %-8s (expected %s) %s\n", c.Carrier, c.Path, c.Observed, c.Expected, verdict)
 	case event.Variant:
-		var v suite.VariantResult
+		var v wire.VariantResult
 		if !decode(&v) {
 			return
 		}

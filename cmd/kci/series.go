@@ -16,7 +16,7 @@ import (
 	"github.com/kci-dev/kci/job"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/results"
-	"github.com/kci-dev/kci/suite"
+	"github.com/kci-dev/kci/wire"
 )
 
 func init() { commands = append(commands, newSeriesCmd) }
@@ -184,7 +184,7 @@ func (c *seriesCmd) options(cmd *cobra.Command, args []string, b *job.Builder) j
 		Out: c.out, Args: os.Args, Log: os.Stderr, Progress: progress.New(os.Stderr),
 	}
 	p, window, warmup := b.Project, c.window, warmupFlag(cmd, c.warmup)
-	o.BenchFor = func(accel string) suite.BenchParams { return benchParams(p, accel, window, warmup) }
+	o.BenchFor = func(accel string) wire.BenchParams { return benchParams(p, accel, window, warmup) }
 	o.Bench = o.BenchFor("kvm")
 	b.Opts.Progress = o.Progress
 	return o

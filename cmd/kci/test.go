@@ -18,7 +18,7 @@ import (
 	"github.com/kci-dev/kci/internal/progress"
 	"github.com/kci-dev/kci/job"
 	"github.com/kci-dev/kci/results"
-	"github.com/kci-dev/kci/suite"
+	"github.com/kci-dev/kci/wire"
 )
 
 func init() { commands = append(commands, newTestCmd) }
@@ -186,7 +186,7 @@ func (c *testCmd) options(cmd *cobra.Command, args []string, b *job.Builder, boo
 		o.Variants = p.Bench.Variants
 	}
 	window, warmup := c.window, warmupFlag(cmd, c.warmup)
-	o.BenchFor = func(accel string) suite.BenchParams { return benchParams(p, accel, window, warmup) }
+	o.BenchFor = func(accel string) wire.BenchParams { return benchParams(p, accel, window, warmup) }
 	o.Clock = string(booter.VM.Clock)
 	o.RepsFor = job.RepsByAccel(string(booter.VM.Clock))
 	o.Bench = o.BenchFor("kvm")
@@ -220,8 +220,8 @@ func (c *testCmd) show(ctx context.Context, dir string, err error) error {
 // benchParams is the project's traffic, with the window for the
 // accelerator: emulated runs use the shorter emulated window unless told.
 func benchParams(p interface {
-	BenchParams(string) suite.BenchParams
-}, accel string, window, warmup time.Duration) suite.BenchParams {
+	BenchParams(string) wire.BenchParams
+}, accel string, window, warmup time.Duration) wire.BenchParams {
 	b := p.BenchParams(accel)
 	if window > 0 {
 		b.Window = window

@@ -84,7 +84,7 @@ func acctBusy(c *results.Cost) (float64, bool) {
 	return float64(busy) / float64(c.AcctPackets), true
 }
 
-// BaselineVariant is the guest's variant without programs (suite.NoneVariant).
+// BaselineVariant is the guest's variant without programs (wire.NoneVariant).
 const BaselineVariant = "none"
 
 // PathCost is one variant's whole-path cost in one boot, per packet.

@@ -17,11 +17,11 @@ const Port = "kci.0"
 const (
 	Ready   = "ready"   // agent started; Data: Hello
 	Log     = "log"     // free text progress; Data: string
-	Sanity  = "sanity"  // suite.Sanity
-	Caps    = "caps"    // suite.Caps
-	Cell    = "cell"    // suite.Cell (one survival matrix cell)
-	Variant = "variant" // suite.VariantResult (one benchmark variant)
-	Profile = "profile" // suite.Profile
+	Sanity  = "sanity"  // wire.Sanity
+	Caps    = "caps"    // wire.Caps
+	Cell    = "cell"    // wire.Cell (one survival matrix cell)
+	Variant = "variant" // wire.VariantResult (one benchmark variant)
+	Profile = "profile" // wire.Profile
 	Error   = "error"   // Data: ErrorData; the guest gave up
 	Done    = "done"    // Data: DoneData
 	StepBeg = "step"    // a step starts; Data: StepData (for per-step timeouts)

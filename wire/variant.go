@@ -1,0 +1,54 @@
+package wire
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// The benchmark variants the guest agent knows. The host checks --variants
+// and kci.yaml's bench.variants against them before any build; the guest's
+// table (suite/variants.go) is tested to list exactly these names, in this
+// order.
+
+// NoneVariant is the baseline variant: no program attached.
+const NoneVariant = "none"
+
+// VariantNames are the variants, in the order the guest runs them.
+var VariantNames = []string{NoneVariant, "cnt", "ext", "gtp", "gtpchurn", "gtplru", "hash", "lru"}
+
+// VariantBase is the variant a name means: "cnt", or the host's
+// "<tree>-<variant>" form (gtp-gtpchurn) for its last part; "" if none.
+func VariantBase(name string) string {
+	if slices.Contains(VariantNames, name) {
+		return name
+	}
+	if i := strings.LastIndex(name, "-"); i >= 0 && slices.Contains(VariantNames, name[i+1:]) {
+		return name[i+1:]
+	}
+	return ""
+}
+
+// CheckVariant refuses a name the guest would refuse, listing the known
+// ones.
+func CheckVariant(name string) error {
+	if VariantBase(name) == "" {
+		return fmt.Errorf("unknown variant %q (known: %s)", name, strings.Join(VariantNames, ", "))
+	}
+	return nil
+}
+
+// CheckVariants checks every name and refuses one named twice.
+func CheckVariants(names []string) error {
+	seen := map[string]bool{}
+	for _, n := range names {
+		if err := CheckVariant(n); err != nil {
+			return err
+		}
+		if seen[n] {
+			return fmt.Errorf("variant %q named twice", n)
+		}
+		seen[n] = true
+	}
+	return nil
+}
