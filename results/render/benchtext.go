@@ -43,6 +43,10 @@ func BenchText(w io.Writer, bt verdict.BenchTable) error {
 			"(the traffic threads' Go code and runtime) + [rest] (other tasks, RCU and timer softirqs: deferred work); " +
 			"[agent] (kci's sampler and the Go runtime's own threads) is left out of it\n")
 	}
+	if hasRow(bt, verdict.CyclesRow) {
+		tail.WriteString("[modelled-cycles]: the window's cycles per packet in kci's cache model (" + bt.Model + "; a model, not a measurement: " +
+			"docs/cost.md); [cycles-marginal]: modelled-cycles − the same boot's none\n")
+	}
 	if len(bt.Ratios) > 0 {
 		tail.WriteString("\ndesigns side by side (mean ratio over seeds, 95 % interval by the delta method, Student t):\n")
 		for _, r := range bt.Ratios {

@@ -19,6 +19,9 @@ type BenchTable struct {
 	Unit     string         `json:"unit"`     // what every number counts
 	Boots    map[string]int `json:"boots"`    // valid boots per variant
 	Excluded []string       `json:"excluded"` // what is not in the numbers, and why
+	// Model names the cache model behind the modelled-cycles rows ("" =
+	// none ran).
+	Model string `json:"model,omitempty"`
 }
 
 // BenchPath is one cost row of a variant: per set, then mean ± spread
@@ -37,7 +40,7 @@ type BenchPath struct {
 type DesignRatio struct {
 	A      string  `json:"a"`
 	B      string  `json:"b"`
-	Metric string  `json:"metric"` // marginal | bpf
+	Metric string  `json:"metric"` // marginal | cycles-marginal (the cache model's) | bpf
 	Ratio  float64 `json:"ratio"`
 	Lo     float64 `json:"lo"`
 	Hi     float64 `json:"hi"`
@@ -62,7 +65,7 @@ const (
 )
 
 var benchPathRows = []string{WholePathRow, MarginalRow, OutsideBPFRow, RxSoftirqRow, RxMarginalRow,
-	SyscallsRow, HardirqRow, UserRow, AgentRow, RestRow}
+	SyscallsRow, HardirqRow, UserRow, AgentRow, RestRow, CyclesRow, CyclesMarginalRow}
 
 // breakdownOf sums v's accountant categories per packet into the bench
 // table's breakdown rows; nil without the accountant.
@@ -170,9 +173,18 @@ func (bb *benchBuilder) addBoot(b results.Boot) {
 			if !isBaseline(v.Variant) && !math.IsNaN(pc.RxMarginal) {
 				bb.put(name, RxMarginalRow, label, pc.RxMarginal)
 			}
+			if !math.IsNaN(pc.Cycles) {
+				bb.put(name, CyclesRow, label, pc.Cycles)
+			}
+			if !isBaseline(v.Variant) && !math.IsNaN(pc.CyclesMarginal) {
+				bb.put(name, CyclesMarginalRow, label, pc.CyclesMarginal)
+			}
 		}
 		for row, x := range breakdownOf(v) {
 			bb.put(name, row, label, x)
+		}
+		if v.Exact != nil && v.Exact.Model != "" {
+			bb.bt.Model = v.Exact.Model
 		}
 	}
 }
@@ -307,8 +319,10 @@ func designRatios(bt BenchTable) []DesignRatio {
 			// different contexts (ext frees in the receive softirq, gtp
 			// dispatches in the reader's syscall), so only the whole
 			// marginal compares designs.
-			if ma, mb := pathValues(bt.Paths[i], MarginalRow), pathValues(bt.Paths[j], MarginalRow); ma != nil && mb != nil {
-				out = append(out, ratioOf(a.Variant, b.Variant, MarginalRow, ma, mb))
+			for _, m := range []string{MarginalRow, CyclesMarginalRow} {
+				if ma, mb := pathValues(bt.Paths[i], m), pathValues(bt.Paths[j], m); ma != nil && mb != nil {
+					out = append(out, ratioOf(a.Variant, b.Variant, m, ma, mb))
+				}
 			}
 			out = append(out, ratioOf(a.Variant, b.Variant, "bpf", a.Totals, b.Totals))
 		}

@@ -25,10 +25,16 @@ const (
 	// packet's own receive work changed, which whole-path cannot say.
 	RxSoftirqRow  = "rx-softirq"
 	RxMarginalRow = "rx-marginal"
+	// CyclesRow is the window's modelled cycles per packet (the QEMU
+	// plugin's cache model, kci --cache-model: a model, not a
+	// measurement), CyclesMarginalRow it minus the same boot's baseline.
+	// Unlike instruction-time they charge a cache miss its latency.
+	CyclesRow         = "modelled-cycles"
+	CyclesMarginalRow = "cycles-marginal"
 )
 
 // costRows are every cost row's names: not programs, not in the total.
-var costRows = []string{WholePathRow, MarginalRow, RxSoftirqRow, RxMarginalRow}
+var costRows = []string{WholePathRow, MarginalRow, RxSoftirqRow, RxMarginalRow, CyclesRow, CyclesMarginalRow}
 
 // IsCostRow reports whether name is a cost row rather than a program.
 func IsCostRow(name string) bool {
@@ -98,6 +104,18 @@ type PathCost struct {
 	// ResolutionNs is the granularity of one packet's share: the idle
 	// clock's resolution over the packets.
 	ResolutionNs float64
+	// Cycles and CyclesMarginal are the modelled cycles per packet and
+	// their difference from the baseline's; NaN without the cache model.
+	Cycles, CyclesMarginal float64
+}
+
+// cyclesPerPkt is v's window in modelled cycles per packet; ok false
+// without the plugin's cache model.
+func cyclesPerPkt(v results.VariantResult) (float64, bool) {
+	if v.Exact == nil || v.Exact.Model == "" || v.Exact.Packets == 0 {
+		return 0, false
+	}
+	return float64(v.Exact.Cycles) / float64(v.Exact.Packets), true
 }
 
 // wholePath is v's whole-path cost per packet; ok false when the guest
@@ -148,7 +166,12 @@ func PathCostOf(b results.Boot, v results.VariantResult) (PathCost, bool) {
 	}
 	n := float64(v.Cost.Packets)
 	pc := PathCost{WholePath: w, Marginal: math.NaN(), BPF: float64(v.Cost.BPFNs) / n,
-		ResolutionNs: float64(v.Cost.ResolutionNs) / n, RxSoftirq: math.NaN(), RxMarginal: math.NaN()}
+		ResolutionNs: float64(v.Cost.ResolutionNs) / n, RxSoftirq: math.NaN(), RxMarginal: math.NaN(),
+		Cycles: math.NaN(), CyclesMarginal: math.NaN()}
+	cyc, haveCyc := cyclesPerPkt(v)
+	if haveCyc {
+		pc.Cycles = cyc
+	}
 	rx, haveRx := contextPerPkt(v, ctxRxSoftirq)
 	if haveRx {
 		pc.RxSoftirq = rx
@@ -159,6 +182,9 @@ func PathCostOf(b results.Boot, v results.VariantResult) (PathCost, bool) {
 		}
 		if brx, ok := contextPerPkt(*base, ctxRxSoftirq); ok && haveRx {
 			pc.RxMarginal = rx - brx
+		}
+		if bc, ok := cyclesPerPkt(*base); ok && haveCyc {
+			pc.CyclesMarginal = cyc - bc
 		}
 	}
 	return pc, true
@@ -181,6 +207,12 @@ func PathRows(b results.Boot, v results.VariantResult) []results.ProgCost {
 	}
 	if !isBaseline(v.Variant) && !math.IsNaN(pc.RxMarginal) {
 		out = append(out, results.ProgCost{Name: RxMarginalRow, Type: "cost", NsPerPkt: pc.RxMarginal})
+	}
+	if !math.IsNaN(pc.Cycles) {
+		out = append(out, results.ProgCost{Name: CyclesRow, Type: "cost", NsPerPkt: pc.Cycles})
+	}
+	if !isBaseline(v.Variant) && !math.IsNaN(pc.CyclesMarginal) {
+		out = append(out, results.ProgCost{Name: CyclesMarginalRow, Type: "cost", NsPerPkt: pc.CyclesMarginal})
 	}
 	return out
 }
