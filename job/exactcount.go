@@ -25,7 +25,9 @@ const exactMinPerPacket = 0.05
 // run's rows say they need the plugin; never a wrong number.
 func (b *VMBooter) pluginConfig(ctx context.Context) vm.Config {
 	c := b.VM
-	if b.PluginDir == "" || c.Accel != vm.AccelTCG || vm.GuestClock(c) != vm.ClockICount {
+	// One vCPU only: the plugin's inline counters are shared by vCPUs
+	// (API v1), and it refuses more.
+	if b.PluginDir == "" || c.Accel != vm.AccelTCG || vm.GuestClock(c) != vm.ClockICount || !vm.RecordsReplay(c, vm.ClockICount) {
 		return c
 	}
 	b.pluginOnce.Do(func() {

@@ -390,3 +390,43 @@ func TestRepeatedBootsIdentical(t *testing.T) {
 	t.Logf("exact counts of %s per boot: %d insns, %d functions", r.run.Boots[0].Variants[0].Variant,
 		r.run.Boots[0].Variants[0].Exact.Insns, len(r.run.Boots[0].Variants[0].Exact.Funcs))
 }
+
+// A few instructions and one cache miss per map update
+// (miss-hash-update.patch): under the plugin's cache model the modelled
+// cycles of the marginal cost move at least five times what
+// instruction-time moves, and that row is called slower; the function
+// that holds the load is where the cycles went.
+func TestCacheMissSeenByModel(t *testing.T) {
+	tr := icountTester(t)
+	tr.Booter.(*job.VMBooter).CacheModel = true
+	r := runTest(t, tr, job.TestOptions{Patches: []string{"testdata/miss-hash-update.patch"}, Trees: []string{"stock"},
+		Reps: 3, Variants: []string{"none", "hash"}})
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	rows := abRows(r.run, "stock")
+	logRows(t, rows)
+	cyc, ok := rows["hash/"+verdict.CyclesMarginalRow]
+	if !ok {
+		t.Fatalf("no hash/%s row: the cache model did not run", verdict.CyclesMarginalRow)
+	}
+	ns := rows["hash/"+verdict.MarginalRow]
+	dc, dn := cyc.Patched.Median-cyc.Base.Median, ns.Patched.Median-ns.Base.Median
+	t.Logf("marginal: %+.1f instruction-time ns/pkt, %+.1f modelled cycles/pkt", dn, dc)
+	if cyc.Verdict != verdict.Slower {
+		t.Errorf("hash/%s: %s (%+.1f cycles/pkt), want slower", verdict.CyclesMarginalRow, cyc.Verdict, dc)
+	}
+	if dn <= 0 || dc < 5*dn {
+		t.Errorf("modelled cycles moved %+.1f, instruction-time %+.1f: want cycles at least 5× and instruction-time up", dc, dn)
+	}
+	w := verdict.WhereOf(r.run, "stock")
+	for _, row := range w.Rows {
+		if row.Variant == "hash" && row.Func == "htab_map_update_elem" {
+			if row.Cycles == nil || !row.Cycles.Changed || row.Cycles.Delta < 5*row.Insns.Delta {
+				t.Errorf("where: htab_map_update_elem %+v, want its cycles moved at least 5× its instructions", row)
+			}
+			return
+		}
+	}
+	t.Errorf("where: htab_map_update_elem not named among %d rows", len(w.Rows))
+}
