@@ -435,7 +435,11 @@ func (r *testRun) boot(ctx context.Context, s bootSlot) error {
 	}
 	_, _ = r.rec.AddBoot(b)
 	if res != nil {
-		r.profs.add(j.tree.Name, role, rep, k.Release, res.Accel, res.Profiles)
+		accel := res.Accel
+		if len(res.Exact) > 0 {
+			accel += " icount · exact instruction counts (QEMU plugin)"
+		}
+		r.profs.add(j.tree.Name, role, rep, k.Release, accel, exactProfiles(res.Profiles, res.Exact))
 		r.noteHost(res)
 	}
 	for _, v := range b.Variants {

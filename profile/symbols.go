@@ -31,15 +31,30 @@ func LoadKernelSymbols(vmlinux string) (*KernelSymbols, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kernel symbols of %s: %w", vmlinux, err)
 	}
-	s := &KernelSymbols{}
+	var fs []Func
 	for _, y := range syms {
-		if elf.ST_TYPE(y.Info) != elf.STT_FUNC || y.Value == 0 {
-			continue
+		if elf.ST_TYPE(y.Info) == elf.STT_FUNC && y.Value != 0 {
+			fs = append(fs, Func{Name: y.Name, Start: y.Value, Size: y.Size})
 		}
-		s.funcs = append(s.funcs, symbol{name: y.Name, start: y.Value, end: y.Value + y.Size})
 	}
-	if len(s.funcs) == 0 {
+	if len(fs) == 0 {
 		return nil, fmt.Errorf("kernel symbols: %s has no function symbols (stripped?)", vmlinux)
+	}
+	return NewKernelSymbols(fs), nil
+}
+
+// Func is one function symbol: its name, start address and size (0 =
+// unknown: it ends where the next one starts).
+type Func struct {
+	Name        string
+	Start, Size uint64
+}
+
+// NewKernelSymbols indexes fs (at least one) for Lookup.
+func NewKernelSymbols(fs []Func) *KernelSymbols {
+	s := &KernelSymbols{}
+	for _, f := range fs {
+		s.funcs = append(s.funcs, symbol{name: f.Name, start: f.Start, end: f.Start + f.Size})
 	}
 	sort.Slice(s.funcs, func(i, j int) bool {
 		a, b := s.funcs[i], s.funcs[j]
@@ -54,7 +69,7 @@ func LoadKernelSymbols(vmlinux string) (*KernelSymbols, error) {
 		}
 	}
 	s.text = [2]uint64{s.funcs[0].start, s.funcs[len(s.funcs)-1].end}
-	return s, nil
+	return s
 }
 
 // Lookup names the function holding addr ("" when none does). Of aliases
