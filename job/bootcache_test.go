@@ -136,6 +136,25 @@ func TestSecondRunBootsOnlyThePatchedSideAndOneRecheck(t *testing.T) {
 	if !strings.Contains(log.String(), "from the result cache") || !strings.Contains(log.String(), "identical to entry") {
 		t.Errorf("log does not say what the cache did:\n%s", log.String())
 	}
+	// A hit's phases are the stored boot's; the re-check's are its own.
+	stored := map[uint64][]results.BootPhase{}
+	for _, b := range run1.Boots {
+		if b.Role == results.RoleBase {
+			stored[b.Seed] = b.Phases
+		}
+	}
+	for _, b := range run2.Boots {
+		if b.Role != results.RoleBase {
+			continue
+		}
+		if len(b.Phases) != 1 || len(stored[b.Seed]) != 1 {
+			t.Errorf("base seed %d (%s): phases %v, the stored boot's %v: want one each", b.Seed, b.Cache, b.Phases, stored[b.Seed])
+			continue
+		}
+		if same := b.Phases[0] == stored[b.Seed][0]; same != (b.Cache == results.CacheHit) {
+			t.Errorf("base seed %d (%s): phases %v, the stored boot's %v", b.Seed, b.Cache, b.Phases, stored[b.Seed])
+		}
+	}
 	// The cached boots carry the numbers and the survival cells of the
 	// boots they stand for.
 	for _, b := range run2.Boots {

@@ -62,6 +62,9 @@ type BootResult struct {
 	// Exact are the QEMU plugin's counts of the variants' windows (icount
 	// boots with the plugin only).
 	Exact []VariantExact `json:",omitempty"`
+	// Phases are where the boot's host wall time went (vm.Phase); served
+	// from the result cache they are the stored boot's.
+	Phases []results.BootPhase `json:",omitempty"`
 }
 
 // RepsByAccel is kci test's TestOptions.RepsFor: under TCG with the

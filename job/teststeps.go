@@ -423,6 +423,7 @@ func (r *testRun) boot(ctx context.Context, s bootSlot) error {
 		b.Clock, b.TSCkHz, b.Clocksource = res.Clock, res.TSCkHz, res.Clocksource
 		b.Cache = res.Cache
 		b.CPU = res.CPU
+		b.Phases = res.Phases
 	}
 	cancelled := err != nil && r.ctx.Err() == nil && errors.Is(context.Cause(ctx), errCancelledBeside)
 	switch {

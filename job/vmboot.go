@@ -14,6 +14,7 @@ import (
 	"github.com/kci-dev/kci/internal/fsutil"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/profile"
+	"github.com/kci-dev/kci/results"
 	"github.com/kci-dev/kci/vm"
 	"github.com/kci-dev/kci/vm/event"
 	"github.com/kci-dev/kci/vmimage"
@@ -130,6 +131,9 @@ func (b *VMBooter) Boot(ctx context.Context, req BootRequest) (*BootResult, erro
 	if res != nil {
 		out.Accel, out.BootToReady, out.Clock = string(res.Accel), res.BootToReady, string(res.Clock)
 		out.CPU, out.CPUReason = res.CPU, res.CPUReason
+		for _, p := range res.Phases {
+			out.Phases = append(out.Phases, results.BootPhase{Name: p.Name, Duration: p.Duration})
+		}
 		if h := res.Hello; h != nil {
 			out.TSCkHz, out.Clocksource = h.TSCkHz, h.Clocksource
 		}

@@ -179,6 +179,17 @@ type Boot struct {
 	Cache string `json:"cache,omitempty"`
 	// CPU is QEMU's -cpu model of this boot.
 	CPU string `json:"cpu,omitempty"`
+	// Phases are where the boot's host wall time went, in order (qemu,
+	// firmware, kernel, agent, the agent's steps as it named them,
+	// teardown); they sum to the boot's wall time. A cache hit's are the
+	// stored boot's, not time this run spent.
+	Phases []BootPhase `json:"phases,omitempty"`
+}
+
+// BootPhase is one consecutive stretch of a boot's host wall time.
+type BootPhase struct {
+	Name     string        `json:"name"`
+	Duration time.Duration `json:"duration_ns"`
 }
 
 // What the result cache did with a boot (Boot.Cache).

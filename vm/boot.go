@@ -16,7 +16,12 @@ import (
 // event (the KVM probe).
 func boot(ctx context.Context, cfg Config, res *Result, onEvent func(event.Event), untilReady bool) error {
 	start := time.Now()
-	defer func() { res.Duration = time.Since(start) }()
+	pc := newPhaseClock(start)
+	defer func() {
+		// One clock reading closes both, so the phases sum to Duration.
+		end := time.Now()
+		res.Duration, res.Phases = end.Sub(start), pc.close(end)
+	}()
 	paths, cleanup, err := prepare(&cfg, res)
 	if err != nil {
 		return err
@@ -53,8 +58,10 @@ func boot(ctx context.Context, cfg Config, res *Result, onEvent func(event.Event
 	if err := mon.cont(ctx); err != nil {
 		return startError(ctx, m, "qmp", err)
 	}
+	cont := time.Now()
+	pc.mark(PhaseFirmware, cont)
 	l := &loop{cfg: cfg, res: res, m: m, mon: mon, onEvent: onEvent, untilReady: untilReady,
-		started: time.Now(), tail: consoleTail{max: 40}}
+		started: cont, tail: consoleTail{max: 40}, pc: pc}
 	return l.run(ctx, lines, events)
 }
 

@@ -104,6 +104,8 @@ func fakeQEMU(scenario string, args []string) int {
 	case "firmware-only":
 		con("SeaBIOS (version 1.16.2-debian-1.16.2-1)", "Booting from ROM...")
 		return forever() // the kernel never says a word (kvm_pvm)
+	case "phases":
+		return fakePhases(con, emit)
 	}
 	con("[    0.000000] Linux version 6.12.0-fake", "[    0.300000] Run /init as init process")
 	switch scenario {

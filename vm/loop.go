@@ -18,6 +18,8 @@ type loop struct {
 	onEvent    func(event.Event)
 	untilReady bool
 	started    time.Time
+	pc         *phaseClock
+	kernelSeen bool // the kernel's first console line has been seen
 
 	wd       Watchdog
 	tail     consoleTail
@@ -105,6 +107,10 @@ func (l *loop) run(ctx context.Context, lines <-chan string, events <-chan agent
 // console has been quiet that long, with the whole report in the tail.
 func (l *loop) line(line string) (crashed bool) {
 	l.tail.add(line)
+	if !l.ready && !l.kernelSeen && kernelLine.MatchString(line) {
+		l.kernelSeen = true
+		l.pc.mark(PhaseKernel, time.Now())
+	}
 	if l.wd.Feed(line) {
 		return true
 	}
@@ -137,6 +143,7 @@ func (l *loop) event(msg agentMsg) (stop bool, err error) {
 			d = l.cfg.StepTimeout
 		}
 		l.setStep(sd.Name, d)
+		l.pc.mark(sd.Name, time.Now())
 	case event.Error:
 		var ed event.ErrorData
 		if ev.Decode(&ed) == nil {
@@ -149,6 +156,7 @@ func (l *loop) event(msg agentMsg) (stop bool, err error) {
 		}
 		l.res.Done, l.res.OK = true, dd.OK
 		l.setStep("", 0)
+		l.pc.mark(PhaseTeardown, time.Now())
 		l.t.graceC = after(&l.t.grace, doneGrace)
 	}
 	return false, nil
@@ -161,14 +169,20 @@ func (l *loop) agentReady(ev event.Event) (stop bool) {
 		return false
 	}
 	l.ready, l.t.bootC = true, nil
-	l.res.BootToReady = time.Since(l.started)
+	now := time.Now()
+	l.res.BootToReady = now.Sub(l.started)
+	if !l.kernelSeen {
+		l.pc.rename(PhaseFirmware, PhaseEarly)
+	}
 	var h event.Hello
 	if ev.Decode(&h) == nil {
 		l.res.Hello = &h
 	}
 	if l.untilReady {
+		l.pc.mark(PhaseTeardown, now)
 		return true
 	}
+	l.pc.mark(PhaseAgent, now)
 	l.setStep("agent", l.cfg.StepTimeout)
 	return false
 }

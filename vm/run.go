@@ -27,6 +27,9 @@ type Result struct {
 	Done        bool          `json:"done"` // the agent's final event arrived
 	OK          bool          `json:"ok"`   // and said the plan succeeded
 	Duration    time.Duration `json:"duration"`
+	// Phases cut Duration by where the host's wall time went (see Phase):
+	// they sum to it exactly.
+	Phases []Phase `json:"phases,omitempty"`
 	// Counts is the exact-count plugin's output ("" = no plugin loaded).
 	Counts string `json:"counts,omitempty"`
 }

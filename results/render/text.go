@@ -86,6 +86,7 @@ func Text(w io.Writer, run *results.Run, opt TextOptions) error {
 		}
 		b.WriteString(t.text("  "))
 	}
+	b.WriteString(bootPhasesText(run))
 	_, err := io.WriteString(w, b.String())
 	return err
 }
