@@ -62,19 +62,24 @@ static inline int level_access(struct level *l, uint64_t line)
 	/* The LLC's set count is not a power of two: it takes a division. */
 	uint64_t set = l->mask ? line & l->mask : line % l->sets;
 	uint64_t *t = l->tags + (size_t)set * l->ways;
-	uint32_t i;
-	for (i = 0; i < l->ways; i++) {
-		if (t[i] == line) {
-			break;
+	if (t[0] == line) {
+		return 1; /* already most recently used: the common case */
+	}
+	/* Shift tags down until the hit (or the last way, evicted on a miss)
+	 * and put line in front. An open loop: ways are few, and libc's
+	 * memmove costs more than it saves at this size. */
+	uint64_t prev = t[0];
+	for (uint32_t i = 1; i < l->ways; i++) {
+		uint64_t cur = t[i];
+		t[i] = prev;
+		if (cur == line) {
+			t[0] = line;
+			return 1;
 		}
+		prev = cur;
 	}
-	int hit = i < l->ways;
-	if (!hit) {
-		i = l->ways - 1;
-	}
-	memmove(t + 1, t, i * sizeof(*t));
 	t[0] = line;
-	return hit;
+	return 0;
 }
 
 /* model_line is the penalty of one line's access starting at l1. */
