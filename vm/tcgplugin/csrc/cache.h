@@ -6,7 +6,8 @@
  *  - every level fills on a miss and none evicts from another (neither
  *    inclusive nor exclusive; the real LLC is non-inclusive);
  *  - the LLC is one 57344-set array (the real one is 28 slices of 2048
- *    sets behind an undocumented hash), indexed by line modulo sets;
+ *    sets behind an undocumented hash), indexed by a multiplicative hash
+ *    of the line;
  *  - no prefetchers, no TLBs, no write-back traffic, no coherence;
  *  - a data access touching two lines costs the worse of the two;
  *  - instruction fetch uses virtual line addresses (the TB's), tagged with
@@ -59,8 +60,11 @@ static int level_init(struct level *l, uint64_t size, uint32_t ways)
 
 static inline int level_access(struct level *l, uint64_t line)
 {
-	/* The LLC's set count is not a power of two: it takes a division. */
-	uint64_t set = l->mask ? line & l->mask : line % l->sets;
+	/* The LLC's set count is not a power of two: its set is a
+	 * multiplicative hash of the line scaled to [0, sets), which costs a
+	 * multiply where a modulo cost a 64-bit division. */
+	uint64_t set = l->mask ? line & l->mask
+			       : (uint64_t)(((unsigned __int128)(line * 0x9e3779b97f4a7c15ull) * l->sets) >> 64);
 	uint64_t *t = l->tags + (size_t)set * l->ways;
 	if (t[0] == line) {
 		return 1; /* already most recently used: the common case */
