@@ -337,6 +337,7 @@ static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
 	}
 	uint64_t first = addr >> LINE_BITS;
 	uint64_t last = (addr + (1u << qemu_plugin_mem_size_shift(info)) - 1) >> LINE_BITS;
+	s->mem++;
 	s->pen += model_data(&st.model, first, last);
 }
 
@@ -426,13 +427,16 @@ static void on_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		}
 		qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64,
 							   &s->insns, 1);
-		qemu_plugin_register_vcpu_mem_inline(insn, QEMU_PLUGIN_MEM_RW,
-						     QEMU_PLUGIN_INLINE_ADD_U64, &s->mem, 1);
-		if (st.cache) {
-			fetch_cb(insn, s, &next);
-			qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS,
-							 QEMU_PLUGIN_MEM_RW, s);
+		if (!st.cache) {
+			qemu_plugin_register_vcpu_mem_inline(insn, QEMU_PLUGIN_MEM_RW,
+							     QEMU_PLUGIN_INLINE_ADD_U64, &s->mem, 1);
+			continue;
 		}
+		/* The model's callback counts the access too: one op per
+		 * access instead of an inline add and a callback. */
+		fetch_cb(insn, s, &next);
+		qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS,
+						 QEMU_PLUGIN_MEM_RW, s);
 	}
 }
 
