@@ -13,8 +13,8 @@
  * insn plugin counts it. A TB re-executed after an I/O recompile under
  * icount is translated "memory only" (CF_MEMI_ONLY): QEMU drops its exec
  * callbacks and keeps the memory ones, so nothing is counted twice.
- * Memory accesses are counted by an inline op per access, after it
- * completes. API v1 inline ops are not per vCPU: the plugin refuses to
+ * Memory accesses are counted after they complete, by an inline op per
+ * access (or, with the cache model, by its callback). API v1 inline ops are not per vCPU: the plugin refuses to
  * run with more than one.
  *
  * Windows are snapshot-and-diff: a start marker copies every slot's
