@@ -44,6 +44,7 @@ func newGuest(t *testing.T) *guest {
 		t.Skip("needs gcc (package build-essential) for the plugin and /init")
 	}
 	g := &guest{qemu: qemu, bzImage: findKernel(t)}
+	t.Logf("kernel %s", g.bzImage)
 	ctx := context.Background()
 	g.so, err = Build(ctx, t.TempDir())
 	if err != nil {
