@@ -23,8 +23,8 @@ type Counts struct {
 
 // Model is the cache model a run used, as the plugin named it.
 type Model struct {
-	Name                    string
-	L1i, L1d, L2, LLC       Geometry
+	Name                   string
+	L1i, L1d, L2, LLC      Geometry
 	LatL2, LatLLC, LatDRAM int // cycles added by an access that hit that level
 }
 

@@ -44,6 +44,7 @@ func newGuest(t *testing.T) *guest {
 		t.Skip("needs gcc (package build-essential) for the plugin and /init")
 	}
 	g := &guest{qemu: qemu, bzImage: findKernel(t)}
+	t.Logf("kernel %s", g.bzImage)
 	ctx := context.Background()
 	g.so, err = Build(ctx, t.TempDir())
 	if err != nil {
@@ -120,11 +121,22 @@ func buildInitrd(t *testing.T, ctx context.Context) string {
 	return f.Name()
 }
 
-// qemuArgs is the boot's command line; plugin is nil for a run without.
-func (g *guest) qemuArgs(plugin []string) []string {
+// qemuArgs is the boot's command line, its serial console going to the
+// file console; plugin is nil for a run without.
+//
+// Two host clocks reach the guest unless pinned, and either makes it take
+// its interrupts at other instructions from one boot to the next (same
+// totals, other TB splits, other handler paths): the RTC, which follows
+// the host's time by default (one boot in two or three differed), and the
+// UART's transmit interrupt, which waits for a pipe on stdout to drain (a
+// loaded host differed). So the RTC runs on the virtual clock from a fixed
+// date, and the console is a file, whose writes never wait.
+func (g *guest) qemuArgs(console string, plugin []string) []string {
 	args := []string{
 		"-accel", "tcg", "-icount", "shift=0,sleep=off", "-smp", "1", "-m", "256",
-		"-nographic", "-no-reboot", "-kernel", g.bzImage, "-initrd", g.initrd,
+		"-rtc", "base=2020-01-01T00:00:00,clock=vm",
+		"-display", "none", "-monitor", "none", "-serial", "file:" + console,
+		"-no-reboot", "-kernel", g.bzImage, "-initrd", g.initrd,
 		"-append", "console=ttyS0 panic=-1 quiet",
 	}
 	return append(args, plugin...)
@@ -134,11 +146,16 @@ func (g *guest) qemuArgs(plugin []string) []string {
 // QEMU ran.
 func (g *guest) boot(t *testing.T, plugin []string) (string, time.Duration) {
 	t.Helper()
+	console := filepath.Join(t.TempDir(), "console.txt")
 	start := time.Now()
-	out, err := proc.Cmd{Name: g.qemu, Args: g.qemuArgs(plugin), Timeout: 10 * time.Minute}.Run(context.Background())
+	_, err := proc.Cmd{Name: g.qemu, Args: g.qemuArgs(console, plugin), Timeout: 10 * time.Minute}.Run(context.Background())
 	d := time.Since(start)
 	if err != nil {
 		t.Fatalf("qemu: %v", err)
+	}
+	out, err := os.ReadFile(console)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if !strings.Contains(string(out), "kci-init: windows done") {
 		t.Fatalf("/init never finished its windows; console:\n%s", out)
@@ -214,9 +231,19 @@ func checkWindows(t *testing.T, c *Counts) {
 	if w := c.Windows[0]; w.Insns != 2001 || w.Mem != 0 {
 		t.Errorf("window 0: insns %d mem %d, want 2001 0", w.Insns, w.Mem)
 	}
+	// Instructions are exact. Memory accesses may gain a few: QEMU 7.2
+	// reports the stack accesses it makes delivering an interrupt or an
+	// exception against the instruction whose memory callbacks were
+	// enabled last, which can be one of /init's (11 seen: a 5-word
+	// interrupt frame and a 6-word fault frame, or an iret's 5 loads).
+	for _, w := range c.Windows {
+		u := w.Sum(0, userTop)
+		t.Logf("window %d: insns %d mem %d cycles %d (%d pcs); /init's: insns %d mem %d cycles %d",
+			w.Index, w.Insns, w.Mem, w.Cycles, len(w.PCs), u.Insns, u.Mem, u.Cycles)
+	}
 	for _, w := range c.Windows[1:] {
-		if u := w.Sum(0, userTop); u.Insns != 4*loops+2 || u.Mem != loops {
-			t.Errorf("window %d in /init: insns %d mem %d, want %d %d", w.Index, u.Insns, u.Mem, 4*loops+2, loops)
+		if u := w.Sum(0, userTop); u.Insns != 4*loops+2 || u.Mem < loops || u.Mem > loops+64 {
+			t.Errorf("window %d in /init: insns %d mem %d, want %d and %d (+ at most 64)", w.Index, u.Insns, u.Mem, 4*loops+2, loops)
 		}
 	}
 }

@@ -40,9 +40,11 @@ func MarkBytes(disp uint32) [8]byte {
 }
 
 // Args is QEMU's command-line arguments that load the plugin at so,
-// writing its counts to out, with the cache model if cache.
+// writing its counts to out, with the cache model if cache. Commas in the
+// paths are doubled, QEMU's escape for a comma inside an option value.
 func Args(so, out string, cache bool) []string {
-	opt := "file=" + so + ",out=" + out
+	esc := func(s string) string { return strings.ReplaceAll(s, ",", ",,") }
+	opt := "file=" + esc(so) + ",out=" + esc(out)
 	if cache {
 		opt += ",cache=on"
 	}

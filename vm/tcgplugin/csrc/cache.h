@@ -6,7 +6,8 @@
  *  - every level fills on a miss and none evicts from another (neither
  *    inclusive nor exclusive; the real LLC is non-inclusive);
  *  - the LLC is one 57344-set array (the real one is 28 slices of 2048
- *    sets behind an undocumented hash), indexed by line modulo sets;
+ *    sets behind an undocumented hash), indexed by a multiplicative hash
+ *    of the line;
  *  - no prefetchers, no TLBs, no write-back traffic, no coherence;
  *  - a data access touching two lines costs the worse of the two;
  *  - instruction fetch uses virtual line addresses (the TB's), tagged with
@@ -59,22 +60,30 @@ static int level_init(struct level *l, uint64_t size, uint32_t ways)
 
 static inline int level_access(struct level *l, uint64_t line)
 {
-	/* The LLC's set count is not a power of two: it takes a division. */
-	uint64_t set = l->mask ? line & l->mask : line % l->sets;
+	/* The LLC's set count is not a power of two: its set is a
+	 * multiplicative hash of the line scaled to [0, sets), which costs a
+	 * multiply where a modulo cost a 64-bit division. */
+	uint64_t set = l->mask ? line & l->mask
+			       : (uint64_t)(((unsigned __int128)(line * 0x9e3779b97f4a7c15ull) * l->sets) >> 64);
 	uint64_t *t = l->tags + (size_t)set * l->ways;
-	uint32_t i;
-	for (i = 0; i < l->ways; i++) {
-		if (t[i] == line) {
-			break;
+	if (t[0] == line) {
+		return 1; /* already most recently used: the common case */
+	}
+	/* Shift tags down until the hit (or the last way, evicted on a miss)
+	 * and put line in front. An open loop: ways are few, and libc's
+	 * memmove costs more than it saves at this size. */
+	uint64_t prev = t[0];
+	for (uint32_t i = 1; i < l->ways; i++) {
+		uint64_t cur = t[i];
+		t[i] = prev;
+		if (cur == line) {
+			t[0] = line;
+			return 1;
 		}
+		prev = cur;
 	}
-	int hit = i < l->ways;
-	if (!hit) {
-		i = l->ways - 1;
-	}
-	memmove(t + 1, t, i * sizeof(*t));
 	t[0] = line;
-	return hit;
+	return 0;
 }
 
 /* model_line is the penalty of one line's access starting at l1. */

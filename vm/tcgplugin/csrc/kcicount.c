@@ -13,8 +13,8 @@
  * insn plugin counts it. A TB re-executed after an I/O recompile under
  * icount is translated "memory only" (CF_MEMI_ONLY): QEMU drops its exec
  * callbacks and keeps the memory ones, so nothing is counted twice.
- * Memory accesses are counted by an inline op per access, after it
- * completes. API v1 inline ops are not per vCPU: the plugin refuses to
+ * Memory accesses are counted after they complete, by an inline op per
+ * access (or, with the cache model, by its callback). API v1 inline ops are not per vCPU: the plugin refuses to
  * run with more than one.
  *
  * Windows are snapshot-and-diff: a start marker copies every slot's
@@ -51,13 +51,15 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 static const uint8_t mark_start[8] = {0x0f, 0x1f, 0x84, 0x00, 0x01, 0x00, 0x43, 0x4b};
 static const uint8_t mark_end[8] = {0x0f, 0x1f, 0x84, 0x00, 0x02, 0x00, 0x43, 0x4b};
 
-/* A slot's counters are the targets of inline ops: slots never move. */
+/* A slot's counters are the targets of inline ops: slots never move.
+ * A slot fills one host cache line, aligned, so its address has six low
+ * zero bits for a fetch callback's data (see fetch_cb). */
 struct slot {
 	uint64_t addr;
 	uint64_t insns;
 	uint64_t mem;
 	uint64_t pen; /* cache-model penalty cycles */
-};
+} __attribute__((aligned(64)));
 
 struct snap {
 	uint64_t insns, mem, pen;
@@ -69,12 +71,16 @@ struct chunk {
 	struct snap b[CHUNK]; /* the counters when the open window started */
 };
 
-/* An instruction-fetch callback's data: the lines it brings in. */
+/* A fetch callback's data for a line too far into its block to fit in
+ * the slot pointer's low bits. */
 struct fetch {
 	struct slot *slot;
 	uint64_t line;
 	uint64_t nlines;
 };
+
+#define FETCH_OFF_MASK 31u /* line offset from the block's first line */
+#define FETCH_TWO 32u      /* the instruction also needs the next line */
 
 static struct {
 	pthread_mutex_t lock; /* translation, markers and exit */
@@ -157,8 +163,12 @@ static struct slot *slot_for(uint64_t addr)
 			fprintf(stderr, "kcicount: more than %u translation blocks\n", MAX_CHUNKS * CHUNK);
 			abort();
 		}
-		st.chunks[i >> CHUNK_BITS] = calloc(1, sizeof(struct chunk));
-		if (!st.chunks[i >> CHUNK_BITS]) {
+		struct chunk *ch = aligned_alloc(64, sizeof(struct chunk));
+		if (ch) {
+			memset(ch, 0, sizeof(*ch));
+		}
+		st.chunks[i >> CHUNK_BITS] = ch;
+		if (!ch) {
 			fprintf(stderr, "kcicount: out of memory\n");
 			abort();
 		}
@@ -327,10 +337,24 @@ static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
 	}
 	uint64_t first = addr >> LINE_BITS;
 	uint64_t last = (addr + (1u << qemu_plugin_mem_size_shift(info)) - 1) >> LINE_BITS;
+	s->mem++;
 	s->pen += model_data(&st.model, first, last);
 }
 
+/* on_fetch models the lines of a fetch point that fit in the slot
+ * pointer: udata is the slot's address | line offset | FETCH_TWO. The
+ * slot is in the host's cache already (its inline counter just ran),
+ * where a separate struct per block was a host cache miss per call. */
 static void on_fetch(unsigned int vcpu, void *udata)
+{
+	(void)vcpu;
+	uintptr_t u = (uintptr_t)udata;
+	struct slot *s = (struct slot *)(u & ~(uintptr_t)63);
+	uint64_t line = (s->addr >> LINE_BITS) + (u & FETCH_OFF_MASK);
+	s->pen += model_fetch(&st.model, line, u & FETCH_TWO ? 2 : 1);
+}
+
+static void on_fetch_far(unsigned int vcpu, void *udata)
 {
 	(void)vcpu;
 	struct fetch *f = udata;
@@ -367,16 +391,22 @@ static void fetch_cb(struct qemu_plugin_insn *insn, struct slot *s, uint64_t *ne
 		return;
 	}
 	*next = last + 1;
-	/* Freed never: a TB's callbacks can run as long as it is cached, and
-	 * the plugin API says nothing when it is dropped. The cost is a
-	 * few bytes per translation. */
+	uint64_t off = first - (s->addr >> LINE_BITS);
+	if (off <= FETCH_OFF_MASK && last - first <= 1) {
+		uintptr_t u = (uintptr_t)s | (uintptr_t)off | (last > first ? FETCH_TWO : 0);
+		qemu_plugin_register_vcpu_insn_exec_cb(insn, on_fetch, QEMU_PLUGIN_CB_NO_REGS, (void *)u);
+		return;
+	}
+	/* Freed never: a block's callbacks can run as long as it is cached,
+	 * and the plugin API says nothing when it is dropped. Only blocks
+	 * longer than 32 lines get here. */
 	struct fetch *f = malloc(sizeof(*f));
 	if (!f) {
 		fprintf(stderr, "kcicount: out of memory\n");
 		abort();
 	}
 	*f = (struct fetch){s, first, last - first + 1};
-	qemu_plugin_register_vcpu_insn_exec_cb(insn, on_fetch, QEMU_PLUGIN_CB_NO_REGS, f);
+	qemu_plugin_register_vcpu_insn_exec_cb(insn, on_fetch_far, QEMU_PLUGIN_CB_NO_REGS, f);
 }
 
 static void on_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
@@ -397,13 +427,16 @@ static void on_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		}
 		qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64,
 							   &s->insns, 1);
-		qemu_plugin_register_vcpu_mem_inline(insn, QEMU_PLUGIN_MEM_RW,
-						     QEMU_PLUGIN_INLINE_ADD_U64, &s->mem, 1);
-		if (st.cache) {
-			fetch_cb(insn, s, &next);
-			qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS,
-							 QEMU_PLUGIN_MEM_RW, s);
+		if (!st.cache) {
+			qemu_plugin_register_vcpu_mem_inline(insn, QEMU_PLUGIN_MEM_RW,
+							     QEMU_PLUGIN_INLINE_ADD_U64, &s->mem, 1);
+			continue;
 		}
+		/* The model's callback counts the access too: one op per
+		 * access instead of an inline add and a callback. */
+		fetch_cb(insn, s, &next);
+		qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS,
+						 QEMU_PLUGIN_MEM_RW, s);
 	}
 }
 
