@@ -1,6 +1,8 @@
-package tcgplugin
+package tcgplugin_test
 
 import (
+	"github.com/kci-dev/kci/vm/tcgplugin"
+
 	"context"
 	"os"
 	"os/exec"
@@ -25,7 +27,7 @@ func TestBareMetal(t *testing.T) {
 	}
 	ctx := context.Background()
 	dir := t.TempDir()
-	so, err := Build(ctx, dir)
+	so, err := tcgplugin.Build(ctx, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,13 +36,13 @@ func TestBareMetal(t *testing.T) {
 	if _, err := (proc.Cmd{Name: "gcc", Args: args, Timeout: time.Minute}).Run(ctx); err != nil {
 		t.Fatalf("build bare.S: %v", err)
 	}
-	run := func(cache bool) *Counts {
+	run := func(cache bool) *tcgplugin.Counts {
 		out := filepath.Join(t.TempDir(), "counts.txt")
 		qargs := append([]string{
 			"-accel", "tcg", "-icount", "shift=0,sleep=off", "-smp", "1", "-m", "256",
 			"-display", "none", "-no-reboot", "-device", "isa-debug-exit,iobase=0xf4,iosize=4",
 			"-kernel", elf,
-		}, Args(so, out, cache)...)
+		}, tcgplugin.Args(so, out, cache)...)
 		_, err := proc.Cmd{Name: qemu, Args: qargs, Timeout: 2 * time.Minute}.Run(ctx)
 		// isa-debug-exit's status for a 0 write is 1: anything else is
 		// QEMU failing (or the program not reaching its exit).
@@ -52,7 +54,7 @@ func TestBareMetal(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer f.Close()
-		c, err := Parse(f)
+		c, err := tcgplugin.Parse(f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,7 +62,7 @@ func TestBareMetal(t *testing.T) {
 	}
 
 	const n = 1 << 20
-	want := []Window{
+	want := []tcgplugin.Window{
 		{Index: 0, Insns: 2001},
 		{Index: 1, Insns: 4*n + 2, Mem: n},
 		{Index: 2, Insns: 4*n + 2, Mem: n},
@@ -81,7 +83,7 @@ func TestBareMetal(t *testing.T) {
 			if cache {
 				wc = wantCycles[i]
 			}
-			got := Window{Index: w.Index, Insns: w.Insns, Mem: w.Mem, Incomplete: w.Incomplete}
+			got := tcgplugin.Window{Index: w.Index, Insns: w.Insns, Mem: w.Mem, Incomplete: w.Incomplete}
 			if !reflect.DeepEqual(got, want[i]) || w.Cycles != wc {
 				t.Errorf("cache %v: window %d = %+v cycles %d, want %+v cycles %d", cache, i, got, w.Cycles, want[i], wc)
 			}

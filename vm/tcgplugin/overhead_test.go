@@ -1,6 +1,8 @@
-package tcgplugin
+package tcgplugin_test
 
 import (
+	"github.com/kci-dev/kci/vm/tcgplugin"
+
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,8 +26,8 @@ func TestOverhead(t *testing.T) {
 		plugin func() []string
 	}{
 		{"no plugin", func() []string { return nil }},
-		{"counting", func() []string { return Args(g.so, filepath.Join(t.TempDir(), "c.txt"), false) }},
-		{"cache model", func() []string { return Args(g.so, filepath.Join(t.TempDir(), "c.txt"), true) }},
+		{"counting", func() []string { return tcgplugin.Args(g.so, filepath.Join(t.TempDir(), "c.txt"), false) }},
+		{"cache model", func() []string { return tcgplugin.Args(g.so, filepath.Join(t.TempDir(), "c.txt"), true) }},
 	}
 	times := make([][]time.Duration, len(modes))
 	for r := 0; r < rounds; r++ {

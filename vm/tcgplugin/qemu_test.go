@@ -1,6 +1,8 @@
-package tcgplugin
+package tcgplugin_test
 
 import (
+	"github.com/kci-dev/kci/vm/tcgplugin"
+
 	"context"
 	"fmt"
 	"os"
@@ -46,7 +48,7 @@ func newGuest(t *testing.T) *guest {
 	g := &guest{qemu: qemu, bzImage: findKernel(t)}
 	t.Logf("kernel %s", g.bzImage)
 	ctx := context.Background()
-	g.so, err = Build(ctx, t.TempDir())
+	g.so, err = tcgplugin.Build(ctx, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,16 +166,16 @@ func (g *guest) boot(t *testing.T, plugin []string) (string, time.Duration) {
 }
 
 // count boots with the plugin and parses its output.
-func (g *guest) count(t *testing.T, cache bool) *Counts {
+func (g *guest) count(t *testing.T, cache bool) *tcgplugin.Counts {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "counts.txt")
-	g.boot(t, Args(g.so, out, cache))
+	g.boot(t, tcgplugin.Args(g.so, out, cache))
 	f, err := os.Open(out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	c, err := Parse(f)
+	c, err := tcgplugin.Parse(f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +220,7 @@ func TestQEMU(t *testing.T) {
 }
 
 // checkWindows asserts the counts testdata/init.c's comment derives.
-func checkWindows(t *testing.T, c *Counts) {
+func checkWindows(t *testing.T, c *tcgplugin.Counts) {
 	t.Helper()
 	if !c.Exited || c.StrayEnds != 0 || len(c.Windows) != 3 {
 		t.Fatalf("exited %v, %d stray ends, %d windows: want a clean exit, 0, 3", c.Exited, c.StrayEnds, len(c.Windows))
@@ -249,7 +251,7 @@ func checkWindows(t *testing.T, c *Counts) {
 }
 
 // diffWindows says where two runs' counts differ, for a failure message.
-func diffWindows(a, b *Counts) string {
+func diffWindows(a, b *tcgplugin.Counts) string {
 	if len(a.Windows) != len(b.Windows) || a.StrayEnds != b.StrayEnds {
 		return fmt.Sprintf("%d windows, %d stray ends vs %d, %d", len(a.Windows), a.StrayEnds, len(b.Windows), b.StrayEnds)
 	}
