@@ -107,7 +107,7 @@ func Build(ctx context.Context, cacheDir string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("tcgplugin: %w", err)
 	}
-	defer os.RemoveAll(src)
+	defer func() { _ = os.RemoveAll(src) }() // scratch: a leftover is harmless
 	for _, f := range files {
 		if err := os.WriteFile(filepath.Join(src, f.name), f.data, 0o644); err != nil {
 			return "", fmt.Errorf("tcgplugin: %w", err)
