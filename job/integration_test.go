@@ -392,10 +392,14 @@ func TestRepeatedBootsIdentical(t *testing.T) {
 }
 
 // A few instructions and one cache miss per map update
-// (miss-hash-update.patch): under the plugin's cache model the modelled
-// cycles of the marginal cost move at least five times what
-// instruction-time moves, and that row is called slower; the function
-// that holds the load is where the cycles went.
+// (miss-hash-update.patch): under the plugin's cache model the function
+// that holds the load moves its modelled cycles per packet by at least
+// five times its instructions, the whole interval of the change beyond
+// that, while instruction-time sees five instructions. Whether the
+// change is called depends on the seeds: modelled cycles vary with the
+// guest's physical layout from seed to seed (a few cycles per packet in
+// this function), so the Where family tests it, and at 3 seeds its
+// Holm level is out of reach; kci test's adaptive seeds decide it.
 func TestCacheMissSeenByModel(t *testing.T) {
 	tr := icountTester(t)
 	tr.Booter.(*job.VMBooter).CacheModel = true
@@ -406,32 +410,28 @@ func TestCacheMissSeenByModel(t *testing.T) {
 	}
 	rows := abRows(r.run, "stock")
 	logRows(t, rows)
-	cyc, ok := rows["hash/"+verdict.CyclesMarginalRow]
-	if !ok {
+	if _, ok := rows["hash/"+verdict.CyclesMarginalRow]; !ok {
 		t.Fatalf("no hash/%s row: the cache model did not run", verdict.CyclesMarginalRow)
-	}
-	ns := rows["hash/"+verdict.MarginalRow]
-	dc, dn := cyc.Patched.Median-cyc.Base.Median, ns.Patched.Median-ns.Base.Median
-	t.Logf("marginal: %+.1f instruction-time ns/pkt, %+.1f modelled cycles/pkt", dn, dc)
-	if cyc.Verdict != verdict.Slower {
-		t.Errorf("hash/%s: %s (%+.1f cycles/pkt), want slower", verdict.CyclesMarginalRow, cyc.Verdict, dc)
-	}
-	if dn <= 0 || dc < 5*dn {
-		t.Errorf("modelled cycles moved %+.1f, instruction-time %+.1f: want cycles at least 5× and instruction-time up", dc, dn)
 	}
 	w := verdict.WhereOf(r.run, "stock")
 	for _, row := range w.Rows {
-		if row.Variant == "hash" && row.Func == "htab_map_update_elem" {
-			if row.Cycles == nil {
-				t.Fatalf("where: htab_map_update_elem has no cycles")
-			}
-			t.Logf("where: htab_map_update_elem insns %+v, cycles %+v", row.Insns, *row.Cycles)
-			if !row.Cycles.Changed || row.Cycles.Delta < 5*row.Insns.Delta {
-				t.Errorf("where: htab_map_update_elem cycles %+.1f (changed %v), insns %+.1f: want the cycles called, at least 5× the instructions",
-					row.Cycles.Delta, row.Cycles.Changed, row.Insns.Delta)
-			}
-			return
+		if row.Variant != "hash" || row.Func != "htab_map_update_elem" {
+			continue
 		}
+		if row.Cycles == nil {
+			t.Fatalf("where: htab_map_update_elem has no cycles")
+		}
+		c := *row.Cycles
+		t.Logf("where: htab_map_update_elem insns %+.1f (exact %v), cycles %+.1f [%+.1f, %+.1f] (called %v, %d seeds)",
+			row.Insns.Delta, row.Insns.Exact, c.Delta, c.Lo, c.Hi, c.Changed, row.Seeds)
+		if !row.Insns.Exact || row.Insns.Delta < 3 || row.Insns.Delta > 12 {
+			t.Errorf("where: htab_map_update_elem insns %+.1f (exact %v), want a few, exact", row.Insns.Delta, row.Insns.Exact)
+		}
+		if c.Lo < 5*row.Insns.Delta {
+			t.Errorf("where: htab_map_update_elem cycles %+.1f [%+.1f, %+.1f]: want the interval beyond 5× its %+.1f instructions",
+				c.Delta, c.Lo, c.Hi, row.Insns.Delta)
+		}
+		return
 	}
 	t.Errorf("where: htab_map_update_elem not named among %d rows", len(w.Rows))
 }

@@ -16,8 +16,12 @@ func whereHeading(run *results.Run, tree string, w *verdict.Where) string {
 	if w.Model != "" {
 		metric += " and modelled cycles per packet (a model: " + w.Model + ", docs/cost.md)"
 	}
-	return fmt.Sprintf("where it changed: %s, counted by kci's QEMU plugin over %s; functions that moved by %.1f or more, "+
-		"Holm over %s of the run at %g", metric, results.Plural(n, "boot"), verdict.WhereMin,
+	minText := fmt.Sprintf("%.1f", verdict.WhereMin)
+	if w.Model != "" {
+		minText += fmt.Sprintf(" (%d cycles)", verdict.WhereCyclesMin)
+	}
+	return fmt.Sprintf("where it changed: %s, counted by kci's QEMU plugin over %s; functions that moved by %s or more, "+
+		"exactly or by Welch's t with Holm over the %s with seed spread at %g", metric, results.Plural(n, "boot"), minText,
 		results.Plural(w.Family, "function row"), verdict.DetAlpha)
 }
 
