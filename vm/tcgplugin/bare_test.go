@@ -4,7 +4,6 @@ import (
 	"github.com/kci-dev/kci/vm/tcgplugin"
 
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -49,16 +48,7 @@ func TestBareMetal(t *testing.T) {
 		if code, ok := proc.ExitCode(err); !ok || code != 1 {
 			t.Fatalf("qemu: want exit status 1 from isa-debug-exit, got %v", err)
 		}
-		f, err := os.Open(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		c, err := tcgplugin.Parse(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
+		return parseFile(t, out)
 	}
 
 	const n = 1 << 20

@@ -150,7 +150,13 @@ func (g *guest) count(t *testing.T, cache bool) *tcgplugin.Counts {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "counts.txt")
 	g.boot(t, tcgplugin.Args(g.so, out, cache))
-	f, err := os.Open(out)
+	return parseFile(t, out)
+}
+
+// parseFile reads a counts file the plugin wrote.
+func parseFile(t *testing.T, path string) *tcgplugin.Counts {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
