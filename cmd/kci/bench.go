@@ -47,7 +47,10 @@ boot is exact: it is stored in the result cache and a later bench of the
 same kernels reads it instead of booting (one boot a run re-checks the
 cache), as kci test does.
 
-With RUNDIR arguments nothing is booted: the table is made from those runs.`
+With RUNDIR arguments nothing is booted: the table is made from those runs.
+A kci test run adds its patched kernel as tree <tree>+patched: "kci bench
+BENCHRUN TESTRUN" sets gtp with patches/rht-no-shrink.patch (the mail's
+configuration) beside the ext tree.`
 
 func newBenchCmd() *cobra.Command {
 	c := &benchCmd{}

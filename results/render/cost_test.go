@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -152,6 +153,39 @@ func TestBuildBench(t *testing.T) {
 	// print: the traffic wakes on the tick, which then always finds idle.
 	if strings.Contains(out, "softirq") || strings.Contains(out, "1000.0") {
 		t.Errorf("table shows the tick-sampled softirq column:\n%s", out)
+	}
+}
+
+// TestBuildBenchPatched: a kci test run's patched boots are a tree of
+// their own (gtp+patched), so its design has ratios against the other
+// trees' designs, as the mail's gtp with rht-no-shrink against ext.
+func TestBuildBenchPatched(t *testing.T) {
+	run := &results.Run{}
+	for seed := uint64(1); seed <= 3; seed++ {
+		boot := func(tree, role string, total, bpf uint64) results.Boot {
+			return results.Boot{Seq: len(run.Boots) + 1, Tree: tree, Role: role, Rep: int(seed), Seed: seed, Clock: results.ClockICount,
+				Variants: []results.VariantResult{costVariant("none", 4_000_000, 0, 10_000), costVariant(tree[:3], total, bpf, 10_000)}}
+		}
+		run.Boots = append(run.Boots, boot("ext", results.RoleBase, 5_000_000+seed*10_000, 500_000))
+		run.Boots = append(run.Boots, boot("gtp", results.RoleBase, 8_000_000+seed*20_000, 900_000))
+		p := boot("gtp", results.RolePatched, 7_000_000+seed*20_000, 800_000)
+		run.Boots = append(run.Boots, p)
+	}
+	bt := verdict.BuildBench(run)
+	if bt.Boots["gtp+patched-gtp"] != 3 || bt.Boots["gtp-gtp"] != 3 {
+		t.Fatalf("boots = %v, want 3 of gtp-gtp and of gtp+patched-gtp", bt.Boots)
+	}
+	var got []string
+	for _, r := range bt.Ratios {
+		got = append(got, fmt.Sprintf("%s/%s %s %.4f", r.A, r.B, r.Metric, r.Ratio))
+	}
+	want := []string{
+		"ext-ext/gtp-gtp marginal 0.2525", "ext-ext/gtp-gtp bpf 0.5556",
+		"ext-ext/gtp+patched-gtp marginal 0.3355", "ext-ext/gtp+patched-gtp bpf 0.6250",
+		"gtp-gtp/gtp+patched-gtp marginal 1.3289", "gtp-gtp/gtp+patched-gtp bpf 1.1250",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("ratios:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 

@@ -96,15 +96,26 @@ func breakdownOf(v results.VariantResult) map[string]float64 {
 	return out
 }
 
-// BuildBench tabulates the base-kernel boots of runs: a set per guest
-// seed (sets of every run and tree with the same seed share a column).
+// PatchedTree names the patched kernel of a kci test run's tree in a
+// bench table: "gtp+patched" is gtp with the run's patch, so
+// `kci bench BENCHRUN TESTRUN` sets a patched design beside the trees'
+// (the mail's gtp with rht-no-shrink beside ext).
+const PatchedTree = "+patched"
+
+// BuildBench tabulates the base-kernel boots of runs, and the patched
+// kernel's of a kci test run as tree <tree>+patched: a set per guest seed
+// (sets of every run and tree with the same seed share a column).
 func BuildBench(runs ...*results.Run) BenchTable {
 	bb := &benchBuilder{bt: BenchTable{Boots: map[string]int{}}, sets: map[string]*AggSet{},
 		values: map[string]map[string]map[string]float64{}, seen: map[string]bool{}, icount: true}
 	for _, r := range runs {
 		bb.icount = bb.icount && r.ClockMode("") == results.ClockICount
 		for _, b := range SortedBoots(r) {
-			if b.Role == results.RoleBase {
+			switch b.Role {
+			case results.RoleBase:
+				bb.addBoot(b)
+			case results.RolePatched:
+				b.Tree += PatchedTree
 				bb.addBoot(b)
 			}
 		}
@@ -283,7 +294,8 @@ func treeOf(label string) string {
 }
 
 // designsOf are the variants that are a tree's own design: those that
-// ran on one tree only (ext, gtp*), not the baseline, not the counter
+// ran on one tree only (ext, gtp*; a tree's patched kernel counts as the
+// tree), not the baseline, not the counter
 // floor and not the stock designs every tree runs (hash, lru), whose
 // cross-tree ratio compares a kernel with itself.
 func designsOf(vs []AggVariant) map[string]bool {
@@ -293,7 +305,7 @@ func designsOf(vs []AggVariant) map[string]bool {
 		if trees[bare] == nil {
 			trees[bare] = map[string]bool{}
 		}
-		trees[bare][t] = true
+		trees[bare][strings.TrimSuffix(t, PatchedTree)] = true
 	}
 	out := map[string]bool{}
 	for _, v := range vs {

@@ -323,6 +323,75 @@ static void on_mark(unsigned int vcpu, void *udata)
 	pthread_mutex_unlock(&st.lock);
 }
 
+/* QEMU 7.2's struct qemu_plugin_hwaddr (include/qemu/plugin-memory.h),
+ * which the API keeps opaque: for RAM it holds the host address of the
+ * access. Read only through phys_of, which checks it on every access. */
+struct hwaddr72 {
+	bool is_io;
+	bool is_store;
+	union {
+		struct {
+			void *section;
+			uint64_t offset;
+		} io;
+		struct {
+			uintptr_t hostaddr;
+		} ram;
+	} v;
+};
+
+#define PAGE_BITS 12
+#define PAGE_MASK ((1u << PAGE_BITS) - 1)
+#define PHYS_CACHE (1u << 14)
+#define PHYS_CHECK_EVERY 4096
+
+/* phys_cache maps a host page of guest RAM to its guest physical page.
+ * QEMU's qemu_plugin_hwaddr_phys_addr finds the RAM block of a host
+ * address on every call (a third of the cache model's cost); its answer
+ * is a function of the host address alone (RAM blocks never move), so
+ * a direct-mapped table of pages gives the same answer. */
+static struct {
+	uint64_t host; /* host page + 1; 0 = empty */
+	uint64_t phys; /* guest physical page */
+} phys_cache[PHYS_CACHE];
+
+static uint64_t phys_hits;
+
+static void phys_layout_abort(uintptr_t host, uint64_t vaddr, uint64_t phys)
+{
+	fprintf(stderr,
+		"kcicount: QEMU's hwaddr layout is not 7.2's (host %#lx for vaddr %#lx, phys %#lx): "
+		"rebuild the plugin for this QEMU\n",
+		(unsigned long)host, (unsigned long)vaddr, (unsigned long)phys);
+	abort();
+}
+
+/* phys_of is the guest physical address of a RAM access. Every call
+ * checks that the host address read from QEMU's struct shares the page
+ * offset of the guest's virtual address, and every PHYS_CHECK_EVERY-th
+ * hit is checked against QEMU's own answer: a QEMU whose struct differs
+ * stops with a message instead of modelling wrong addresses. */
+static uint64_t phys_of(const struct qemu_plugin_hwaddr *h, uint64_t vaddr)
+{
+	uintptr_t host = ((const struct hwaddr72 *)h)->v.ram.hostaddr;
+	if (((host ^ vaddr) & PAGE_MASK) != 0) {
+		phys_layout_abort(host, vaddr, qemu_plugin_hwaddr_phys_addr(h));
+	}
+	uint64_t hp = host >> PAGE_BITS;
+	uint32_t i = (uint32_t)((hp * 0x9e3779b97f4a7c15ull) >> 50) & (PHYS_CACHE - 1);
+	if (phys_cache[i].host == hp + 1 && ++phys_hits % PHYS_CHECK_EVERY != 0) {
+		return phys_cache[i].phys << PAGE_BITS | (host & PAGE_MASK);
+	}
+	uint64_t phys = qemu_plugin_hwaddr_phys_addr(h);
+	if ((phys & PAGE_MASK) != (host & PAGE_MASK) ||
+	    (phys_cache[i].host == hp + 1 && phys_cache[i].phys != phys >> PAGE_BITS)) {
+		phys_layout_abort(host, vaddr, phys);
+	}
+	phys_cache[i].host = hp + 1;
+	phys_cache[i].phys = phys >> PAGE_BITS;
+	return phys;
+}
+
 static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
 {
 	(void)vcpu;
@@ -333,7 +402,7 @@ static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
 	 * it is uncached on real hardware anyway, and rare. */
 	struct qemu_plugin_hwaddr *h = qemu_plugin_get_hwaddr(info, vaddr);
 	if (h && !qemu_plugin_hwaddr_is_io(h)) {
-		addr = qemu_plugin_hwaddr_phys_addr(h);
+		addr = phys_of(h, vaddr);
 	}
 	uint64_t first = addr >> LINE_BITS;
 	uint64_t last = (addr + (1u << qemu_plugin_mem_size_shift(info)) - 1) >> LINE_BITS;
