@@ -9,6 +9,7 @@ import (
 	"github.com/kci-dev/kci/internal/lines"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/results"
+	"github.com/kci-dev/kci/results/verdict"
 )
 
 // Exit codes of kci test: each failure class has its own, so CI and scripts
@@ -118,6 +119,15 @@ var bootExit = map[string]int{
 	failure.Interrupted: ExitInterrupted,
 	// Only ever beside a failure, whose code is the job's.
 	failure.Cancelled: ExitInternal,
+}
+
+// faultExit is the exit code of a series' failing fault.
+var faultExit = map[verdict.FaultKind]int{
+	verdict.FaultApply:    ExitApply,
+	verdict.FaultBuild:    ExitBuild,
+	verdict.FaultWarning:  ExitBuild, // only under --fail-on-warnings
+	verdict.FaultBoot:     ExitBoot,
+	verdict.FaultSurvival: ExitSurvival,
 }
 
 // BootExitCode is the exit code of a boot that failed with kind; an unknown

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kci-dev/kci/internal/failure"
 	"github.com/kci-dev/kci/kernel"
+	"github.com/kci-dev/kci/results/verdict"
 	"github.com/kci-dev/kci/vm"
 )
 
@@ -106,6 +107,18 @@ func TestExitCodeTable(t *testing.T) {
 	} {
 		if got := vm.Kind(c.err); got != c.kind {
 			t.Errorf("vm.Kind(%T) = %q, want %q", c.err, got, c.kind)
+		}
+	}
+}
+
+// A series' failing fault exits with its kind's code.
+func TestSeriesFaultExit(t *testing.T) {
+	for kind, want := range map[verdict.FaultKind]int{
+		verdict.FaultApply: ExitApply, verdict.FaultBuild: ExitBuild, verdict.FaultWarning: ExitBuild,
+		verdict.FaultBoot: ExitBoot, verdict.FaultSurvival: ExitSurvival,
+	} {
+		if got := faultExit[kind]; got != want {
+			t.Errorf("faultExit[%d] = %d, want %d", kind, got, want)
 		}
 	}
 }

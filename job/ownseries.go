@@ -22,7 +22,7 @@ func (b *Builder) OwnSeries(t *project.Tree, extra []kernel.Patch) (SeriesBuilde
 		return nil, nil, err
 	}
 	if len(series) == 0 {
-		return nil, nil, fmt.Errorf("tree %s has no series of its own", t.Name)
+		return nil, nil, Usagef("--own: tree %s has no series of its own", t.Name)
 	}
 	return ownSeriesBuilder{b}, append(append([]kernel.Patch{}, series...), extra...), nil
 }

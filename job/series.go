@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kci-dev/kci/results/render"
+	"github.com/kci-dev/kci/results/verdict"
 
 	"github.com/kci-dev/kci/internal/lines"
 	"github.com/kci-dev/kci/internal/version"
@@ -91,7 +92,8 @@ type SeriesOptions struct {
 	// randomness than 1, 2, 3..., as kci test --first-seed.
 	FirstSeed uint64
 	// FailOnWarnings makes new warnings and checkpatch errors fail the run
-	// (exit 3); otherwise they are reported only.
+	// (exit 3, a failing check); otherwise they are reported only (exit 0,
+	// a neutral check). series.json records it.
 	FailOnWarnings bool
 	Out            string // run directory; default ./kci-results/<time>-<id>
 	Args           []string
@@ -134,7 +136,7 @@ func (st *SeriesTester) Series(ctx context.Context, o SeriesOptions) (string, *r
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", nil, classify("results", err)
 	}
-	rep := &results.Series{Schema: 1, ID: id, Start: start, Args: o.Args, KCIVersion: version.String()}
+	rep := &results.Series{Schema: 1, ID: id, Start: start, Args: o.Args, KCIVersion: version.String(), FailOnWarnings: o.FailOnWarnings}
 	finish := func(err error) (string, *results.Series, error) {
 		rep.End = time.Now()
 		if err != nil {
@@ -148,7 +150,7 @@ func (st *SeriesTester) Series(ctx context.Context, o SeriesOptions) (string, *r
 			err = werr
 		}
 		if err == nil {
-			err = seriesVerdict(rep, o.FailOnWarnings)
+			err = seriesVerdict(rep)
 		}
 		return dir, rep, classify("series", err)
 	}
@@ -175,25 +177,21 @@ func (st *SeriesTester) Series(ctx context.Context, o SeriesOptions) (string, *r
 // applies to. (A tree where only a prefix applies is checked too when
 // named.)
 func (st *SeriesTester) chooseTrees(ctx context.Context, named []string, patches []kernel.Patch, logf func(string, ...any)) ([]*project.Tree, error) {
-	var trees []*project.Tree
-	names := named
-	if len(names) == 0 {
-		for _, tr := range st.Project.Trees {
-			names = append(names, tr.Name)
-		}
+	all, err := PickTrees(st.Project, named)
+	if err != nil {
+		return nil, err
 	}
-	for _, n := range names {
-		tr, err := st.Project.Tree(n)
-		if err != nil {
-			return nil, &ExitError{Code: ExitUsage, Cause: err.Error()}
-		}
+	var trees []*project.Tree
+	var names []string
+	for _, tr := range all {
+		names = append(names, tr.Name)
 		if len(named) == 0 {
 			ok, err := st.Builder.AppliesTo(ctx, tr, patches)
 			if err != nil {
 				return nil, err
 			}
 			if !ok {
-				logf("kci: the series does not apply to tree %s: skipping that tree", n)
+				logf("kci: the series does not apply to tree %s: skipping that tree", tr.Name)
 				continue
 			}
 		}
@@ -205,40 +203,18 @@ func (st *SeriesTester) chooseTrees(ctx context.Context, named []string, patches
 	return trees, nil
 }
 
-// seriesVerdict is the exit status: the worst patch-blamed failure.
-func seriesVerdict(s *results.Series, failOnWarnings bool) error {
-	code, cause := 0, ""
-	worse := func(c int, why string) {
-		if code == 0 || c < code {
-			code, cause = c, why
-		}
-	}
-	for _, t := range s.Trees {
-		for _, bi := range t.Bisect {
-			worse(ExitBuild, fmt.Sprintf("tree %s: %s", t.Tree, bi))
-		}
-		for _, p := range t.Patches {
-			id := fmt.Sprintf("tree %s: patch %d/%d ‹%s›", t.Tree, p.Index, p.Of, p.Subject)
-			switch {
-			case p.Apply == results.StepFail:
-				worse(ExitApply, id+" does not apply: "+p.ApplyError)
-			case p.Build == results.StepFail:
-				worse(ExitBuild, id+" does not build: "+p.BuildError)
-			case failOnWarnings && len(p.NewWarnings) > 0:
-				worse(ExitBuild, id+" adds warning "+p.NewWarnings[0].String())
-			case failOnWarnings && p.Checkpatch != nil && p.Checkpatch.Errors > 0:
-				worse(ExitBuild, fmt.Sprintf("%s: checkpatch: %d error(s)", id, p.Checkpatch.Errors))
-			case p.Boot != nil && p.Boot.Result == results.StepFail:
-				worse(ExitBoot, id+": "+p.Boot.Error)
-			case p.Boot != nil && len(p.Boot.Lost) > 0:
-				worse(ExitSurvival, id+" loses survival cell "+p.Boot.Lost[0])
-			}
-		}
-	}
-	if code == 0 {
+// seriesVerdict is the exit status: verdict.DecideSeries' failing fault,
+// under the policy s records.
+func seriesVerdict(s *results.Series) error {
+	f := verdict.DecideSeries(s, "").Fail
+	if f == nil {
 		return nil
 	}
-	return &ExitError{Code: code, Cause: cause}
+	code, ok := faultExit[f.Kind]
+	if !ok {
+		code = ExitInternal // a kind without a code: never exit 0 on a failure
+	}
+	return &ExitError{Code: code, Cause: fmt.Sprintf("tree %s: %s", f.Tree, f.Cause)}
 }
 
 // lostCells are the survival cells that passed on the tree's kernel and do

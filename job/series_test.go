@@ -17,6 +17,7 @@ import (
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/project"
 	"github.com/kci-dev/kci/results"
+	"github.com/kci-dev/kci/results/verdict"
 	"github.com/kci-dev/kci/wire"
 )
 
@@ -294,10 +295,6 @@ func TestSeriesBootAndSurvival(t *testing.T) {
 	if !strings.Contains(txt, "1/2 (1 LOST)") || !strings.Contains(txt, "FAIL (crash)") {
 		t.Errorf("table:\n%s", txt)
 	}
-	// Warnings are reported, and fail the run only when asked.
-	if seriesVerdict(&results.Series{Trees: []results.SeriesTree{{Patches: []results.PatchResult{{Index: 1, Of: 1, Apply: "ok", Build: "ok", NewWarnings: []results.Warning{{Message: "x"}}}}}}}, false) != nil {
-		t.Error("a new warning fails the run without --fail-on-warnings")
-	}
 }
 
 // TestSeriesInterruptKeepsRows: SIGINT (through signal.NotifyContext, as
@@ -482,13 +479,72 @@ func TestSeriesUnknownTreeLeavesNothing(t *testing.T) {
 	st := seriesTester(&fakeSeriesBuilder{treeLog: filepath.Join(warnDir, "0-tree.log")}, &fakeSeriesBooter{})
 	d, rep, err := st.Series(context.Background(), SeriesOptions{Patches: []string{"testdata/series-bisect"}, Trees: []string{"nosuch"}, Out: dir})
 	var ee *ExitError
-	if !errors.As(err, &ee) || ee.Code != ExitUsage || !strings.Contains(err.Error(), "nosuch") {
-		t.Errorf("err %v, want exit %d naming the tree", err, ExitUsage)
+	if !errors.As(err, &ee) || ee.Code != ExitUsage || !strings.HasPrefix(err.Error(), `--tree: no tree "nosuch"`) {
+		t.Errorf("err %v, want exit %d naming the tree as PickTrees does", err, ExitUsage)
 	}
 	if d != "" || rep != nil {
 		t.Errorf("returned run %q %v for a refused series", d, rep)
 	}
 	if _, serr := os.Stat(dir); !os.IsNotExist(serr) {
 		t.Errorf("run directory %s: %v, want none", dir, serr)
+	}
+}
+
+// TestSeriesWarningPolicy: a series whose only faults are a new compiler
+// warning or a checkpatch error exits 0 and its check is neutral; with
+// --fail-on-warnings it exits 3 and its check fails. series.json records
+// the choice, so the check kci post makes of the saved run agrees.
+func TestSeriesWarningPolicy(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		first          string // patch 1's file: the fake's checkpatch finds an error in 0001.*
+		warn           bool   // prefix 2 adds a compiler warning
+		failOnWarnings bool
+		code           int
+		check          string
+	}{
+		{"warning", "p1.patch", true, false, 0, verdict.Neutral},
+		{"warning, --fail-on-warnings", "p1.patch", true, true, ExitBuild, verdict.Failure},
+		{"checkpatch error", "0001.patch", false, false, 0, verdict.Neutral},
+		{"checkpatch error, --fail-on-warnings", "0001.patch", false, true, ExitBuild, verdict.Failure},
+		{"clean, --fail-on-warnings", "p1.patch", false, true, 0, verdict.Success},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := t.TempDir()
+			write := func(name, text string) {
+				if err := os.WriteFile(filepath.Join(src, name), []byte(text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			write(tc.first, "net: a\n\n--- a/net/a.c\n+++ b/net/a.c\n@@ -1 +1 @@\n-a\n+b\n")
+			write("p2.patch", "net: b\n\n--- a/net/b.c\n+++ b/net/b.c\n@@ -1 +1 @@\n-a\n+b\n")
+			b := &fakeSeriesBuilder{treeLog: filepath.Join(warnDir, "0-tree.log")}
+			if tc.warn {
+				b.steps = map[int]fakeStep{2: {log: filepath.Join(warnDir, "1-shifted.log")}}
+			}
+			out := t.TempDir()
+			rep, code, _ := runSeries(t, seriesTester(b, &fakeSeriesBooter{}), SeriesOptions{
+				Patches: []string{src}, Trees: []string{"stock"}, Boot: true, Survival: true, FailOnWarnings: tc.failOnWarnings, Out: out})
+			p := rep.Trees[0].Patches
+			if got := len(p[1].NewWarnings) > 0; got != tc.warn {
+				t.Fatalf("prefix 2 new warnings %v, want %v", p[1].NewWarnings, tc.warn)
+			}
+			if got, want := p[0].Checkpatch.Errors, map[bool]int{true: 1}[tc.first == "0001.patch"]; got != want {
+				t.Fatalf("patch 1 checkpatch errors %d, want %d", got, want)
+			}
+			if code != tc.code {
+				t.Errorf("exit %d, want %d", code, tc.code)
+			}
+			disk, err := results.LoadSeries(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if disk.FailOnWarnings != tc.failOnWarnings {
+				t.Errorf("series.json fail_on_warnings %v, want %v", disk.FailOnWarnings, tc.failOnWarnings)
+			}
+			if c := verdict.SeriesConclude(disk, "stock"); c.State != tc.check {
+				t.Errorf("check %s (%q), want %s", c.State, c.Title, tc.check)
+			}
+		})
 	}
 }

@@ -202,18 +202,16 @@ func (r *testRun) chooseTrees() error {
 	if err != nil {
 		return err
 	}
-	r.names = r.o.Trees
-	if len(r.names) == 0 {
-		for _, tr := range proj.Trees {
-			r.names = append(r.names, tr.Name)
-		}
+	trees, err := PickTrees(proj, r.o.Trees)
+	if err != nil {
+		return err
+	}
+	for _, tr := range trees {
+		r.names = append(r.names, tr.Name)
 	}
 	var why, skipped []string
-	for _, n := range r.names {
-		tr, err := proj.Tree(n)
-		if err != nil {
-			return &ExitError{Code: ExitUsage, Cause: err.Error()}
-		}
+	for _, tr := range trees {
+		n := tr.Name
 		var ae *kernel.ApplyError
 		if len(r.patches) > 0 {
 			if err := r.phase("applies", n, "", func() (err error) { ae, err = r.applies(tr); return }); err != nil {

@@ -39,6 +39,11 @@ type Series struct {
 	Accel      string       `json:"accel,omitempty"`
 	Clock      string       `json:"clock,omitempty"` // icount: perf deltas are instruction-time, exact
 	Trees      []SeriesTree `json:"trees"`
+	// FailOnWarnings is the run's policy (--fail-on-warnings): new
+	// warnings and checkpatch errors fail the series; otherwise they are
+	// reported only. Records from before the field read false, the
+	// flag's default.
+	FailOnWarnings bool `json:"fail_on_warnings"`
 	// Incomplete says the run stopped early (interrupt, machine fault).
 	Incomplete       bool   `json:"incomplete,omitempty"`
 	IncompleteReason string `json:"incomplete_reason,omitempty"`
@@ -207,31 +212,6 @@ func FmtSignedPct(p float64) string {
 		return "−" + s
 	}
 	return "+" + s
-}
-
-// Failed reports whether any prefix failed a check that blames the patch:
-// apply, build, new warnings, checkpatch errors, boot, lost survival cells.
-func (s *Series) Failed() bool {
-	for _, t := range s.Trees {
-		if TreeFailed(t) {
-			return true
-		}
-	}
-	return false
-}
-
-func TreeFailed(t SeriesTree) bool {
-	if len(t.Bisect) > 0 {
-		return true
-	}
-	for _, p := range t.Patches {
-		if p.Apply == StepFail || p.Build == StepFail || len(p.NewWarnings) > 0 ||
-			(p.Checkpatch != nil && p.Checkpatch.Errors > 0) ||
-			(p.Boot != nil && (p.Boot.Result == StepFail || len(p.Boot.Lost) > 0)) {
-			return true
-		}
-	}
-	return false
 }
 
 // SaveSeries stores s as series.json in dir, atomically.

@@ -87,19 +87,28 @@ Prints where the artifacts are; phase timings are in build.json next to them.`,
 // checked: a missing tarball is refused here, with its line, not minutes
 // into a run.
 func newBuilder(tree string, jobs int) (*job.Builder, *project.Tree, error) {
-	b, err := loadProject()
+	b, err := baseBuilder()
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := b.Project.CheckBase(); err != nil {
-		return nil, nil, job.Usage(err)
-	}
-	t, err := b.Project.Tree(tree)
+	ts, err := job.PickTrees(b.Project, []string{tree})
 	if err != nil {
-		return nil, nil, job.Usagef("--tree: %v", err)
+		return nil, nil, err
 	}
 	b.Opts.Jobs = jobs
-	return b, t, nil
+	return b, ts[0], nil
+}
+
+// baseBuilder is loadProject with kci.yaml's base checked.
+func baseBuilder() (*job.Builder, error) {
+	b, err := loadProject()
+	if err != nil {
+		return nil, err
+	}
+	if err := b.Project.CheckBase(); err != nil {
+		return nil, job.Usage(err)
+	}
+	return b, nil
 }
 
 // loadProject is the cache and kci.yaml, the base not needed (kci run

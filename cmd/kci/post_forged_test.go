@@ -15,6 +15,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/kci-dev/kci/ci"
+	"github.com/kci-dev/kci/results"
 )
 
 const forgedToken = "ghs_forgedRunTest0123456789abcdef"
@@ -241,5 +244,50 @@ func TestPostStaleRunPostsNothing(t *testing.T) {
 	defer gh.mu.Unlock()
 	if len(gh.posts) != 0 {
 		t.Errorf("a stale run wrote %v", gh.posts)
+	}
+}
+
+// A saved series whose only fault is a new warning is posted as the run
+// exited: a neutral check when it did not fail on warnings (exit 0; also
+// a record from before fail_on_warnings), a failing one when it did
+// (exit 3).
+func TestPostSeriesWarningCheck(t *testing.T) {
+	old, err := os.ReadFile(filepath.Join("..", "..", "results", "testdata", "series-v1-no-policy", results.SeriesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		policy string // the record's fail_on_warnings, as written; "" for none
+		want   string
+	}{
+		{"no --fail-on-warnings", "false", ci.Neutral},
+		{"--fail-on-warnings", "true", ci.Failure},
+		{"record without the field", "", ci.Neutral},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := string(old)
+			if tc.policy != "" {
+				rec = strings.Replace(rec, `"trees":`, `"fail_on_warnings": `+tc.policy+`, "trees":`, 1)
+			}
+			dir := t.TempDir()
+			write(t, filepath.Join(dir, results.SeriesFile), rec)
+			gh := newMiniGitHub(t)
+			postingJobEnv(t, gh.srv.URL, `{"workflow_run":{"id":7,"head_sha":"`+headSHA+`","head_branch":"b",
+				"head_repository":{"owner":{"login":"octo"}},"pull_requests":[{"number":12,"head":{"sha":"`+headSHA+`"}}]}}`)
+			cmd := newPostCmd()
+			cmd.SetArgs([]string{dir})
+			cmd.SetOut(&bytes.Buffer{})
+			var errOut bytes.Buffer
+			cmd.SetErr(&errOut)
+			if err := cmd.ExecuteContext(context.Background()); err != nil {
+				t.Fatalf("kci post: %v\n%s", err, errOut.String())
+			}
+			gh.mu.Lock()
+			defer gh.mu.Unlock()
+			if len(gh.checks) != 1 || gh.checks[0]["name"] != "kci / gtp.series" || gh.checks[0]["conclusion"] != tc.want {
+				t.Errorf("check runs %v, want one for gtp.series concluding %s", gh.checks, tc.want)
+			}
+		})
 	}
 }

@@ -67,8 +67,10 @@ reported as not checked, not as a failure.
 
 Writes series.json, series.txt and series.md into the run directory;
 "kci series RUNDIR" renders a saved one again (--format text|markdown|json).
-With --fail-on-warnings, a patch that adds a compiler warning or a checkpatch
-error exits 3 as a build failure does.`
+A patch that adds a compiler warning or a checkpatch error is reported: the
+run exits 0 and kci post's check is neutral. With --fail-on-warnings it exits
+3 as a build failure does, and the check fails; series.json records the
+choice, so kci post of a saved run agrees with its exit.`
 
 func newSeriesCmd() *cobra.Command {
 	c := &seriesCmd{}
@@ -149,19 +151,20 @@ func (c *seriesCmd) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	st := &job.SeriesTester{Project: b.Project, Builder: b}
+	var own []kernel.Patch
+	if c.own {
+		if st.Builder, own, err = c.ownSeries(b, args); err != nil {
+			return err
+		}
+	}
 	if err := setAsideOut(os.Stderr, c.out, c.force); err != nil {
 		return err
 	}
 	o := c.options(cmd, args, b)
-	cached, err := withResultCache(booter, b.Cache.Root, c.noResultCache)
-	if err != nil {
+	o.Loaded = own
+	if st.Booter, err = withResultCache(booter, b.Cache.Root, c.noResultCache); err != nil {
 		return err
-	}
-	st := &job.SeriesTester{Project: b.Project, Builder: b, Booter: cached}
-	if c.own {
-		if st.Builder, o.Loaded, err = c.ownSeries(b, args); err != nil {
-			return err
-		}
 	}
 	dir, rep, err := st.Series(cmd.Context(), o)
 	if rep != nil {
@@ -197,11 +200,14 @@ func (c *seriesCmd) ownSeries(b *job.Builder, args []string) (job.SeriesBuilder,
 	if len(args) > 0 {
 		var err error
 		if extra, err = kernel.LoadSeries(args...); err != nil {
-			return nil, nil, err
+			return nil, nil, &job.ExitError{Code: job.ExitApply, Cause: err.Error()} // as kci series without --own
 		}
 	}
-	tr, _ := b.Project.Tree(c.trees[0])
-	return b.OwnSeries(tr, extra)
+	trees, err := job.PickTrees(b.Project, c.trees)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b.OwnSeries(trees[0], extra)
 }
 
 func renderSeries(w io.Writer, rep *results.Series, format string) error {

@@ -21,14 +21,12 @@ func jobSetup(patches, trees []string, vmo *vmFlags) (*job.Builder, *job.VMBoote
 			return nil, nil, job.Usagef("patch %s: %v", a, err)
 		}
 	}
-	b, _, err := newBuilder("stock", 0)
+	b, err := baseBuilder()
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, n := range trees {
-		if _, err := b.Project.Tree(n); err != nil {
-			return nil, nil, job.Usagef("--tree: %v", err)
-		}
+	if _, err := job.PickTrees(b.Project, trees); err != nil {
+		return nil, nil, err
 	}
 	booter, err := vmo.booter(b.Cache.Root, b.Project)
 	if err != nil {

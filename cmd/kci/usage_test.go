@@ -56,7 +56,8 @@ func TestUsageErrorsExit64(t *testing.T) {
 		{[]string{"bench", "--out", old}, "holds a run old00001"},
 		{[]string{"bench", "--reps", "-1"}, "--reps -1: want 1 or more"},
 		{[]string{"bench", "--first-seed", "0"}, "--first-seed 0: seeds start at 1"},
-		{[]string{"test", "--tree", "nope", patch}, `no tree "nope"`},
+		{[]string{"test", "--tree", "nope", patch}, `--tree: no tree "nope"`},
+		{[]string{"series", "--tree", "nope", patch}, `--tree: no tree "nope"`},
 		{[]string{"test", "--no-such-flag", patch}, "unknown flag: --no-such-flag"},
 		{[]string{"nosuchverb"}, `unknown command "nosuchverb"`},
 	} {
@@ -136,5 +137,37 @@ func TestPatchThatDoesNotApplyRefusedBeforeAnyBuild(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(cache, "kernels")); err == nil {
 			t.Fatalf("kci %v built a kernel before refusing", args)
 		}
+	}
+}
+
+// kci series reads --tree as kci test does (job.PickTrees): an unknown
+// tree is exit 64 with the very same line, and --own on a tree without a
+// series of its own is exit 64 too; nothing is built or created first.
+func TestSeriesTreeRefusedAsInTest(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	patch := filepath.Join(dir, "p.patch")
+	if err := os.WriteFile(patch, []byte("--- a/x\n+++ b/x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cache := filepath.Join(dir, "cache")
+	t.Setenv("KCI_CACHE", cache)
+	testCode, testMsg := kci(t, "test", "--tree", "nope", patch)
+	code, msg := kci(t, "series", "--tree", "nope", patch)
+	if testCode != job.ExitUsage || !strings.HasPrefix(testMsg, `kci: --tree: no tree "nope" in `) {
+		t.Errorf("kci test --tree nope: exit %d, %q", testCode, testMsg)
+	}
+	if code != testCode || msg != testMsg {
+		t.Errorf("kci series --tree nope: exit %d, %q; want kci test's exit %d, %q", code, msg, testCode, testMsg)
+	}
+	code, msg = kci(t, "series", "--own", "--tree", "stock")
+	if want := "kci: --own: tree stock has no series of its own\n"; code != job.ExitUsage || msg != want {
+		t.Errorf("kci series --own --tree stock: exit %d, %q; want exit %d, %q", code, msg, job.ExitUsage, want)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "kci-results")); err == nil {
+		t.Error("a run directory was created before the refusal")
+	}
+	if _, err := os.Stat(filepath.Join(cache, "kernels")); err == nil {
+		t.Error("a kernel was built before the refusal")
 	}
 }

@@ -51,24 +51,30 @@ func Findings(t results.SeriesTree) []string {
 	return out
 }
 
-// SeriesConclude is one tree's outcome as a CI check shows it: failure
-// when a patch does not apply, build, stay warning- and checkpatch-error
-// free, boot or keep survival, or the series is not bisectable; neutral
-// when the run stopped early; success otherwise. Perf culprits are
-// findings, not failures: a series may mean to change performance.
+// SeriesConclude is one tree's outcome as a CI check shows it, from
+// DecideSeries: failure when the tree has a fault that fails the series;
+// neutral when the run stopped early, or when its only faults are new
+// warnings or checkpatch errors and the run did not fail on warnings
+// (reported, not failed, as in the run's exit code); success otherwise. Perf
+// culprits are findings, not failures: a series may mean to change
+// performance.
 func SeriesConclude(s *results.Series, tree string) Conclusion {
 	for _, t := range s.Trees {
 		if t.Tree != tree {
 			continue
 		}
-		n := len(t.Patches)
-		c := Conclusion{State: Success, Title: fmt.Sprintf("%s: %d patches, each applies, builds and boots", tree, n)}
-		if results.TreeFailed(t) {
-			fs := Findings(t)
-			c.State, c.Title = Failure, fmt.Sprintf("%s: %s", tree, firstOr(fs, "a patch failed"))
-			c.Summary = strings.Join(fs, "\n")
-		} else if s.Incomplete {
+		o := DecideSeries(s, tree)
+		c := Conclusion{State: Success, Title: fmt.Sprintf("%s: %d patches, each applies, builds and boots", tree, len(t.Patches))}
+		switch {
+		case o.Fail != nil:
+			c.State, c.Title = Failure, tree+": "+o.Fail.Cause
+			c.Summary = strings.Join(Findings(t), "\n")
+		case s.Incomplete:
 			c.State, c.Title = Neutral, fmt.Sprintf("%s: incomplete: %s", tree, s.IncompleteReason)
+		case len(o.Reported) > 0:
+			c.State = Neutral
+			c.Title = fmt.Sprintf("%s: reported, not failed (no --fail-on-warnings): %s", tree, o.Reported[0].Cause)
+			c.Summary = strings.Join(Findings(t), "\n")
 		}
 		for _, cu := range t.Culprits {
 			c.Summary = strings.TrimPrefix(c.Summary+"\n"+cu.String(), "\n")
@@ -79,11 +85,4 @@ func SeriesConclude(s *results.Series, tree string) Conclusion {
 		return c
 	}
 	return Conclusion{State: Neutral, Title: tree + ": not in this series run", Summary: tree + ": not in this series run"}
-}
-
-func firstOr(xs []string, def string) string {
-	if len(xs) == 0 {
-		return def
-	}
-	return xs[0]
 }
