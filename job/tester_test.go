@@ -44,7 +44,8 @@ func runTest(t *testing.T, ctx context.Context, b *fakeBuilder, boots *fakeBoote
 		o.Reps = 2
 	}
 	o.Out = filepath.Join(t.TempDir(), "run")
-	dir, err := (&Tester{Kernels: b, Booter: boots, Project: proj}).Test(ctx, o)
+	res, err := (&Tester{Kernels: b, Booter: boots, Project: proj}).Test(ctx, o)
+	dir := res.Dir
 	if dir != o.Out {
 		t.Fatalf("Test returned dir %q, want %q", dir, o.Out)
 	}
@@ -120,7 +121,8 @@ func TestTestExitsApplyWhenThePatchAppliesToNoTree(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "run")
 	o := TestOptions{Patches: []string{testPatch}, Reps: 2, Out: out}
 	b := &fakeBuilder{notApplies: map[string]bool{"stock": true}}
-	dir, err := (&Tester{Kernels: b, Booter: boots, Project: proj}).Test(context.Background(), o)
+	res, err := (&Tester{Kernels: b, Booter: boots, Project: proj}).Test(context.Background(), o)
+	dir := res.Dir
 	var ee *ExitError
 	if !errors.As(err, &ee) || ee.Code != ExitApply || !strings.Contains(ee.Cause, "applies to none of the trees") {
 		t.Fatalf("Test: %v, want exit %d: applies to none of the trees", err, ExitApply)
@@ -224,7 +226,7 @@ func TestTestInvalidVariants(t *testing.T) {
 	boots := &fakeBooter{base: []boot{measured(100, "packet count below the floor", "survives")}, patched: []boot{measured(150, "packet count below the floor", "survives")}}
 	r := runTest(t, context.Background(), &fakeBuilder{}, boots, TestOptions{FailOnRegression: 10})
 	r.want(t, ExitOK, "")
-	if c := verdict.Conclude(r.run, "stock"); c.State == verdict.Failure {
+	if c := concludeOf(r.run, "stock"); c.State == verdict.Failure {
 		t.Errorf("invalid on both kernels concluded %s: %s", c.State, c.Title)
 	}
 
@@ -233,7 +235,7 @@ func TestTestInvalidVariants(t *testing.T) {
 	boots = &fakeBooter{base: []boot{bootOK(100)}, patched: []boot{measured(100, "bpf_stats run_cnt is 0", "survives")}}
 	r = runTest(t, context.Background(), &fakeBuilder{}, boots, TestOptions{FailOnRegression: 10})
 	r.want(t, ExitSurvival, "invalid")
-	if c := verdict.Conclude(r.run, "stock"); c.State != verdict.Failure || !strings.Contains(c.Title, "invalid on the patched kernel only") {
+	if c := concludeOf(r.run, "stock"); c.State != verdict.Failure || !strings.Contains(c.Title, "invalid on the patched kernel only") {
 		t.Errorf("one-sided invalid concluded %s: %q, want a failure naming it", c.State, c.Title)
 	}
 }

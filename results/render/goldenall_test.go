@@ -90,63 +90,73 @@ func icountTwoTrees(t *testing.T) *results.Run {
 	})
 }
 
-// goldenOutputs renders run in every format kci prints it in: the text
-// report (plain and coloured), the brief (text and Markdown), report.md,
-// report.json, report.html, per tree the PR comment and the check run,
-// and the facts the exit code is decided on.
-func goldenOutputs(t *testing.T, run *results.Run) map[string]string {
+// goldenOutputs renders an analysed run in every format kci prints it
+// in: the text report (plain and coloured), the brief (text and
+// Markdown), report.md, report.json, report.html, per tree the PR comment
+// and the check run, and the facts the exit code is decided on.
+func goldenOutputs(t *testing.T, a *verdict.Analysis) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	for name, color := range map[string]bool{"report.txt": false, "report.color.txt": true} {
 		var b strings.Builder
-		if err := Text(&b, run, TextOptions{Color: color}); err != nil {
+		if err := Text(&b, a, TextOptions{Color: color}); err != nil {
 			t.Fatal(err)
 		}
 		out[name] = b.String()
 	}
-	out["brief.txt"] = BriefText(run, nil, TextWidth)
-	out["report.md"] = MarkdownRun(run)
-	js, err := JSON(run)
+	out["brief.txt"] = BriefText(a, nil, TextWidth)
+	out["report.md"] = MarkdownRun(a)
+	js, err := JSON(a)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out["report.json"] = string(js)
 	var h strings.Builder
-	if err := HTML(&h, run, ""); err != nil {
+	if err := HTML(&h, a, ""); err != nil {
 		t.Fatal(err)
 	}
 	out["report.html"] = h.String()
 	var brief, exit strings.Builder
-	for i, tree := range run.TreeNames() {
+	for i, tr := range a.Trees {
 		// Files are named by the tree's index: a forged record's tree
 		// names hold newlines and "../".
 		file := fmt.Sprintf("tree%d", i)
-		tr := verdict.Analyze(run, tree)
-		brief.WriteString(BriefMarkdown(verdict.BriefOf(tr)))
-		out["comment-"+file+".md"] = MarkdownComment(run, tree, "https://example.invalid/report.html")
-		c, err := json.MarshalIndent(verdict.Conclude(run, tree), "", "  ")
+		brief.WriteString(BriefMarkdown(*tr.Brief))
+		out["comment-"+file+".md"] = MarkdownComment(a, tr.Tree, "https://example.invalid/report.html")
+		c, err := json.MarshalIndent(tr.Conclusion, "", "  ")
 		if err != nil {
 			t.Fatal(err)
 		}
 		out["check-"+file+".json"] = string(c) + "\n"
 		for _, c := range tr.Changes {
-			fmt.Fprintf(&exit, "%s: survival %s: %s × %s\n", tree, c.Kind, c.Base.Carrier, c.Base.Path)
+			fmt.Fprintf(&exit, "%s: survival %s: %s × %s\n", tr.Tree, c.Kind, c.Base.Carrier, c.Base.Path)
 		}
-		for _, inv := range verdict.PatchedOnlyInvalid(run, tree) {
-			fmt.Fprintf(&exit, "%s: patched only: %s\n", tree, inv)
+		for _, inv := range tr.PatchedOnlyInvalid() {
+			fmt.Fprintf(&exit, "%s: patched only: %s\n", tr.Tree, inv)
 		}
 	}
 	out["brief.md"] = brief.String()
 	for _, pct := range []float64{0, 5} {
-		fmt.Fprintf(&exit, "fail-on-regression %g: %v\n", pct, verdict.FailOnRegression(run, pct))
+		fmt.Fprintf(&exit, "fail-on-regression %g: %v\n", pct, a.FailOnRegression(pct))
 	}
 	out["exit.txt"] = exit.String()
 	return out
 }
 
+// analysisJSON is what an analysis says, to compare two of them.
+func analysisJSON(t *testing.T, a *verdict.Analysis) string {
+	t.Helper()
+	b, err := json.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 // TestGoldenEveryFormat pins every number and word kci prints about the
-// recorded runs: each format of each run against its golden file under
-// testdata/golden/<run>/ (-update rewrites them).
+// recorded runs: each format of each run, rendered from the run's one
+// analysis, against its golden file under testdata/golden/<run>/
+// (-update rewrites them).
 func TestGoldenEveryFormat(t *testing.T) {
 	for _, g := range goldenRuns(t) {
 		dir := filepath.Join(goldenRoot, g.name)
@@ -155,8 +165,15 @@ func TestGoldenEveryFormat(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		for name, got := range goldenOutputs(t, g.run) {
+		a := verdict.AnalyzeRun(g.run)
+		before := analysisJSON(t, a)
+		for name, got := range goldenOutputs(t, a) {
 			golden(t, dir, name, got)
+		}
+		// The renderers read the analysis and change nothing in it (nor
+		// in its run): it is what a fresh analysis of the run says.
+		if after, fresh := analysisJSON(t, a), analysisJSON(t, verdict.AnalyzeRun(g.run)); after != before || after != fresh {
+			t.Errorf("%s: rendering changed the analysis", g.name)
 		}
 	}
 }
