@@ -41,9 +41,7 @@ func BuildReport(a *verdict.Analysis, trees ...string) Report {
 	}
 	r.Boots, r.BootsFromCache = run.BootCount("")
 	r.Replayed = run.Replayed("")
-	for _, tr := range a.Select(trees) {
-		r.Trees = append(r.Trees, tr)
-	}
+	r.Trees = append(r.Trees, a.Select(trees)...) // no tree: null
 	return r
 }
 
