@@ -25,8 +25,11 @@ type goldenRun struct {
 
 // goldenRuns are every run record under the repository's testdata (run
 // directories and the schema fixtures, loaded as kci report loads them)
-// and the two synthetic runs of report_test.go (noisy mode, survival
-// changes, an invalid variant, failed checks).
+// and five synthetic runs: report_test.go's two (noisy mode, survival
+// changes, an invalid variant, failed checks), a KVM slowdown that
+// --fail-on-regression fails, a patched kernel's panic, and two
+// deterministic trees with exact counts (one Holm family for the rows
+// and one for Where across trees).
 func goldenRuns(t *testing.T) []goldenRun {
 	t.Helper()
 	dirs := map[string]string{
