@@ -75,7 +75,8 @@ func runAdaptiveWith(t *testing.T, booter Booter, o TestOptions) *results.Run {
 	proj := &project.File{Path: "kci.yaml", Trees: []project.Tree{{Name: "stock"}}}
 	o.Patches, o.Out, o.Clock, o.FailOnRegression = []string{testPatch}, filepath.Join(t.TempDir(), "run"), results.ClockICount, -1
 	o.RepsFor = func(string) int { return verdict.DeterministicReps }
-	dir, err := (&Tester{Kernels: &fakeBuilder{}, Booter: booter, Project: proj}).Test(context.Background(), o)
+	res, err := (&Tester{Kernels: &fakeBuilder{}, Booter: booter, Project: proj}).Test(context.Background(), o)
+	dir := res.Dir
 	if err != nil {
 		t.Fatalf("kci test: %v", err)
 	}
@@ -114,14 +115,14 @@ func TestAdaptiveSeedsBootOnlyUndecidedVariants(t *testing.T) {
 	if sq == nil || sq.Looks != len(verdict.LookSeeds) || sq.Done != 2 || sq.Boots != 12 || sq.Stop != results.StopFutile {
 		t.Fatalf("sequential record %+v, want 2 of %d looks, 12 boots, stopped as futile", sq, len(verdict.LookSeeds))
 	}
-	ab := verdict.Compare(run, "stock")
+	ab := compareOf(run, "stock")
 	for _, v := range ab.Variants {
 		seeds := map[string]int{"read": 3, "write": 6}[v.Variant]
 		if v.Total.Seeds != seeds || v.Total.Verdict != verdict.NoChange {
 			t.Errorf("%s: %s over %d seeds, want no change over %d", v.Variant, v.Total.Verdict, v.Total.Seeds, seeds)
 		}
 	}
-	if c := verdict.Conclude(run, "stock"); !strings.Contains(c.Summary, "adaptive seeds: 2 of 4 planned looks, 12 boots (--max-boots 14): "+results.StopFutile) {
+	if c := concludeOf(run, "stock"); !strings.Contains(c.Summary, "adaptive seeds: 2 of 4 planned looks, 12 boots (--max-boots 14): "+results.StopFutile) {
 		t.Errorf("summary does not state why it stopped: %q", c.Summary)
 	}
 
@@ -223,10 +224,10 @@ func TestAdaptiveRerunReplays(t *testing.T) {
 	}
 	want := fmt.Sprintf("boots: %d boots (replayed: %d from the result cache, 1 re-check)", n, n-1)
 	var txt bytes.Buffer
-	if err := render.Text(&txt, run2, render.TextOptions{}); err != nil || !strings.Contains(txt.String(), want) {
+	if err := render.Text(&txt, verdict.AnalyzeRun(run2), render.TextOptions{}); err != nil || !strings.Contains(txt.String(), want) {
 		t.Errorf("text report lacks %q (%v):\n%s", want, err, txt.String())
 	}
-	if r := render.BuildReport(run2); !r.Replayed {
+	if r := render.BuildReport(verdict.AnalyzeRun(run2)); !r.Replayed {
 		t.Errorf("report.json: replayed false")
 	}
 	if sq1, sq2 := run1.Sequential, run2.Sequential; sq2.Counted() != sq1.Counted() || sq2.BudgetLine() != sq1.BudgetLine() {
@@ -269,7 +270,7 @@ func TestAdaptiveCacheHitsFreeOnlyWithExplicitBudget(t *testing.T) {
 		t.Errorf("--max-boots %d with a warm cache: up to seed %d (cold run: %d), sequential %+v: want more seeds, cache hits free",
 			verdict.DefaultMaxBoots, got, coldSeeds, sq)
 	}
-	if c := verdict.Conclude(explicit, "stock"); !strings.Contains(c.Summary, fmt.Sprintf("from cache (--max-boots %d counts booted ones)", verdict.DefaultMaxBoots)) {
+	if c := concludeOf(explicit, "stock"); !strings.Contains(c.Summary, fmt.Sprintf("from cache (--max-boots %d counts booted ones)", verdict.DefaultMaxBoots)) {
 		t.Errorf("summary does not say the budget counted booted boots only: %q", c.Summary)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kci-dev/kci/results/render"
+	"github.com/kci-dev/kci/results/verdict"
 
 	"github.com/kci-dev/kci/internal/failure"
 	"github.com/kci-dev/kci/kernel"
@@ -52,7 +53,8 @@ func cachedRun(t *testing.T, kb KernelBuilder, boots *keyedBooter, store *rcache
 	proj := &project.File{Path: "kci.yaml", Trees: []project.Tree{{Name: "stock"}}}
 	o := TestOptions{Patches: []string{testPatch}, Reps: 3, Survival: true, Parallel: 2, Log: log, FailOnRegression: -1,
 		Out: filepath.Join(t.TempDir(), "run")}
-	dir, err := (&Tester{Kernels: kb, Booter: WithResultCache(boots, store, log), Project: proj}).Test(context.Background(), o)
+	res, err := (&Tester{Kernels: kb, Booter: WithResultCache(boots, store, log), Project: proj}).Test(context.Background(), o)
+	dir := res.Dir
 	if err != nil {
 		t.Fatalf("Test: %v\n%s", err, log)
 	}
@@ -130,7 +132,7 @@ func TestSecondRunBootsOnlyThePatchedSideAndOneRecheck(t *testing.T) {
 		t.Errorf("BootsLine %q", got)
 	}
 	var txt bytes.Buffer
-	if err := render.Text(&txt, run2, render.TextOptions{}); err != nil || !strings.Contains(txt.String(), "boots: 6 boots (2 from cache)") {
+	if err := render.Text(&txt, verdict.AnalyzeRun(run2), render.TextOptions{}); err != nil || !strings.Contains(txt.String(), "boots: 6 boots (2 from cache)") {
 		t.Errorf("text report lacks the boot count (%v):\n%s", err, txt.String())
 	}
 	if !strings.Contains(log.String(), "from the result cache") || !strings.Contains(log.String(), "identical to entry") {

@@ -78,7 +78,8 @@ func runTest(t *testing.T, tr *job.Tester, o job.TestOptions) outcome {
 	var log strings.Builder
 	o.Log = &log
 	start := time.Now()
-	dir, err := tr.Test(context.Background(), o)
+	res, err := tr.Test(context.Background(), o)
+	dir := res.Dir
 	t.Logf("kci test %v: %s, err=%v\n%s", o.Patches, time.Since(start).Round(time.Second), err, log.String())
 	out := outcome{dir: dir, err: err}
 	var ee *job.ExitError
@@ -217,7 +218,7 @@ func firstLine(err error) string {
 // abRows flattens a tree's comparison to "variant/program" → row.
 func abRows(run *results.Run, tree string) map[string]verdict.Row {
 	rows := map[string]verdict.Row{}
-	for _, v := range verdict.Compare(run, tree).Variants {
+	for _, v := range compareOf(run, tree).Variants {
 		rows[v.Variant+"/total"] = v.Total
 		for _, p := range v.Programs {
 			rows[v.Variant+"/"+p.Name] = p
@@ -318,7 +319,7 @@ func TestSmallKnownWorkDetected(t *testing.T) {
 // the run moved by more than one.
 func assertWhere(t *testing.T, run *results.Run, tree, variant, fn string, want float64) {
 	t.Helper()
-	w := verdict.WhereOf(run, tree)
+	w := reportOf(run, tree).Where
 	if w.Note != "" {
 		t.Fatalf("where: %s", w.Note)
 	}
@@ -413,7 +414,7 @@ func TestCacheMissSeenByModel(t *testing.T) {
 	if _, ok := rows["hash/"+verdict.CyclesMarginalRow]; !ok {
 		t.Fatalf("no hash/%s row: the cache model did not run", verdict.CyclesMarginalRow)
 	}
-	w := verdict.WhereOf(r.run, "stock")
+	w := reportOf(r.run, "stock").Where
 	for _, row := range w.Rows {
 		if row.Variant != "hash" || row.Func != "htab_map_update_elem" {
 			continue

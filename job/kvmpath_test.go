@@ -82,7 +82,8 @@ func TestTestKVMNoisyPath(t *testing.T) {
 	var log strings.Builder
 	o := TestOptions{Patches: []string{testPatch}, Survival: true, FailOnRegression: 10, Log: &log,
 		Clock: results.ClockICount, RepsFor: RepsByAccel(results.ClockICount), Out: filepath.Join(t.TempDir(), "run")}
-	dir, err := (&Tester{Kernels: &fakeBuilder{}, Booter: boots, Project: proj}).Test(context.Background(), o)
+	res, err := (&Tester{Kernels: &fakeBuilder{}, Booter: boots, Project: proj}).Test(context.Background(), o)
+	dir := res.Dir
 	t.Logf("log:\n%s", log.String())
 	var ee *ExitError
 	if !errors.As(err, &ee) || ee.Code != ExitPerformance {
@@ -99,7 +100,7 @@ func TestTestKVMNoisyPath(t *testing.T) {
 		t.Fatal(err)
 	}
 	assertRunnerRecord(t, run)
-	ab := verdict.Compare(run, "stock")
+	ab := compareOf(run, "stock")
 	if ab.Clock != results.ClockKVM || ab.Deterministic() || ab.Emulated || ab.Label != results.WallTimeLabel {
 		t.Errorf("comparison clock %q deterministic %v emulated %v label %q, want real time", ab.Clock, ab.Deterministic(), ab.Emulated, ab.Label)
 	}

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kci-dev/kci/results/verdict"
-
 	"github.com/kci-dev/kci/internal/failure"
 	"github.com/kci-dev/kci/results"
 )
@@ -64,7 +62,7 @@ func TestParallelBootsRecordedLikeSequential(t *testing.T) {
 			t.Errorf("%s: survival %v, want %v", req.Label, req.Plan.Survival, first)
 		}
 	}
-	ab := verdict.Compare(r.run, "stock")
+	ab := compareOf(r.run, "stock")
 	if len(ab.Variants) != 1 || ab.Variants[0].Total.Base.N != 3 || ab.Variants[0].Total.Patched.N != 3 {
 		t.Errorf("comparison %+v, want 3+3 samples", ab.Variants)
 	}
@@ -131,7 +129,7 @@ func TestParallelFailureCancelsTheSameKernel(t *testing.T) {
 	if got := sort(kinds[results.RoleBase]); got != "," {
 		t.Errorf("base boots' kinds %q, want two clean boots", got)
 	}
-	ab := verdict.Compare(r.run, "stock")
+	ab := compareOf(r.run, "stock")
 	for _, e := range ab.Excluded {
 		if e.Kind == "infra" {
 			t.Errorf("excluded %+v blamed on the machine", e)

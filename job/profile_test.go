@@ -9,6 +9,7 @@ import (
 
 	"github.com/kci-dev/kci/results"
 	"github.com/kci-dev/kci/results/render"
+	"github.com/kci-dev/kci/results/verdict"
 	"github.com/kci-dev/kci/vm/event"
 	"github.com/kci-dev/kci/wire"
 )
@@ -68,7 +69,7 @@ func TestProfilesWriteRun(t *testing.T) {
 	}
 	// The section goes through the renderer, after the run's own report.
 	run := &results.Run{Schema: results.SchemaVersion, ID: "00000001", Trees: []results.Tree{{Name: "stock"}}}
-	if err := render.WriteReports(dir, run, sec); err != nil {
+	if err := render.WriteReports(dir, verdict.AnalyzeRun(run), sec); err != nil {
 		t.Fatal(err)
 	}
 	rep, _ := os.ReadFile(filepath.Join(dir, "report.md"))

@@ -163,18 +163,26 @@ func (t *Tester) kernels() KernelBuilder {
 	return t.Builder
 }
 
-// Test builds, boots and compares; the steps are in teststeps.go. It
-// returns the run directory even on failure: what was measured stays on
-// disk.
-func (t *Tester) Test(ctx context.Context, o TestOptions) (string, error) {
+// Result is what kci test leaves: the run directory, even on failure
+// (what was measured stays on disk), and the verdict on its record, the
+// one every report of the run was rendered from; nil when the run did not
+// finish (refused, or its record not saved).
+type Result struct {
+	Dir      string
+	Analysis *verdict.Analysis
+}
+
+// Test builds, boots and compares; the steps are in teststeps.go.
+func (t *Tester) Test(ctx context.Context, o TestOptions) (Result, error) {
 	r := &testRun{engine: engine{ctx: ctx, log: o.Log, meter: o.Progress, booter: t.Booter}, t: t, o: o}
 	if err := r.judge(); err != nil {
-		return "", err
+		return Result{}, err
 	}
 	if err := r.start(); err != nil {
-		return r.dir, err
+		return Result{Dir: r.dir}, err
 	}
-	return r.dir, r.finish(r.steps())
+	err := r.finish(r.steps())
+	return Result{Dir: r.dir, Analysis: r.analysis}, err
 }
 
 func classifyBuild(what string, err error) error {

@@ -31,6 +31,8 @@ type outcome struct {
 	err  error // what Test returned
 	run  *results.Run
 	dir  string
+	// analysis is the job's verdict on its run (Result.Analysis).
+	analysis *verdict.Analysis
 }
 
 // runTest runs one job on a one-tree project ("stock").
@@ -44,11 +46,12 @@ func runTest(t *testing.T, ctx context.Context, b *fakeBuilder, boots *fakeBoote
 		o.Reps = 2
 	}
 	o.Out = filepath.Join(t.TempDir(), "run")
-	dir, err := (&Tester{Kernels: b, Booter: boots, Project: proj}).Test(ctx, o)
+	res, err := (&Tester{Kernels: b, Booter: boots, Project: proj}).Test(ctx, o)
+	dir := res.Dir
 	if dir != o.Out {
 		t.Fatalf("Test returned dir %q, want %q", dir, o.Out)
 	}
-	out := outcome{err: err, dir: dir}
+	out := outcome{err: err, dir: dir, analysis: res.Analysis}
 	if err != nil {
 		var ee *ExitError
 		if !errors.As(err, &ee) {
@@ -120,7 +123,8 @@ func TestTestExitsApplyWhenThePatchAppliesToNoTree(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "run")
 	o := TestOptions{Patches: []string{testPatch}, Reps: 2, Out: out}
 	b := &fakeBuilder{notApplies: map[string]bool{"stock": true}}
-	dir, err := (&Tester{Kernels: b, Booter: boots, Project: proj}).Test(context.Background(), o)
+	res, err := (&Tester{Kernels: b, Booter: boots, Project: proj}).Test(context.Background(), o)
+	dir := res.Dir
 	var ee *ExitError
 	if !errors.As(err, &ee) || ee.Code != ExitApply || !strings.Contains(ee.Cause, "applies to none of the trees") {
 		t.Fatalf("Test: %v, want exit %d: applies to none of the trees", err, ExitApply)
@@ -206,6 +210,43 @@ func TestTestExitsSurvivalOnASurvivalRegression(t *testing.T) {
 	r.want(t, ExitSurvival, "survival regression on tree stock: skb_ext over veth survives on base, lost patched")
 }
 
+// kci test analyses its finished record once, and everything reads that
+// analysis: every report on disk is its rendering, the exit code is its
+// reading, and Result hands it to what kci test prints and posts. A
+// failed verdict is the run's answer, not a reason it stopped: the record
+// is complete.
+func TestTestReportsAndExitReadOneAnalysis(t *testing.T) {
+	boots := &fakeBooter{base: []boot{bootOK(100)}, patched: []boot{measured(100, "", "lost")}}
+	r := runTest(t, context.Background(), &fakeBuilder{}, boots, TestOptions{Survival: true, FailOnRegression: -1})
+	r.want(t, ExitSurvival, "survival regression on tree stock")
+	a := r.analysis
+	if a == nil {
+		t.Fatal("Test returned no analysis of its finished run")
+	}
+	if tr, ok := a.Tree("stock"); !ok || len(tr.Changes) != 1 || tr.Conclusion.State != verdict.Failure {
+		t.Errorf("analysis of stock: %+v, want the survival regression, concluded a failure", tr.Conclusion)
+	}
+	if r.run.Incomplete || a.Run.Incomplete {
+		t.Errorf("run marked incomplete (%q): a failed verdict is the run's answer", r.run.IncompleteReason)
+	}
+	var txt, html strings.Builder
+	if err := render.Text(&txt, a, render.TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := render.HTML(&html, a, r.dir); err != nil {
+		t.Fatal(err)
+	}
+	js, err := render.JSON(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for file, want := range map[string]string{"report.txt": txt.String(), "report.md": render.MarkdownRun(a), "report.json": string(js), render.HTMLFile: html.String()} {
+		if got, err := os.ReadFile(filepath.Join(r.dir, file)); err != nil || string(got) != want {
+			t.Errorf("%s (%v) is not the rendering of the job's analysis", file, err)
+		}
+	}
+}
+
 func TestTestExitsPerformanceBeyondTheLimitOnly(t *testing.T) {
 	// Deterministic clock: 100 ns/pkt on base, 150 patched, no spread.
 	slower := func() *fakeBooter {
@@ -224,7 +265,7 @@ func TestTestInvalidVariants(t *testing.T) {
 	boots := &fakeBooter{base: []boot{measured(100, "packet count below the floor", "survives")}, patched: []boot{measured(150, "packet count below the floor", "survives")}}
 	r := runTest(t, context.Background(), &fakeBuilder{}, boots, TestOptions{FailOnRegression: 10})
 	r.want(t, ExitOK, "")
-	if c := verdict.Conclude(r.run, "stock"); c.State == verdict.Failure {
+	if c := concludeOf(r.run, "stock"); c.State == verdict.Failure {
 		t.Errorf("invalid on both kernels concluded %s: %s", c.State, c.Title)
 	}
 
@@ -233,7 +274,7 @@ func TestTestInvalidVariants(t *testing.T) {
 	boots = &fakeBooter{base: []boot{bootOK(100)}, patched: []boot{measured(100, "bpf_stats run_cnt is 0", "survives")}}
 	r = runTest(t, context.Background(), &fakeBuilder{}, boots, TestOptions{FailOnRegression: 10})
 	r.want(t, ExitSurvival, "invalid")
-	if c := verdict.Conclude(r.run, "stock"); c.State != verdict.Failure || !strings.Contains(c.Title, "invalid on the patched kernel only") {
+	if c := concludeOf(r.run, "stock"); c.State != verdict.Failure || !strings.Contains(c.Title, "invalid on the patched kernel only") {
 		t.Errorf("one-sided invalid concluded %s: %q, want a failure naming it", c.State, c.Title)
 	}
 }

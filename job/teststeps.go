@@ -77,6 +77,9 @@ type testRun struct {
 	// skipsSaid are the (tree, variant, reason) skips logged so far: every
 	// boot of a kernel lacking a capability reports the same skip.
 	skipsSaid map[[3]string]bool
+	// analysis is the verdict on the finished record, computed once
+	// (finish): the reports, the exit code and kci test's output read it.
+	analysis *verdict.Analysis
 }
 
 // judge loads the series and picks the trees it applies to, before any
@@ -137,14 +140,12 @@ func (r *testRun) steps() error {
 	if err := r.resolveAccel(); err != nil {
 		return err
 	}
-	if err := r.bootAll(); err != nil {
-		return err
-	}
-	return r.verdict()
+	return r.bootAll()
 }
 
-// finish closes the record and writes the reports whatever err is, and
-// turns err into the job's ExitError.
+// finish closes the record, analyses it once and writes the reports from
+// that analysis whatever err is; without an error of the steps, the
+// analysis decides the exit (verdict). err becomes the job's ExitError.
 func (r *testRun) finish(err error) error {
 	pset, perr := r.profs.finish()
 	if perr != nil {
@@ -160,12 +161,17 @@ func (r *testRun) finish(err error) error {
 	}
 	_ = r.rec.Finish(reason) // in rec.Err, checked below
 	run, rerr := r.rec.Snapshot()
+	var a *verdict.Analysis
 	if rerr == nil {
+		a = verdict.AnalyzeRun(run)
 		sec, perr := r.profs.section(r.dir, pset)
 		if perr != nil {
 			r.logf("kci: %v", perr) // the run's own reports are still written
 		}
-		rerr = render.WriteReports(r.dir, run, sec)
+		rerr = render.WriteReports(r.dir, a, sec)
+		if err == nil {
+			err = r.verdict(a)
+		}
 	}
 	if rerr = errors.Join(r.rec.Err(), rerr); rerr != nil {
 		if err == nil {
@@ -176,6 +182,8 @@ func (r *testRun) finish(err error) error {
 			// The job's own failure says more; the lost record is noted.
 			r.logf("kci: results: run record not saved: %v", rerr)
 		}
+	} else {
+		r.analysis = a // the verdict on the record as saved
 	}
 	return Classify("test", err)
 }
@@ -542,15 +550,12 @@ func (r *testRun) seed(rep int) uint64 {
 	return first + uint64(rep) - 1
 }
 
-// verdict compares what the boots measured: a survival regression, then a
-// performance one beyond --fail-on-regression.
-func (r *testRun) verdict() error {
-	run, err := r.rec.Snapshot()
-	if err != nil {
-		return err
-	}
+// verdict reads the exit code off the run's analysis: a survival
+// regression, a variant invalid on the patched kernel only, then a
+// performance regression beyond --fail-on-regression.
+func (r *testRun) verdict(a *verdict.Analysis) error {
 	for _, n := range r.chosen {
-		tr := verdict.Analyze(run, n)
+		tr, _ := a.Tree(n)
 		for _, c := range tr.Changes {
 			if c.Kind == verdict.Regression {
 				return &ExitError{Code: ExitSurvival, Cause: fmt.Sprintf("survival regression on tree %s: %s over %s %s on base, %s patched", n, c.Base.Carrier, c.Base.Path, c.Base.Observed, c.Patched.Observed)}
@@ -558,12 +563,13 @@ func (r *testRun) verdict() error {
 		}
 	}
 	for _, n := range r.chosen {
-		if inv := verdict.PatchedOnlyInvalid(run, n); len(inv) > 0 {
+		tr, _ := a.Tree(n)
+		if inv := tr.PatchedOnlyInvalid(); len(inv) > 0 {
 			return &ExitError{Code: ExitSurvival, Cause: fmt.Sprintf("behaviour regression on tree %s: %s on the patched kernel only", n, inv[0])}
 		}
 	}
 	if r.o.FailOnRegression >= 0 {
-		if err := verdict.FailOnRegression(run, r.o.FailOnRegression); err != nil {
+		if err := a.FailOnRegression(r.o.FailOnRegression); err != nil {
 			return &ExitError{Code: ExitPerformance, Cause: err.Error()}
 		}
 	}

@@ -95,8 +95,8 @@ func (c *benchCmd) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	start := time.Now()
-	dir, err := (&job.Tester{Builder: b, Booter: cached}).Test(cmd.Context(), c.options(b, booter))
-	if dir != "" {
+	res, err := (&job.Tester{Builder: b, Booter: cached}).Test(cmd.Context(), c.options(b, booter))
+	if dir := res.Dir; dir != "" {
 		if rerr := benchFromDirs(os.Stdout, []string{dir}); rerr != nil && err == nil {
 			err = rerr
 		}

@@ -72,7 +72,10 @@ nothing.`,
 			if err != nil {
 				return notRunDir("post", args[0], err)
 			}
-			return postRun(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), run, o)
+			if err := checkTreeCount(run); err != nil {
+				return err
+			}
+			return postRun(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), verdict.AnalyzeRun(run), o)
 		},
 	}
 	f := cmd.Flags()
@@ -85,19 +88,28 @@ nothing.`,
 	return cmd
 }
 
-// postRun posts every tree of run to GitHub and appends the report to the
-// Actions step summary. kci post and kci test --post both end here.
-func postRun(ctx context.Context, out, errOut io.Writer, run *results.Run, o postOptions) error {
+// checkTreeCount refuses a record of more trees than kci posts: it comes
+// from the pull request's job, and bounds the work it can cause before
+// anything analyses or renders it.
+func checkTreeCount(run *results.Run) error {
+	if n := len(run.TreeNames()); n > ci.MaxTrees {
+		return fmt.Errorf("post: the run has %d trees, more than %d: refusing to post (the run record is broken or forged)", n, ci.MaxTrees)
+	}
+	return nil
+}
+
+// postRun posts every tree of an analysed run to GitHub and appends the
+// report to the Actions step summary. kci post and kci test --post both
+// end here.
+func postRun(ctx context.Context, out, errOut io.Writer, a *verdict.Analysis, o postOptions) error {
 	env, err := ci.FromEnv()
 	if err != nil {
 		return err
 	}
-	// The record comes from the pull request's job: bound the work it
-	// can cause before rendering anything.
-	if n := len(run.TreeNames()); n > ci.MaxTrees {
-		return fmt.Errorf("post: the run has %d trees, more than %d: refusing to post (the run record is broken or forged)", n, ci.MaxTrees)
+	if err := checkTreeCount(a.Run); err != nil {
+		return err
 	}
-	return postReports(ctx, out, errOut, env, runReports(run, env.RunURL, o.reportURL), render.MarkdownRun(run), o)
+	return postReports(ctx, out, errOut, env, runReports(a, env.RunURL, o.reportURL), render.MarkdownRun(a), o)
 }
 
 // postSeries posts a kci series run: one comment and check per tree,
@@ -193,19 +205,20 @@ func postReports(ctx context.Context, out, errOut io.Writer, env ci.Env, reports
 	return err
 }
 
-// runReports turns each tree of a run into what ci posts: the comment
-// leads with the tree's answer and a link to report.html (reportURL, else
-// the run page that holds it as an artifact).
-func runReports(run *results.Run, detailsURL, reportURL string) []ci.Report {
+// runReports turns each tree of an analysed run into what ci posts: the
+// comment leads with the tree's answer and a link to report.html
+// (reportURL, else the run page that holds it as an artifact); the check
+// run is the tree's conclusion.
+func runReports(a *verdict.Analysis, detailsURL, reportURL string) []ci.Report {
 	if reportURL == "" {
 		reportURL = detailsURL
 	}
 	var out []ci.Report
-	for _, tree := range run.TreeNames() {
-		c := verdict.Conclude(run, tree)
+	for _, tr := range a.Trees {
+		c := tr.Conclusion
 		out = append(out, ci.Report{
-			Tree:       tree,
-			Markdown:   render.MarkdownComment(run, tree, reportURL),
+			Tree:       tr.Tree,
+			Markdown:   render.MarkdownComment(a, tr.Tree, reportURL),
 			Conclusion: c.State,
 			Title:      c.Title,
 			Summary:    c.Summary,

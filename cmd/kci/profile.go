@@ -88,7 +88,8 @@ func (c *profileCmd) run(cmd *cobra.Command, args []string) error {
 	if err := setAsideOut(os.Stderr, c.out, c.force); err != nil {
 		return err
 	}
-	dir, err := (&job.Tester{Builder: b, Booter: booter}).Test(cmd.Context(), c.options(cmd, args, b))
+	res, err := (&job.Tester{Builder: b, Booter: booter}).Test(cmd.Context(), c.options(cmd, args, b))
+	dir := res.Dir
 	if dir == "" {
 		return err
 	}

@@ -97,78 +97,96 @@ func runReport(w, errOut io.Writer, dirs []string, o reportOptions) error {
 	if o.agg {
 		return runAgg(w, dirs, o)
 	}
-	var runs []*results.Run
-	if o.merge {
-		if o.out == "" {
-			return job.Usagef("report: --merge needs --out DIR")
-		}
-		m, err := results.MergeDirs(o.out, dirs...)
-		if err != nil {
-			return job.Classify("report --merge", err) // bad inputs: exit 64
-		}
-		// The shards' profiles stay in their own directories: a merged
-		// report has no profile section.
-		if err := render.WriteReports(o.out, m); err != nil {
-			return fmt.Errorf("report --merge: %w", err)
-		}
-		fmt.Fprintf(errOut, "merged %d shards into %s\n", len(dirs), o.out)
-		runs = []*results.Run{m}
-	} else {
-		if o.out != "" {
-			return job.Usagef("report: --out is for --merge")
-		}
-		for _, d := range dirs {
-			r, err := results.Load(d)
-			if err != nil {
-				return notRunDir("report", d, err)
-			}
-			runs = append(runs, r)
-		}
-		for i, d := range dirs {
-			// The picture is derived from run.json: (re)drawn on every
-			// report, with this kci's renderer. A directory kci may not
-			// write (a read-only artifact) keeps its own, said so.
-			if err := render.WriteHTML(d, runs[i]); err != nil {
-				fmt.Fprintf(errOut, "kci: report: %s not written: %v\n", filepath.Join(d, render.HTMLFile), err)
-			}
-		}
+	analyses, err := drawRuns(errOut, dirs, o)
+	if err != nil {
+		return err
 	}
 	if o.minEffect > 0 {
-		for _, r := range runs {
+		// The report re-decides each run at --min-effect: another record
+		// than the one its files were drawn from, analysed once in turn.
+		for i, a := range analyses {
+			r := *a.Run
 			r.MinEffectPct = o.minEffect
+			analyses[i] = verdict.AnalyzeRun(&r)
 		}
 	}
-	for _, r := range runs {
-		if err := checkTrees(r, o.trees); err != nil {
+	for _, a := range analyses {
+		if err := checkTrees(a.Run, o.trees); err != nil {
 			return err
 		}
 	}
-	if o.format == "json" && len(runs) > 1 && !o.brief {
+	if o.format == "json" && len(analyses) > 1 && !o.brief {
 		// Several directories are one document: {"runs": [...]}.
-		b, err := render.JSONRuns(runs, o.trees...)
+		b, err := render.JSONRuns(analyses, o.trees...)
 		if err != nil {
 			return err
 		}
 		if _, err := w.Write(b); err != nil {
 			return err
 		}
-		return failOnPerf(runs, o)
+		return failOnPerf(analyses, o)
 	}
-	for i, r := range runs {
+	for i, a := range analyses {
 		if i > 0 && o.format != "json" {
 			fmt.Fprintln(w)
 		}
-		if err := renderRun(w, r, o); err != nil {
+		if err := renderRun(w, a, o); err != nil {
 			return err
 		}
 	}
-	return failOnPerf(runs, o)
+	return failOnPerf(analyses, o)
 }
 
-func failOnPerf(runs []*results.Run, o reportOptions) error {
+// drawRuns loads the run directories (or merges them into --out with
+// its reports) and analyses each run once; each directory's report.html
+// is redrawn from its analysis.
+func drawRuns(errOut io.Writer, dirs []string, o reportOptions) ([]*verdict.Analysis, error) {
+	if o.merge {
+		if o.out == "" {
+			return nil, job.Usagef("report: --merge needs --out DIR")
+		}
+		m, err := results.MergeDirs(o.out, dirs...)
+		if err != nil {
+			return nil, job.Classify("report --merge", err) // bad inputs: exit 64
+		}
+		a := verdict.AnalyzeRun(m)
+		// The shards' profiles stay in their own directories: a merged
+		// report has no profile section.
+		if err := render.WriteReports(o.out, a); err != nil {
+			return nil, fmt.Errorf("report --merge: %w", err)
+		}
+		fmt.Fprintf(errOut, "merged %d shards into %s\n", len(dirs), o.out)
+		return []*verdict.Analysis{a}, nil
+	}
+	if o.out != "" {
+		return nil, job.Usagef("report: --out is for --merge")
+	}
+	var runs []*results.Run
+	for _, d := range dirs {
+		r, err := results.Load(d)
+		if err != nil {
+			return nil, notRunDir("report", d, err)
+		}
+		runs = append(runs, r)
+	}
+	var analyses []*verdict.Analysis
+	for i, d := range dirs {
+		a := verdict.AnalyzeRun(runs[i])
+		analyses = append(analyses, a)
+		// The picture is derived from run.json: (re)drawn on every
+		// report, with this kci's renderer. A directory kci may not
+		// write (a read-only artifact) keeps its own, said so.
+		if err := render.WriteHTML(d, a); err != nil {
+			fmt.Fprintf(errOut, "kci: report: %s not written: %v\n", filepath.Join(d, render.HTMLFile), err)
+		}
+	}
+	return analyses, nil
+}
+
+func failOnPerf(analyses []*verdict.Analysis, o reportOptions) error {
 	if o.failOnPerf >= 0 {
-		for _, r := range runs {
-			if err := verdict.FailOnRegression(r, o.failOnPerf); err != nil {
+		for _, a := range analyses {
+			if err := a.FailOnRegression(o.failOnPerf); err != nil {
 				return &job.ExitError{Code: job.ExitPerformance, Cause: err.Error()}
 			}
 		}
@@ -185,41 +203,41 @@ func checkTrees(r *results.Run, trees []string) error {
 	return nil
 }
 
-func renderRun(w io.Writer, r *results.Run, o reportOptions) error {
+func renderRun(w io.Writer, a *verdict.Analysis, o reportOptions) error {
 	if o.brief && o.format != "text" && o.format != "markdown" {
 		return fmt.Errorf("report: --brief is text or markdown, not --format %s", o.format)
 	}
 	switch o.format {
 	case "markdown":
 		if o.brief {
-			return writeBriefMarkdown(w, r, o.trees)
+			return writeBriefMarkdown(w, a, o.trees)
 		}
 		if len(o.trees) == 0 {
-			_, err := io.WriteString(w, render.MarkdownRun(r))
+			_, err := io.WriteString(w, render.MarkdownRun(a))
 			return err
 		}
 		for _, t := range o.trees {
-			if _, err := io.WriteString(w, render.Markdown(r, t)); err != nil {
+			if _, err := io.WriteString(w, render.Markdown(a, t)); err != nil {
 				return err
 			}
 		}
 		return nil
 	case "json":
-		b, err := render.JSON(r, o.trees...)
+		b, err := render.JSON(a, o.trees...)
 		if err != nil {
 			return err
 		}
 		_, err = w.Write(b)
 		return err
 	case "benchstat":
-		return render.BenchStream(w, r)
+		return render.BenchStream(w, a.Run)
 	}
 	if o.brief {
-		_, err := io.WriteString(w, render.BriefText(r, o.trees, render.TextWidth))
+		_, err := io.WriteString(w, render.BriefText(a, o.trees, render.TextWidth))
 		return err
 	}
 	color := render.IsTerminal(w) && os.Getenv("NO_COLOR") == ""
-	return render.Text(w, r, render.TextOptions{Color: color, Trees: o.trees})
+	return render.Text(w, a, render.TextOptions{Color: color, Trees: o.trees})
 }
 
 func hasTree(r *results.Run, name string) bool {
@@ -231,12 +249,9 @@ func hasTree(r *results.Run, name string) bool {
 	return false
 }
 
-func writeBriefMarkdown(w io.Writer, r *results.Run, trees []string) error {
-	if len(trees) == 0 {
-		trees = r.TreeNames()
-	}
-	for _, t := range trees {
-		if _, err := io.WriteString(w, render.BriefMarkdown(verdict.BriefOf(verdict.Analyze(r, t)))); err != nil {
+func writeBriefMarkdown(w io.Writer, a *verdict.Analysis, trees []string) error {
+	for _, tr := range a.Select(trees) {
+		if _, err := io.WriteString(w, render.BriefMarkdown(*tr.Brief)); err != nil {
 			return err
 		}
 	}

@@ -166,8 +166,8 @@ func (c *testCmd) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	t := &job.Tester{Builder: b, Booter: cached}
-	dir, err := t.Test(cmd.Context(), o)
-	return c.show(cmd.Context(), dir, err)
+	res, err := t.Test(cmd.Context(), o)
+	return c.show(cmd.Context(), res, err)
 }
 
 // options are the job's, the flags over kci.yaml's defaults.
@@ -196,21 +196,29 @@ func (c *testCmd) options(cmd *cobra.Command, args []string, b *job.Builder, boo
 }
 
 // show prints the run's report and where it is, and posts it when asked:
-// a failed run is posted too, reviewers should see why. err is the run's.
-func (c *testCmd) show(ctx context.Context, dir string, err error) error {
+// a failed run is posted too, reviewers should see why. Both read the
+// job's analysis of the run, or, for a run that stopped before the job's
+// verdict, one of its record on disk. err is the run's.
+func (c *testCmd) show(ctx context.Context, res job.Result, err error) error {
+	dir := res.Dir
 	if dir == "" {
 		return err
 	}
-	run, lerr := results.Load(dir)
-	if lerr == nil {
+	a := res.Analysis
+	if a == nil {
+		if run, lerr := results.Load(dir); lerr == nil {
+			a = verdict.AnalyzeRun(run)
+		}
+	}
+	if a != nil {
 		fmt.Println()
-		if terr := render.Text(os.Stdout, run, render.TextOptions{Color: term.IsTerminal(int(os.Stdout.Fd()))}); terr != nil {
+		if terr := render.Text(os.Stdout, a, render.TextOptions{Color: term.IsTerminal(int(os.Stdout.Fd()))}); terr != nil {
 			fmt.Fprintf(os.Stderr, "kci: report: %v\n", terr)
 		}
 	}
 	fmt.Fprintf(os.Stderr, "kci: run directory %s (picture: %s)\n", dir, filepath.Join(dir, render.HTMLFile))
-	if (c.post || c.postDry) && lerr == nil && len(run.TreeNames()) > 0 {
-		if perr := postRun(ctx, os.Stdout, os.Stderr, run, postOptions{dryRun: c.postDry}); perr != nil && err == nil {
+	if (c.post || c.postDry) && a != nil && len(a.Trees) > 0 {
+		if perr := postRun(ctx, os.Stdout, os.Stderr, a, postOptions{dryRun: c.postDry}); perr != nil && err == nil {
 			err = perr
 		}
 	}

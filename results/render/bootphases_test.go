@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kci-dev/kci/results"
+	"github.com/kci-dev/kci/results/verdict"
 )
 
 func TestBootPhasesText(t *testing.T) {
@@ -22,7 +23,7 @@ func TestBootPhasesText(t *testing.T) {
 		{Seq: 5}, // a boot without phases (an older record)
 	}}
 	var b strings.Builder
-	if err := Text(&b, run, TextOptions{}); err != nil {
+	if err := Text(&b, verdict.AnalyzeRun(run), TextOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	want := "\nboot phases (host wall time, median of 3 booted boots; cache hits left out):\n" +

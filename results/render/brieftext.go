@@ -69,12 +69,13 @@ func Details(b verdict.Brief) []string {
 	return out
 }
 
-// BriefText is the cover-letter block of a run: per tree its headline,
-// then its details indented, every line wrapped at width columns.
-func BriefText(run *results.Run, trees []string, width int) string {
+// BriefText is the cover-letter block of an analysed run: per tree (the
+// named ones, every one if none) its headline, then its details indented,
+// every line wrapped at width columns.
+func BriefText(a *verdict.Analysis, trees []string, width int) string {
 	var sb strings.Builder
-	for _, tree := range selectTrees(run, trees) {
-		b := verdict.BriefOf(verdict.Analyze(run, tree))
+	for _, tr := range a.Select(trees) {
+		b := *tr.Brief
 		sb.WriteString(wrap(b.Headline(), width, "    "))
 		for _, d := range Details(b) {
 			sb.WriteString(wrap("  "+d, width, "    "))

@@ -61,7 +61,7 @@ func TestCompareCostRows(t *testing.T) {
 				Variants: []results.VariantResult{costVariant("none", 4_000_000, 0, 10_000), costVariant("ext", 5_500_000+extra+uint64(rep), 700_000, 10_000)}})
 		}
 	}
-	ab := verdict.Compare(run, "ext")
+	ab := compareOf(run, "ext")
 	var ext *verdict.VariantAB
 	for i := range ab.Variants {
 		if ab.Variants[i].Variant == "ext" {
@@ -92,7 +92,7 @@ func TestCompareCostRows(t *testing.T) {
 	}
 	// A boot whose agent measured no cost: the rows go, rather than read 0.
 	run.Boots[0].Variants[1].Cost = nil
-	for _, v := range verdict.Compare(run, "ext").Variants {
+	for _, v := range compareOf(run, "ext").Variants {
 		for _, r := range v.Programs {
 			if v.Variant == "ext" && (r.Name == verdict.WholePathRow || r.Name == verdict.MarginalRow) {
 				t.Errorf("row %s kept although one boot has no cost", r.Name)
@@ -233,7 +233,7 @@ func TestConcludeMeasuredOnly(t *testing.T) {
 		run.Boots = append(run.Boots, results.Boot{Seq: int(seed), Tree: "stock", Role: results.RoleBase, Rep: int(seed), Seed: seed, Clock: results.ClockICount,
 			Variants: []results.VariantResult{costVariant("none", 4_000_000, 0, 10_000), costVariant("cnt", 5_000_000, 700_000, 10_000)}})
 	}
-	c := verdict.Conclude(run, "stock")
+	c := concludeOf(run, "stock")
 	if c.State != verdict.Neutral || !strings.Contains(c.Title, "measured, no patch: 3 boots") || strings.Contains(c.Title, string(verdict.TooFew)) {
 		t.Errorf("measured-only run concluded %+v, want neutral 'measured, no patch: 3 boots'", c)
 	}
@@ -242,11 +242,11 @@ func TestConcludeMeasuredOnly(t *testing.T) {
 	for i := range run.Boots {
 		run.Boots[i].Seed = 1
 	}
-	if c := verdict.Conclude(run, "stock"); !strings.Contains(c.Title, "all seed 1: identical in every") {
+	if c := concludeOf(run, "stock"); !strings.Contains(c.Title, "all seed 1: identical in every") {
 		t.Errorf("identical boots of one seed concluded %q", c.Title)
 	}
 	run.Boots[2].Variants[1].Cost.BusyNs++
-	if c := verdict.Conclude(run, "stock"); !strings.Contains(c.Title, "differ (cnt/whole-path: boot 1 [5000000 10000], boot 3 [5000001 10000])") {
+	if c := concludeOf(run, "stock"); !strings.Contains(c.Title, "differ (cnt/whole-path: boot 1 [5000000 10000], boot 3 [5000001 10000])") {
 		t.Errorf("one whole-path ns off concluded %q", c.Title)
 	}
 }

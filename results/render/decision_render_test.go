@@ -19,7 +19,7 @@ func TestFailedBootExcludedEntirely(t *testing.T) {
 	run.Boots = append(run.Boots,
 		results.Boot{Seq: 13, Tree: "gtp", Role: results.RolePatched, Rep: 7, Error: "Kernel panic - not syncing", ErrorKind: "crash", Variants: []results.VariantResult{crash}},
 		results.Boot{Seq: 14, Tree: "gtp", Role: results.RolePatched, Rep: 8, Error: "qemu: cannot allocate memory", ErrorKind: failure.Infra, Variants: []results.VariantResult{crash}})
-	ab := verdict.Compare(run, "gtp")
+	ab := compareOf(run, "gtp")
 	tot := ab.Variants[0].Total
 	if tot.Patched.N != 6 || tot.Patched.Max > 1000 {
 		t.Errorf("patched n=%d max=%.0f: a failed boot's numbers entered the statistics", tot.Patched.N, tot.Patched.Max)
@@ -33,7 +33,7 @@ func TestFailedBootExcludedEntirely(t *testing.T) {
 		t.Errorf("a failed boot's numbers are in the benchstat file:\n%s", bench.String())
 	}
 	run.Boots[len(run.Boots)-1].Error = "" // an infra failure is neither blamed nor counted; a clean boot is
-	if n := verdict.Compare(run, "gtp").Variants[0].Total.Patched.N; n != 7 {
+	if n := compareOf(run, "gtp").Variants[0].Total.Patched.N; n != 7 {
 		t.Errorf("n=%d after the boot succeeds, want 7", n)
 	}
 }
@@ -43,23 +43,23 @@ func TestScaleWarningsNameTheBoots(t *testing.T) {
 	for i := range run.Boots {
 		run.Boots[i].TSCkHz, run.Boots[i].Clocksource = 2995000, "tsc"
 	}
-	if w := verdict.Compare(run, "gtp").Warnings; len(w) != 0 {
+	if w := compareOf(run, "gtp").Warnings; len(w) != 0 {
 		t.Fatalf("uniform boots flagged: %v", w)
 	}
 	run.Boots[3].TSCkHz = 2995000 + 1000 // 0.03 %: within tolerance
 	run.Boots[4].TSCkHz = 2890000        // −3.5 %
 	run.Boots[1].Clocksource = "hpet"
-	w := verdict.Compare(run, "gtp").Warnings
+	w := compareOf(run, "gtp").Warnings
 	if len(w) != 2 || !strings.Contains(w[0], "boot 5 (base rep 3) 2890000 kHz") || strings.Contains(w[0], "boot 4") ||
 		!strings.Contains(w[1], `boot 2 (patched rep 1) "hpet"`) {
 		t.Errorf("warnings %q", w)
 	}
 	var txt strings.Builder
-	Text(&txt, run, TextOptions{})
-	if !strings.Contains(txt.String(), "warning: guest tsc_khz differs") || !strings.Contains(Markdown(run, "gtp"), "tsc\\_khz differs") && !strings.Contains(Markdown(run, "gtp"), "tsc_khz differs") {
+	Text(&txt, verdict.AnalyzeRun(run), TextOptions{})
+	if !strings.Contains(txt.String(), "warning: guest tsc_khz differs") || !strings.Contains(Markdown(verdict.AnalyzeRun(run), "gtp"), "tsc\\_khz differs") && !strings.Contains(Markdown(verdict.AnalyzeRun(run), "gtp"), "tsc_khz differs") {
 		t.Errorf("scale warnings missing from the reports")
 	}
-	if c := verdict.Conclude(run, "gtp"); !strings.Contains(c.Summary, "clocksource differs") {
+	if c := concludeOf(run, "gtp"); !strings.Contains(c.Summary, "clocksource differs") {
 		t.Errorf("summary lacks the clocksource flag: %q", c.Summary)
 	}
 }
@@ -69,8 +69,8 @@ func TestScaleWarningsNameTheBoots(t *testing.T) {
 func TestDeterministicLabels(t *testing.T) {
 	run := runtest.IcountRun(t, func(string, string) float64 { return 1 })
 	var txt strings.Builder
-	Text(&txt, run, TextOptions{})
-	md := Markdown(run, "gtp")
+	Text(&txt, verdict.AnalyzeRun(run), TextOptions{})
+	md := Markdown(verdict.AnalyzeRun(run), "gtp")
 	var bench strings.Builder
 	BenchFormat(&bench, run, "gtp", results.RoleBase)
 	for what, s := range map[string]string{"text": txt.String(), "markdown": md, "benchstat": bench.String()} {
@@ -92,7 +92,7 @@ func TestDeterministicLabels(t *testing.T) {
 	if err != nil || len(tables) == 0 || !strings.Contains(tables[0].Title, results.InstructionTimeLabel) {
 		t.Errorf("agg title: %v %+v", err, tables)
 	}
-	js, err := JSON(run)
+	js, err := JSON(verdict.AnalyzeRun(run))
 	if err != nil || !strings.Contains(string(js), `"clock": "icount"`) || !strings.Contains(string(js), `"spread_pct"`) {
 		t.Errorf("JSON report of a deterministic run: %v", err)
 	}

@@ -1,5 +1,6 @@
-// Package render draws a record and its verdict for the people who read
-// them: the text report and the cover-letter brief (text.go, brieftext.go),
+// Package render draws a record and its verdict (the run's one
+// verdict.Analysis, never computed here) for the people who read them:
+// the text report and the cover-letter brief (text.go, brieftext.go),
 // GitHub Markdown (markdown.go, with every untrusted string escaped by
 // mdescape.go), the self-contained HTML page and its charts (html*.go),
 // report.json, the benchstat files (benchfmt.go), the aggregate and

@@ -68,7 +68,7 @@ func loadRun(t *testing.T, dir string) *results.Run {
 func TestGoldenText(t *testing.T) {
 	for _, dir := range runFixtures(t) {
 		var b strings.Builder
-		if err := Text(&b, loadRun(t, dir), TextOptions{}); err != nil {
+		if err := Text(&b, verdict.AnalyzeRun(loadRun(t, dir)), TextOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		golden(t, dir, "report.txt.golden", b.String())
@@ -77,13 +77,13 @@ func TestGoldenText(t *testing.T) {
 
 func TestGoldenMarkdown(t *testing.T) {
 	for _, dir := range runFixtures(t) {
-		golden(t, dir, "report.md.golden", MarkdownRun(loadRun(t, dir)))
+		golden(t, dir, "report.md.golden", MarkdownRun(verdict.AnalyzeRun(loadRun(t, dir))))
 	}
 }
 
 func TestGoldenBrief(t *testing.T) {
 	for _, dir := range runFixtures(t) {
-		golden(t, dir, "brief.txt.golden", BriefText(loadRun(t, dir), nil, TextWidth))
+		golden(t, dir, "brief.txt.golden", BriefText(verdict.AnalyzeRun(loadRun(t, dir)), nil, TextWidth))
 	}
 }
 
@@ -96,7 +96,7 @@ func TestTextWidth(t *testing.T) {
 	}
 	for name, run := range runs {
 		var b strings.Builder
-		if err := Text(&b, run, TextOptions{}); err != nil {
+		if err := Text(&b, verdict.AnalyzeRun(run), TextOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		for i, l := range strings.Split(b.String(), "\n") {
@@ -112,7 +112,7 @@ func TestTextWidth(t *testing.T) {
 // drops the programs that never ran and names the metric once.
 func TestBriefFirst(t *testing.T) {
 	var b strings.Builder
-	if err := Text(&b, loadDemo(t), TextOptions{}); err != nil {
+	if err := Text(&b, verdict.AnalyzeRun(loadDemo(t)), TextOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -131,7 +131,7 @@ func TestBriefFirst(t *testing.T) {
 	if !strings.Contains(out, "would show") {
 		t.Errorf("no 'would show' for the no-change rows")
 	}
-	md := MarkdownRun(loadDemo(t))
+	md := MarkdownRun(verdict.AnalyzeRun(loadDemo(t)))
 	if strings.Contains(md, "⚠️") {
 		t.Errorf("a speed-up is shown as a warning:\n%s", md)
 	}
@@ -151,7 +151,7 @@ func TestBenchFormatSkipsProgramsThatNeverRan(t *testing.T) {
 
 // report.json has numbers as numbers and units as fields.
 func TestJSONNumbersAndUnits(t *testing.T) {
-	b, err := JSON(loadDemo(t))
+	b, err := JSON(verdict.AnalyzeRun(loadDemo(t)))
 	if err != nil {
 		t.Fatal(err)
 	}

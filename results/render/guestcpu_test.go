@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/kci-dev/kci/results"
+	"github.com/kci-dev/kci/results/verdict"
 )
 
 // Every report names the accelerator's reason and the -cpu model with
@@ -18,7 +19,7 @@ func TestReportsNameGuestCPU(t *testing.T) {
 	run := &results.Run{Schema: results.SchemaVersion, ID: "0badcafe", Start: time.Unix(0, 0).UTC(), Host: h}
 	want := "-cpu host,-arch-capabilities (" + why + ")"
 	var txt strings.Builder
-	if err := Text(&txt, run, TextOptions{}); err != nil {
+	if err := Text(&txt, verdict.AnalyzeRun(run), TextOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// The text wraps at 100 columns: compare words.
@@ -26,7 +27,7 @@ func TestReportsNameGuestCPU(t *testing.T) {
 	if !strings.Contains(flat, want) || !strings.Contains(flat, "accelerator: "+h.AccelReason) {
 		t.Errorf("text report lacks the model and why:\n%s", txt.String())
 	}
-	if md := MarkdownRun(run); !strings.Contains(md, "host,-arch-capabilities") || !strings.Contains(md, "MSR 0x10a") {
+	if md := MarkdownRun(verdict.AnalyzeRun(run)); !strings.Contains(md, "host,-arch-capabilities") || !strings.Contains(md, "MSR 0x10a") {
 		t.Errorf("markdown report lacks the model:\n%s", md)
 	}
 	// Requested accelerators and TCG's default model say no more than that.

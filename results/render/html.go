@@ -64,15 +64,16 @@ type htmlBoot struct {
 
 type htmlPhase struct{ Name, Tree, Kernel, Duration string }
 
-// HTML writes the run's picture: a self-contained page (no script, no
-// network) with, per tree and program, every boot's value for base and
-// patched with the interval (gonum/plot SVG inline), the survival grid,
-// per-boot timings and links to the flame graphs found under dir.
-func HTML(w io.Writer, run *results.Run, dir string) error {
+// HTML writes the analysed run's picture: a self-contained page (no
+// script, no network) with, per tree and program, every boot's value for
+// base and patched with the interval (gonum/plot SVG inline), the
+// survival grid, per-boot timings and links to the flame graphs found
+// under dir.
+func HTML(w io.Writer, a *verdict.Analysis, dir string) error {
+	run := a.Run
 	v := htmlRun{ID: run.ID, Times: runTimes(run), Host: hostLine(run)}
-	for _, tree := range run.TreeNames() {
-		tr := verdict.Analyze(run, tree)
-		v.Briefs = append(v.Briefs, badgeOf(verdict.BriefOf(tr)))
+	for _, tr := range a.Trees {
+		v.Briefs = append(v.Briefs, badgeOf(*tr.Brief))
 		ht, err := htmlTreeOf(run, tr)
 		if err != nil {
 			return err
@@ -105,10 +106,10 @@ func HTML(w io.Writer, run *results.Run, dir string) error {
 	return err
 }
 
-// WriteHTML writes report.html into the run directory.
-func WriteHTML(dir string, run *results.Run) error {
+// WriteHTML writes the analysed run's report.html into its directory.
+func WriteHTML(dir string, a *verdict.Analysis) error {
 	var buf bytes.Buffer
-	if err := HTML(&buf, run, dir); err != nil {
+	if err := HTML(&buf, a, dir); err != nil {
 		return err
 	}
 	return results.WriteAtomic(filepath.Join(dir, HTMLFile), buf.Bytes())

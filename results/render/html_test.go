@@ -64,7 +64,7 @@ func writeFixtureHTML(t *testing.T, fixture string) (dir string, run *results.Ru
 	if err := os.WriteFile(filepath.Join(dir, "profiles", "gtp-patched-rep1-gtp.svg"), []byte("<svg/>"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteHTML(dir, run); err != nil {
+	if err := WriteHTML(dir, verdict.AnalyzeRun(run)); err != nil {
 		t.Fatal(err)
 	}
 	return dir, run
@@ -112,7 +112,7 @@ func checkDOM(t *testing.T, fixture string, run *results.Run, dom string) {
 	figs := figureRE.FindAllStringSubmatch(dom, -1)
 	want := map[string]bool{}
 	for _, tree := range run.TreeNames() {
-		for _, v := range verdict.Compare(run, tree).Variants {
+		for _, v := range compareOf(run, tree).Variants {
 			want[v.Variant+" total"] = v.Total.Ran()
 			for _, p := range v.Programs {
 				want[v.Variant+"/"+p.Name] = p.Ran()
@@ -141,7 +141,7 @@ func checkDOM(t *testing.T, fixture string, run *results.Run, dom string) {
 	}
 	cells := 0
 	for _, tree := range run.TreeNames() {
-		for _, r := range verdict.Survival(run, tree) {
+		for _, r := range reportOf(run, tree).Survival {
 			for _, c := range []*verdict.CellState{r.Base, r.Patched} {
 				if c != nil {
 					cells++
@@ -199,7 +199,7 @@ func TestHTMLScreenshot(t *testing.T) {
 func TestHTMLSelfContained(t *testing.T) {
 	_, run := writeDemoHTML(t)
 	var b bytes.Buffer
-	if err := HTML(&b, run, ""); err != nil {
+	if err := HTML(&b, verdict.AnalyzeRun(run), ""); err != nil {
 		t.Fatal(err)
 	}
 	// SVG's namespace names are identifiers, never fetched.

@@ -17,7 +17,7 @@ import (
 func renderPage(t *testing.T, run *results.Run) string {
 	t.Helper()
 	var b bytes.Buffer
-	if err := HTML(&b, run, ""); err != nil {
+	if err := HTML(&b, verdict.AnalyzeRun(run), ""); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()
@@ -57,7 +57,7 @@ func TestHTMLBadgeAgreesWithVerdict(t *testing.T) {
 			t.Fatalf("%s: %d tree briefs, want %d", name, len(got), len(run.TreeNames()))
 		}
 		for _, m := range got {
-			b := verdict.BriefOf(verdict.Analyze(run, m[1]))
+			b := *reportOf(run, m[1]).Brief
 			neutralSeen = neutralSeen || b.State == verdict.Neutral
 			wantClass := class[b.PerfVerdict]
 			if wantClass == "" {
@@ -211,7 +211,7 @@ func checkOrder(t *testing.T, name string, run *results.Run, page string) {
 // changedLabels are a tree's rows with a decided change, by chart label.
 func changedLabels(run *results.Run, tree string) map[string]bool {
 	out := map[string]bool{}
-	for _, v := range verdict.Compare(run, tree).Variants {
+	for _, v := range compareOf(run, tree).Variants {
 		out[v.Variant+" total"] = verdict.Changed(v.Total)
 		for _, p := range v.Programs {
 			out[v.Variant+"/"+p.Name] = verdict.Changed(p)

@@ -19,7 +19,7 @@ func TestLoads(t *testing.T) {
 			{Variant: "gtp", Loads: load(131, 310)}, {Variant: "cnt", LoadError: "program cnt_egress: load program: permission denied\nverifier log..."}}},
 		{Seq: 3, Tree: "gtp", Role: results.RolePatched, Rep: 2, Variants: []results.VariantResult{{Variant: "gtp", Loads: load(131, 330)}}},
 	}}
-	rows := verdict.Loads(run, "gtp")
+	rows := reportOf(run, "gtp").Loads
 	if len(rows) != 2 {
 		t.Fatalf("rows = %+v, want gtp_write and cnt_egress", rows)
 	}
@@ -49,7 +49,7 @@ func TestLoadsInTextOnce(t *testing.T) {
 		{Seq: 1, Tree: "gtp", Role: results.RoleBase, Rep: 1, Variants: []results.VariantResult{{Variant: "cnt", Valid: true,
 			Loads: []results.ProgLoad{{Name: "cnt_egress", VerifiedInsns: 13, XlatedBytes: 168, JitedBytes: 113}}}}}}}
 	var b strings.Builder
-	if err := Text(&b, run, TextOptions{}); err != nil {
+	if err := Text(&b, verdict.AnalyzeRun(run), TextOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	if n := strings.Count(b.String(), "verifier and JIT"); n != 1 {

@@ -10,27 +10,32 @@ import (
 
 // Markdown is the PR comment body for one tree, without a link to its
 // picture: see MarkdownComment.
-func Markdown(run *results.Run, tree string) string { return MarkdownComment(run, tree, "") }
+func Markdown(a *verdict.Analysis, tree string) string { return MarkdownComment(a, tree, "") }
 
-// MarkdownComment is the PR comment body for one tree: its one-line
-// answer with a link to the picture (reportURL, report.html; none if
-// empty), then the table and the rest folded.
-func MarkdownComment(run *results.Run, tree, reportURL string) string {
+// MarkdownComment is the PR comment body for one tree of an analysed run
+// ("" if the run has no such tree): its one-line answer with a link to
+// the picture (reportURL, report.html; none if empty), then the table
+// and the rest folded.
+func MarkdownComment(a *verdict.Analysis, tree, reportURL string) string {
+	tr, ok := a.Tree(tree)
+	if !ok {
+		return ""
+	}
 	var b strings.Builder
-	tr := verdict.Analyze(run, tree)
-	b.WriteString(BriefMarkdown(verdict.BriefOf(tr)))
+	b.WriteString(BriefMarkdown(*tr.Brief))
 	if reportURL != "" {
 		fmt.Fprintf(&b, "\n[report.html: every boot, the survival grid, timings](%s)\n", mdURL(reportURL))
 	}
 	b.WriteString("\n<details><summary>Details: table, survival, kernels</summary>\n\n")
-	writeTreeMarkdown(&b, run, tr, "####")
+	writeTreeMarkdown(&b, a.Run, tr, "####")
 	b.WriteString("</details>\n")
 	return b.String()
 }
 
-// MarkdownRun renders every tree of the run, for report.md and
+// MarkdownRun renders every tree of the analysed run, for report.md and
 // $GITHUB_STEP_SUMMARY: the answer first, then each tree.
-func MarkdownRun(run *results.Run) string {
+func MarkdownRun(a *verdict.Analysis) string {
+	run := a.Run
 	var b strings.Builder
 	// Every string from the record is escaped (mdescape.go): the pull
 	// request's job wrote it, and the bot posts it.
@@ -38,11 +43,8 @@ func MarkdownRun(run *results.Run) string {
 	if run.Incomplete {
 		fmt.Fprintf(&b, "> **Incomplete:** %s\n\n", mdInline(run.IncompleteReason))
 	}
-	trees := make([]verdict.TreeReport, 0, len(run.TreeNames()))
-	for _, tree := range run.TreeNames() {
-		tr := verdict.Analyze(run, tree)
-		trees = append(trees, tr)
-		b.WriteString(BriefMarkdown(verdict.BriefOf(tr)))
+	for _, tr := range a.Trees {
+		b.WriteString(BriefMarkdown(*tr.Brief))
 	}
 	fmt.Fprintf(&b, "\nHost: %s\n\n", mdInline(hostLine(run)))
 	fmt.Fprintf(&b, "Boots: %s\n\n", mdInline(run.BootsLine("")))
@@ -62,7 +64,7 @@ func MarkdownRun(run *results.Run) string {
 	if len(checks) > 0 {
 		b.WriteString("Host checks:\n" + strings.Join(checks, "\n") + "\n\n")
 	}
-	for _, tr := range trees {
+	for _, tr := range a.Trees {
 		fmt.Fprintf(&b, "### %s\n\n", mdInline(tr.Tree))
 		writeTreeMarkdown(&b, run, tr, "####")
 	}

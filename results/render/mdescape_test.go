@@ -7,6 +7,7 @@ import (
 
 	"github.com/kci-dev/kci/results"
 	"github.com/kci-dev/kci/results/internal/runtest"
+	"github.com/kci-dev/kci/results/verdict"
 )
 
 // mention is what GitHub links (and notifies): "@" then a login or team.
@@ -28,7 +29,7 @@ func TestMarkdownEscapesRunRecord(t *testing.T) {
 		r.Boots[i].Variants[0].Variant = "gtp-x @carol <!--"
 	}
 
-	for name, md := range map[string]string{"Markdown": Markdown(r, "gtp"), "MarkdownRun": MarkdownRun(r)} {
+	for name, md := range map[string]string{"Markdown": Markdown(verdict.AnalyzeRun(r), "gtp"), "MarkdownRun": MarkdownRun(verdict.AnalyzeRun(r))} {
 		if strings.Contains(md, "<!--") || strings.Contains(md, "<img") || strings.Contains(md, "-->") {
 			t.Errorf("%s: HTML from the record survives:\n%s", name, md)
 		}

@@ -30,8 +30,10 @@ type Report struct {
 	Replayed bool `json:"replayed"`
 }
 
-// BuildReport computes the report of the given trees (all if empty).
-func BuildReport(run *results.Run, trees ...string) Report {
+// BuildReport is the JSON report of an analysed run's given trees (all
+// if none are given).
+func BuildReport(a *verdict.Analysis, trees ...string) Report {
+	run := a.Run
 	r := Report{
 		Schema: results.SchemaVersion, RunID: run.ID,
 		Incomplete: run.Incomplete, IncompleteReason: run.IncompleteReason,
@@ -39,23 +41,9 @@ func BuildReport(run *results.Run, trees ...string) Report {
 	}
 	r.Boots, r.BootsFromCache = run.BootCount("")
 	r.Replayed = run.Replayed("")
-	for _, t := range selectTrees(run, trees) {
-		tr := verdict.Analyze(run, t)
-		b := verdict.BriefOf(tr)
-		tr.Brief = &b
-		for i := range tr.Perf.Variants {
-			v := &tr.Perf.Variants[i]
-			v.Total.Change = effectPtr(verdict.RowEffect(tr.Perf, v.Variant, v.Total))
-			for j := range v.Programs {
-				v.Programs[j].Change = effectPtr(verdict.RowEffect(tr.Perf, v.Variant, v.Programs[j]))
-			}
-		}
-		r.Trees = append(r.Trees, tr)
-	}
+	r.Trees = append(r.Trees, a.Select(trees)...) // no tree: null
 	return r
 }
-
-func effectPtr(e verdict.Effect) *verdict.Effect { return &e }
 
 // MultiReport is the JSON of several runs: one document, whatever their
 // number (kci report --format json DIR DIR...).
@@ -63,11 +51,11 @@ type MultiReport struct {
 	Runs []Report `json:"runs"`
 }
 
-// JSONRuns renders several runs as one JSON document.
-func JSONRuns(runs []*results.Run, trees ...string) ([]byte, error) {
+// JSONRuns renders several analysed runs as one JSON document.
+func JSONRuns(runs []*verdict.Analysis, trees ...string) ([]byte, error) {
 	m := MultiReport{Runs: []Report{}}
-	for _, r := range runs {
-		m.Runs = append(m.Runs, BuildReport(r, trees...))
+	for _, a := range runs {
+		m.Runs = append(m.Runs, BuildReport(a, trees...))
 	}
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
@@ -78,8 +66,8 @@ func JSONRuns(runs []*results.Run, trees ...string) ([]byte, error) {
 
 // JSON renders the report as indented JSON. Undefined numbers (the median
 // of no samples, the delta against a zero base) are null.
-func JSON(run *results.Run, trees ...string) ([]byte, error) {
-	b, err := json.MarshalIndent(BuildReport(run, trees...), "", "  ")
+func JSON(a *verdict.Analysis, trees ...string) ([]byte, error) {
+	b, err := json.MarshalIndent(BuildReport(a, trees...), "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("results: encode report: %w", err)
 	}
@@ -95,14 +83,16 @@ type Section struct {
 }
 
 // WriteReports writes report.txt, report.md, report.json, report.html
-// and the two benchmark-format files per tree into dir, with the extra
-// sections after the run's own in the text and Markdown reports.
-func WriteReports(dir string, run *results.Run, extra ...Section) error {
+// and the two benchmark-format files per tree of the analysed run into
+// dir, with the extra sections after the run's own in the text and
+// Markdown reports.
+func WriteReports(dir string, a *verdict.Analysis, extra ...Section) error {
+	run := a.Run
 	var txt strings.Builder
-	if err := Text(&txt, run, TextOptions{}); err != nil {
+	if err := Text(&txt, a, TextOptions{}); err != nil {
 		return err
 	}
-	md := MarkdownRun(run)
+	md := MarkdownRun(a)
 	for _, sec := range extra {
 		txt.WriteString(sec.Text)
 		md += sec.Markdown
@@ -113,14 +103,14 @@ func WriteReports(dir string, run *results.Run, extra ...Section) error {
 	if err := results.WriteAtomic(filepath.Join(dir, "report.md"), []byte(md)); err != nil {
 		return err
 	}
-	js, err := JSON(run)
+	js, err := JSON(a)
 	if err != nil {
 		return err
 	}
 	if err := results.WriteAtomic(filepath.Join(dir, "report.json"), js); err != nil {
 		return err
 	}
-	if err := WriteHTML(dir, run); err != nil {
+	if err := WriteHTML(dir, a); err != nil {
 		return err
 	}
 	for _, tree := range run.TreeNames() {

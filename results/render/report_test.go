@@ -63,7 +63,7 @@ func fullRun(accel string) *results.Run {
 
 func TestSurvivalChanges(t *testing.T) {
 	run := fullRun(results.AccelKVM)
-	ch := verdict.ChangesOf(verdict.Survival(run, "gtp"))
+	ch := reportOf(run, "gtp").Changes
 	if len(ch) != 2 {
 		t.Fatalf("changes %+v, want one regression and one fix", ch)
 	}
@@ -74,21 +74,28 @@ func TestSurvivalChanges(t *testing.T) {
 	if kinds["mark"] != verdict.Regression || kinds["skb-ext"] != verdict.Fixed {
 		t.Errorf("kinds %v: mark passes on base and fails on patched (regression); skb-ext the reverse (fixed)", kinds)
 	}
-	m := verdict.SurvivalMatrix(run, "gtp", results.RoleBase)
-	if c, ok := m.Cell("map", "loopback"); !ok || c.Runs != 6 || !c.Pass() {
+	loopback := func(run *results.Run) verdict.SurvivalRow {
+		for _, r := range reportOf(run, "gtp").Survival {
+			if r.Carrier == "map" && r.Path == "loopback" {
+				return r
+			}
+		}
+		t.Fatal("no map×loopback row")
+		return verdict.SurvivalRow{}
+	}
+	if c := loopback(run).Base; c == nil || c.Runs != 6 || !c.Pass() {
 		t.Errorf("map×loopback on base: %+v", c)
 	}
 	// A cell that fails in one boot out of six fails on that kernel.
 	run.Boots[1].Cells[2].Pass, run.Boots[1].Cells[2].Observed = false, "lost"
-	p := verdict.SurvivalMatrix(run, "gtp", results.RolePatched)
-	if c, _ := p.Cell("map", "loopback"); c.Pass() || c.Observed != "mixed" || c.Passes != 5 {
+	if c := loopback(run).Patched; c == nil || c.Pass() || c.Observed != "mixed" || c.Passes != 5 {
 		t.Errorf("flaky cell: %+v", c)
 	}
 }
 
 func TestConclude(t *testing.T) {
 	run := fullRun(results.AccelKVM)
-	c := verdict.Conclude(run, "gtp")
+	c := concludeOf(run, "gtp")
 	if c.State != verdict.Failure || !strings.Contains(c.Title, "survival regression") {
 		t.Errorf("survival regression: %+v", c)
 	}
@@ -98,18 +105,18 @@ func TestConclude(t *testing.T) {
 	for i := range run.Boots {
 		run.Boots[i].Cells = nil
 	}
-	c = verdict.Conclude(run, "gtp")
+	c = concludeOf(run, "gtp")
 	if c.State != verdict.Failure || !strings.Contains(c.Title, "stats FREE_REAPED") || !strings.Contains(c.Summary, "stats FREE_REAPED") {
 		t.Errorf("invalid on the patched kernel only: %+v", c)
 	}
 	// The same invalid result on the base side instead: gtpchurn is much
 	// faster, gtp unchanged.
 	run.Boots[2].Variants[0], run.Boots[3].Variants[0] = run.Boots[3].Variants[0], run.Boots[2].Variants[0]
-	c = verdict.Conclude(run, "gtp")
+	c = concludeOf(run, "gtp")
 	if c.State != verdict.Success || !strings.Contains(c.Title, "faster") || !strings.Contains(c.Title, "gtp-gtpchurn") {
 		t.Errorf("speed-up: %+v", c)
 	}
-	if !strings.Contains(c.Summary, "stats FREE_REAPED") && !strings.Contains(Markdown(run, "gtp"), "stats FREE_REAPED") {
+	if !strings.Contains(c.Summary, "stats FREE_REAPED") && !strings.Contains(Markdown(verdict.AnalyzeRun(run), "gtp"), "stats FREE_REAPED") {
 		t.Errorf("the invalid repetition is reported nowhere")
 	}
 
@@ -118,34 +125,34 @@ func TestConclude(t *testing.T) {
 		tcg.Boots[i].Cells = nil
 	}
 	tcg.Boots[2].Variants[0], tcg.Boots[3].Variants[0] = tcg.Boots[3].Variants[0], tcg.Boots[2].Variants[0]
-	if c := verdict.Conclude(tcg, "gtp"); c.State != verdict.Neutral || !strings.Contains(c.Title, results.EmulatedLabel) {
+	if c := concludeOf(tcg, "gtp"); c.State != verdict.Neutral || !strings.Contains(c.Title, results.EmulatedLabel) {
 		t.Errorf("emulated run: %+v, want neutral with the label", c)
 	}
 
 	few := runtest.AbRun("gtp", results.AccelKVM, []float64{500, 501, 502}, []float64{400, 401, 402})
-	if c := verdict.Conclude(few, "gtp"); c.State != verdict.Neutral || !strings.Contains(c.Title, string(verdict.TooFew)) {
+	if c := concludeOf(few, "gtp"); c.State != verdict.Neutral || !strings.Contains(c.Title, string(verdict.TooFew)) {
 		t.Errorf("3 samples: %+v, want neutral, too few samples", c)
 	}
 
 	slow := runtest.AbRun("gtp", results.AccelKVM, runtest.Normal(60, 8, 500, 0.01), runtest.Normal(61, 8, 560, 0.01))
-	if c := verdict.Conclude(slow, "gtp"); c.State != verdict.Failure || !strings.Contains(c.Title, "slower") {
+	if c := concludeOf(slow, "gtp"); c.State != verdict.Failure || !strings.Contains(c.Title, "slower") {
 		t.Errorf("significant slowdown on KVM: %+v", c)
 	}
 
 	crash := runtest.AbRun("gtp", results.AccelKVM, runtest.Normal(62, 8, 500, 0.01), nil)
 	crash.Boots = append(crash.Boots, results.Boot{Seq: 99, Tree: "gtp", Role: results.RolePatched, Rep: 1, Error: "Kernel panic - not syncing: Fatal exception", ErrorKind: "crash"})
-	if c := verdict.Conclude(crash, "gtp"); c.State != verdict.Failure || !strings.Contains(c.Title, "Kernel panic") {
+	if c := concludeOf(crash, "gtp"); c.State != verdict.Failure || !strings.Contains(c.Title, "Kernel panic") {
 		t.Errorf("patched kernel panics: %+v", c)
 	}
 	infra := runtest.AbRun("gtp", results.AccelKVM, []float64{1, 2, 3}, nil)
 	infra.Boots = append(infra.Boots, results.Boot{Seq: 99, Tree: "gtp", Role: results.RolePatched, Rep: 1, Error: "qemu-system-x86_64 not found", ErrorKind: failure.Infra})
-	if c := verdict.Conclude(infra, "gtp"); c.State == verdict.Failure {
+	if c := concludeOf(infra, "gtp"); c.State == verdict.Failure {
 		t.Errorf("an infrastructure failure is blamed on the patch: %+v", c)
 	}
 }
 
 func TestMarkdown(t *testing.T) {
-	md := Markdown(fullRun(results.AccelTCG), "gtp")
+	md := Markdown(verdict.AnalyzeRun(fullRun(results.AccelTCG)), "gtp")
 	for _, want := range []string{
 		"- ❌ **gtp: 1 survival regression**",
 		"  - numbers: faster (gtp-gtpchurn -21.5% \\[-22.7, -19.9\\], 6+6 boots",
@@ -163,7 +170,7 @@ func TestMarkdown(t *testing.T) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
 	}
-	kvm := Markdown(fullRun(results.AccelKVM), "gtp")
+	kvm := Markdown(verdict.AnalyzeRun(fullRun(results.AccelKVM)), "gtp")
 	if strings.Contains(kvm, results.EmulatedLabel) {
 		t.Errorf("a KVM run is labelled emulated")
 	}
@@ -172,10 +179,10 @@ func TestMarkdown(t *testing.T) {
 func TestTextColourOnlyWhenAsked(t *testing.T) {
 	run := fullRun(results.AccelTCG)
 	var plain, col strings.Builder
-	if err := Text(&plain, run, TextOptions{}); err != nil {
+	if err := Text(&plain, verdict.AnalyzeRun(run), TextOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	Text(&col, run, TextOptions{Color: true})
+	Text(&col, verdict.AnalyzeRun(run), TextOptions{Color: true})
 	if strings.Contains(plain.String(), "\x1b[") {
 		t.Errorf("plain text contains escape codes")
 	}
@@ -215,7 +222,7 @@ func TestJSONReport(t *testing.T) {
 	run := fullRun(results.AccelKVM)
 	// A variant only the patched kernel runs gives undefined base numbers.
 	run.Boots[1].Variants = append(run.Boots[1].Variants, runtest.Vr("gtp-new", runtest.Pc{Name: "n", Ns: 5}))
-	b, err := JSON(run)
+	b, err := JSON(verdict.AnalyzeRun(run))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +269,7 @@ func TestBenchstatAcceptsBenchFormat(t *testing.T) {
 	}
 	dir := t.TempDir()
 	run := fullRun(results.AccelKVM)
-	if err := WriteReports(dir, run); err != nil {
+	if err := WriteReports(dir, verdict.AnalyzeRun(run)); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
@@ -297,7 +304,7 @@ func TestBenchstatAcceptsBenchFormat(t *testing.T) {
 		t.Errorf("benchstat mixes variant totals into the programs' table:\n%s", out)
 	}
 	// Cross-check: kci's own verdict agrees with benchstat's.
-	ab := verdict.Compare(run, "gtp")
+	ab := compareOf(run, "gtp")
 	if ab.Variants[1].Total.Verdict != verdict.Faster || ab.Variants[0].Total.Verdict != verdict.NoChange {
 		t.Errorf("kci verdicts %q / %q disagree with benchstat", ab.Variants[0].Total.Verdict, ab.Variants[1].Total.Verdict)
 	}
@@ -342,7 +349,7 @@ func killGroup(cmd *exec.Cmd) {
 func TestWriteReports(t *testing.T) {
 	dir := t.TempDir()
 	run := fullRun(results.AccelKVM)
-	if err := WriteReports(dir, run); err != nil {
+	if err := WriteReports(dir, verdict.AnalyzeRun(run)); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, BenchFile("gtp", results.RolePatched)))

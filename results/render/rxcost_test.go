@@ -46,7 +46,7 @@ func TestRxSoftirqRows(t *testing.T) {
 		}
 	}
 	rows := map[string]verdict.Row{}
-	for _, v := range verdict.Compare(run, "ext").Variants {
+	for _, v := range compareOf(run, "ext").Variants {
 		for _, r := range v.Programs {
 			rows[v.Variant+"/"+r.Name] = r
 		}
@@ -98,11 +98,11 @@ func TestDeterminismChecksContexts(t *testing.T) {
 		run.Boots = append(run.Boots, results.Boot{Seq: rep, Tree: "ext", Role: results.RoleBase, Rep: rep, Seed: 1, Clock: results.ClockICount,
 			Variants: []results.VariantResult{withContexts(costVariant("none", 4_000_000, 0, 10_000), 2_800_000, 900_000)}})
 	}
-	if c := verdict.Conclude(run, "ext"); !strings.Contains(c.Title, "identical in every program's, whole-path and context count") {
+	if c := concludeOf(run, "ext"); !strings.Contains(c.Title, "identical in every program's, whole-path and context count") {
 		t.Errorf("identical boots concluded %q", c.Title)
 	}
 	run.Boots[1].Variants[0].Cost.Contexts[7].Ns++
-	if c := verdict.Conclude(run, "ext"); !strings.Contains(c.Title, "none/context softirq:net_rx: boot 1 [2800000 10000], boot 2 [2800001 10000]") {
+	if c := concludeOf(run, "ext"); !strings.Contains(c.Title, "none/context softirq:net_rx: boot 1 [2800000 10000], boot 2 [2800001 10000]") {
 		t.Errorf("one NET_RX ns off concluded %q", c.Title)
 	}
 }

@@ -37,8 +37,9 @@ type TextOptions struct {
 	Trees []string // only these trees; empty = all
 }
 
-// Text writes the whole run as an aligned plain-text report.
-func Text(w io.Writer, run *results.Run, opt TextOptions) error {
+// Text writes the whole analysed run as an aligned plain-text report.
+func Text(w io.Writer, a *verdict.Analysis, opt TextOptions) error {
+	run := a.Run
 	var b strings.Builder
 	bold := func(s string) string {
 		if opt.Color {
@@ -53,7 +54,7 @@ func Text(w io.Writer, run *results.Run, opt TextOptions) error {
 	if len(run.MergedFrom) > 0 {
 		b.WriteString("merged from shards: " + strings.Join(run.MergedFrom, ", ") + "\n")
 	}
-	b.WriteString("\n" + BriefText(run, opt.Trees, TextWidth) + "\n")
+	b.WriteString("\n" + BriefText(a, opt.Trees, TextWidth) + "\n")
 	b.WriteString(wrapParts("host: ", strings.Split(hostLine(run), " · "), TextWidth))
 	for _, c := range run.Host.Checks {
 		if c.Status == results.CheckOK {
@@ -73,9 +74,8 @@ func Text(w io.Writer, run *results.Run, opt TextOptions) error {
 		b.WriteString(wrap(line, TextWidth, "    "))
 	}
 	b.WriteString("boots: " + run.BootsLine("") + "\n")
-	for _, tree := range selectTrees(run, opt.Trees) {
-		tr := verdict.Analyze(run, tree)
-		b.WriteString("\n" + bold("== tree "+tree+" ==") + "\n")
+	for _, tr := range a.Select(opt.Trees) {
+		b.WriteString("\n" + bold("== tree "+tr.Tree+" ==") + "\n")
 		writeTreeText(&b, run, tr, opt.Color)
 	}
 	if len(run.Phases) > 0 {
@@ -89,13 +89,6 @@ func Text(w io.Writer, run *results.Run, opt TextOptions) error {
 	b.WriteString(bootPhasesText(run))
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-func selectTrees(run *results.Run, want []string) []string {
-	if len(want) == 0 {
-		return run.TreeNames()
-	}
-	return want
 }
 
 func writeTreeText(b *strings.Builder, run *results.Run, tr verdict.TreeReport, color bool) {

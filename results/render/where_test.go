@@ -7,6 +7,7 @@ import (
 
 	"github.com/kci-dev/kci/results"
 	"github.com/kci-dev/kci/results/internal/runtest"
+	"github.com/kci-dev/kci/results/verdict"
 )
 
 // whereRun: htab_map_update_elem +5 on every seed, and a function whose
@@ -27,7 +28,7 @@ func whereRun() *results.Run {
 func TestWhereRendered(t *testing.T) {
 	run := whereRun()
 	var b strings.Builder
-	if err := Text(&b, run, TextOptions{}); err != nil {
+	if err := Text(&b, verdict.AnalyzeRun(run), TextOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	txt := b.String()
@@ -40,12 +41,12 @@ func TestWhereRendered(t *testing.T) {
 	if row != "hash htab_map_update_elem 112.0 117.0 +5.0 exact" {
 		t.Errorf("text row %q, want the +5.0 exact change\n%s", row, txt)
 	}
-	md := Markdown(run, "gtp")
+	md := Markdown(verdict.AnalyzeRun(run), "gtp")
 	if !strings.Contains(md, "Where it changed: 2 function rows") || strings.Contains(md, "<b>x") || strings.Contains(md, "x|y") {
 		t.Errorf("markdown: want 2 rows with the markup escaped:\n%s", md)
 	}
 	var h bytes.Buffer
-	if err := HTML(&h, run, ""); err != nil {
+	if err := HTML(&h, verdict.AnalyzeRun(run), ""); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(h.String(), "<td>htab_map_update_elem</td>") || strings.Contains(h.String(), "<b>x|y</b>") {

@@ -101,8 +101,8 @@ type Row struct {
 	exact          bool  // deterministic: seeds agree within less than an instruction
 	seedsB, seedsP int
 	level          float64 // deterministic: the level its 90 % bound is at
-	// Change is the row's change as the report shows it (report.json
-	// only; see RowEffect).
+	// Change is the row's change as the reports show it (RowEffect),
+	// set by AnalyzeRun.
 	Change *Effect `json:"effect,omitempty"`
 }
 
@@ -207,11 +207,13 @@ type sample struct {
 	total float64
 }
 
-// Compare computes base vs patched for one tree from every valid variant
-// result of that tree's boots; each repetition is one sample. Invalid and
-// skipped results and failed boots are listed, never averaged: a failed
-// boot is out of the statistics entirely. Nothing is compared across
-// trees.
+// compareTrees computes base vs patched for every tree of the run (names,
+// the run's order) from every valid variant result of each tree's boots;
+// each repetition is one sample. Invalid and skipped results and failed
+// boots are listed, never averaged: a failed boot is out of the
+// statistics entirely. Nothing is compared across trees: each tree's
+// samples are gathered once, and only the deterministic trees' Holm
+// family spans them.
 //
 // Deterministic mode (every boot under icount): every row, totals and
 // programs, is a Welch test over per-seed values with Holm over every row
@@ -224,15 +226,24 @@ type sample struct {
 // Detectability is judged after the correction; a significant change
 // whose Hodges–Lehmann interval lies within ± the smallest effect is
 // marked InNoise.
-func Compare(run *results.Run, tree string) TreeAB {
-	ab := compareTree(run, tree)
-	if ab.Deterministic() {
-		decideDeterministic(run, &ab)
-	} else {
-		decideNoisy(&ab)
+func compareTrees(run *results.Run, names []string) map[string]TreeAB {
+	abs := make([]TreeAB, len(names))
+	var det []*TreeAB
+	for i, n := range names {
+		abs[i] = compareTree(run, n)
+		if abs[i].Deterministic() {
+			det = append(det, &abs[i])
+		} else {
+			decideNoisy(&abs[i])
+		}
 	}
-	ab.Warnings = scaleWarnings(run, tree)
-	return ab
+	decideDeterministic(run, det)
+	out := make(map[string]TreeAB, len(names))
+	for i, n := range names {
+		abs[i].Warnings = scaleWarnings(run, n)
+		out[n] = abs[i]
+	}
+	return out
 }
 
 // compareTree gathers a tree's samples and computes each row's statistics

@@ -116,7 +116,7 @@ func TestCompareRunPerTreeWithInvalidReps(t *testing.T) {
 		results.Boot{Seq: 101, Tree: "gtp", Role: results.RolePatched, Rep: 9, Variants: []results.VariantResult{bad}},
 		results.Boot{Seq: 102, Tree: "gtp", Role: results.RoleBase, Rep: 10, Error: "kernel panic during boot", ErrorKind: "crash"})
 
-	ab := Compare(run, "gtp")
+	ab := compareOf(run, "gtp")
 	if len(ab.Variants) != 1 {
 		t.Fatalf("variants %d, want 1", len(ab.Variants))
 	}
@@ -136,7 +136,7 @@ func TestCompareRunPerTreeWithInvalidReps(t *testing.T) {
 	if ab.Emulated {
 		t.Errorf("a KVM run is labelled emulated")
 	}
-	ext := Compare(run, "ext")
+	ext := compareOf(run, "ext")
 	if v := ext.Variants[0].Total; v.Verdict != NotComparable || v.Patched.N != 0 {
 		t.Errorf("ext compared against another tree's patched kernel: %+v", v)
 	}
@@ -144,7 +144,7 @@ func TestCompareRunPerTreeWithInvalidReps(t *testing.T) {
 
 func TestCompareEmulatedLabel(t *testing.T) {
 	run := runtest.AbRun("gtp", results.AccelTCG, runtest.Normal(9, 6, 900, 0.01), runtest.Normal(10, 6, 900, 0.01))
-	ab := Compare(run, "gtp")
+	ab := compareOf(run, "gtp")
 	if !ab.Emulated || ab.Label != results.EmulatedLabel {
 		t.Errorf("TCG run: emulated %v label %q", ab.Emulated, ab.Label)
 	}
@@ -152,7 +152,7 @@ func TestCompareEmulatedLabel(t *testing.T) {
 
 func TestFailOnRegression(t *testing.T) {
 	run := runtest.AbRun("gtp", results.AccelKVM, runtest.Normal(11, 8, 500, 0.01), runtest.Normal(12, 8, 575, 0.01))
-	err := FailOnRegression(run, 10)
+	err := AnalyzeRun(run).FailOnRegression(10)
 	var re *RegressionError
 	if !errors.As(err, &re) {
 		t.Fatalf("err %v, want a *RegressionError for a 15%% slowdown over a 10%% limit", err)
@@ -166,15 +166,15 @@ func TestFailOnRegression(t *testing.T) {
 	if errors.As(err, &ec) {
 		t.Errorf("the regression carries its own exit code %d", ec.ExitCode())
 	}
-	if err := FailOnRegression(run, 20); err != nil {
+	if err := AnalyzeRun(run).FailOnRegression(20); err != nil {
 		t.Errorf("15%% slowdown under a 20%% limit: %v", err)
 	}
 	faster := runtest.AbRun("gtp", results.AccelKVM, runtest.Normal(13, 8, 575, 0.01), runtest.Normal(14, 8, 500, 0.01))
-	if err := FailOnRegression(faster, 0); err != nil {
+	if err := AnalyzeRun(faster).FailOnRegression(0); err != nil {
 		t.Errorf("a speed-up is not a regression: %v", err)
 	}
 	few := runtest.AbRun("gtp", results.AccelKVM, []float64{500, 501, 502}, []float64{900, 901, 902})
-	if err := FailOnRegression(few, 10); err != nil {
+	if err := AnalyzeRun(few).FailOnRegression(10); err != nil {
 		t.Errorf("3 samples cannot show a significant regression: %v", err)
 	}
 }

@@ -145,9 +145,9 @@ func (ab TreeAB) Metric() string {
 	return "wall-time"
 }
 
-// BriefOf computes a tree's brief from its report. Its headline is the
+// briefOf computes a tree's brief from its report. Its headline is the
 // conclusion's title.
-func BriefOf(tr TreeReport) Brief {
+func briefOf(tr TreeReport) Brief {
 	b := perfBrief(tr)
 	b.State, b.Title, b.PerfVerdict = tr.Conclusion.State, tr.Conclusion.Title, b.Verdict
 	if h := b.headline(); !strings.HasPrefix(b.Title, h) {

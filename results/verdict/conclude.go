@@ -23,7 +23,8 @@ const (
 	Neutral = "neutral"
 )
 
-// TreeReport is everything shown about one tree.
+// TreeReport is everything shown about one tree: one tree's part of a
+// run's Analysis.
 type TreeReport struct {
 	Tree          string        `json:"tree"`
 	Base          string        `json:"base_kernel,omitempty"`
@@ -37,16 +38,19 @@ type TreeReport struct {
 	Conclusion    Conclusion    `json:"conclusion"`
 	// Loads are the verifier and JIT facts per program (loads.go).
 	Loads []LoadRow `json:"verifier,omitempty"`
-	// Brief is the tree's short answer (report.json only).
+	// Brief is the tree's short answer, which every report leads with.
 	Brief *Brief `json:"brief,omitempty"`
 	// Where is the change by function, from exact counts (where.go).
 	Where *Where `json:"where,omitempty"`
 }
 
-// Analyze computes the report of one tree.
-func Analyze(run *results.Run, tree string) TreeReport {
-	tr := TreeReport{Tree: tree, Perf: Compare(run, tree), Survival: Survival(run, tree), Loads: Loads(run, tree), Where: WhereOf(run, tree)}
-	tr.Changes = ChangesOf(tr.Survival)
+// treeReport computes the report of one tree from its comparison (perf)
+// and its Where, both computed over the whole run (AnalyzeRun): its
+// survival, loads, kernels, conclusion and brief, and each row's change
+// as the reports show it.
+func treeReport(run *results.Run, tree string, perf TreeAB, where *Where) TreeReport {
+	tr := TreeReport{Tree: tree, Perf: perf, Survival: survival(run, tree), Loads: loads(run, tree), Where: where}
+	tr.Changes = changesOf(tr.Survival)
 	if t := run.Tree(tree); t != nil {
 		tr.Base, tr.Patched = results.KernelID(t.Base), results.KernelID(t.Patched)
 		if t.Patched != nil {
@@ -60,10 +64,23 @@ func Analyze(run *results.Run, tree string) TreeReport {
 		}
 	}
 	tr.Conclusion = conclude(run, tr)
+	b := briefOf(tr)
+	tr.Brief = &b
+	for i := range tr.Perf.Variants {
+		v := &tr.Perf.Variants[i]
+		v.Total.Change = effectPtr(RowEffect(tr.Perf, v.Variant, v.Total))
+		for j := range v.Programs {
+			v.Programs[j].Change = effectPtr(RowEffect(tr.Perf, v.Variant, v.Programs[j]))
+		}
+	}
 	return tr
 }
 
-func ChangesOf(rows []SurvivalRow) []CellChange {
+func effectPtr(e Effect) *Effect { return &e }
+
+// changesOf lists the survival rows whose outcome differs between the
+// kernels.
+func changesOf(rows []SurvivalRow) []CellChange {
 	var out []CellChange
 	for _, r := range rows {
 		if r.Change != "" {
@@ -71,16 +88,6 @@ func ChangesOf(rows []SurvivalRow) []CellChange {
 		}
 	}
 	return out
-}
-
-// Conclude decides the outcome of one tree: failure for survival
-// regressions, a patched kernel that fails where base did not, a variant
-// invalid on the patched kernel only, or a decided slowdown of a variant
-// total (see Compare; not below the smallest effect; in real or
-// instruction time); neutral when the numbers cannot decide (emulated
-// wall-clock time, too few boots, incomplete run); success otherwise.
-func Conclude(run *results.Run, tree string) Conclusion {
-	return Analyze(run, tree).Conclusion
 }
 
 // facts are what a tree's conclusion is made of, each a list of lines.
@@ -93,6 +100,12 @@ type facts struct {
 	need                        int // boots per kernel an undecided total needs
 }
 
+// conclude decides the outcome of one tree: failure for survival
+// regressions, a patched kernel that fails where base did not, a variant
+// invalid on the patched kernel only, or a decided slowdown of a variant
+// total (see compareRun; not below the smallest effect; in real or
+// instruction time); neutral when the numbers cannot decide (emulated
+// wall-clock time, too few boots, incomplete run); success otherwise.
 func conclude(run *results.Run, tr TreeReport) Conclusion {
 	f := factsOf(run, tr)
 	c := Conclusion{Summary: summary(run, tr.Perf, f)}
@@ -261,12 +274,12 @@ func perfTitle(tr TreeReport, undecided []string, need int) string {
 	return s
 }
 
-// PatchedOnlyInvalid lists, for a tree, the variants invalid on the
-// patched kernel only, each with its first reason: the patch broke a
-// benchmark's own invariants (a leak, lost packets), which kci test exits
-// on like a survival regression.
-func PatchedOnlyInvalid(run *results.Run, tree string) []string {
-	patched, _ := oneSidedInvalid(Compare(run, tree))
+// PatchedOnlyInvalid lists the tree's variants invalid on the patched
+// kernel only, each with its first reason: the patch broke a benchmark's
+// own invariants (a leak, lost packets), which kci test exits on like a
+// survival regression.
+func (tr TreeReport) PatchedOnlyInvalid() []string {
+	patched, _ := oneSidedInvalid(tr.Perf)
 	return patched
 }
 

@@ -36,7 +36,7 @@ func cyclesRun() *results.Run {
 }
 
 func TestCyclesRowsDecidedByTheSameRule(t *testing.T) {
-	ab := Compare(cyclesRun(), "gtp")
+	ab := compareOf(cyclesRun(), "gtp")
 	var hash *VariantAB
 	for i := range ab.Variants {
 		if ab.Variants[i].Variant == "hash" {

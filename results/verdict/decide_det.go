@@ -179,42 +179,35 @@ func (w welch) mean(fallback float64) float64 {
 	return fallback
 }
 
-// decideDeterministic decides a deterministic tree's rows: Welch's t over
-// per-seed values, Holm over every row of every deterministic tree of the
-// run at DetAlpha split over the planned looks, and the floors.
-func decideDeterministic(run *results.Run, ab *TreeAB) {
-	own := rowPtrs(ab)
+// decideDeterministic decides the deterministic trees' rows (trees, all
+// of the run's): Welch's t over per-seed values, Holm over every row of
+// every one of them at DetAlpha split over the planned looks, and the
+// floors.
+func decideDeterministic(run *results.Run, trees []*TreeAB) {
 	var fam []*Row
-	for _, r := range own {
-		if detTestable(r) {
-			fam = append(fam, r)
-		}
-	}
-	for _, t := range run.TreeNames() {
-		if t == ab.Tree || run.ClockMode(t) != results.ClockICount {
-			continue
-		}
-		other := compareTree(run, t)
-		for _, r := range rowPtrs(&other) {
+	for _, ab := range trees {
+		for _, r := range rowPtrs(ab) {
 			if detTestable(r) {
 				fam = append(fam, r)
 			}
 		}
 	}
 	looks := looks(run)
-	ab.Family, ab.Looks, ab.Alpha = len(fam), looks, DetAlpha
 	holm(fam)
 	perLook := DetAlpha / float64(looks)
 	level := perLook / float64(max(len(fam), 1)) // Holm's first step: what a lone change must pass
-	oneSeed := 0
-	for _, r := range own {
-		decideDet(r, ab.MinEffectPct, perLook, level)
-		if r.Note == NoteOneSeed {
-			oneSeed++
+	for _, ab := range trees {
+		ab.Family, ab.Looks, ab.Alpha = len(fam), looks, DetAlpha
+		oneSeed := 0
+		for _, r := range rowPtrs(ab) {
+			decideDet(r, ab.MinEffectPct, perLook, level)
+			if r.Note == NoteOneSeed {
+				oneSeed++
+			}
 		}
+		ab.DeterminismCheck = oneSeed > 0 && len(fam) == 0
+		ab.Sequential = run.Sequential
 	}
-	ab.DeterminismCheck = oneSeed > 0 && len(fam) == 0
-	ab.Sequential = run.Sequential
 }
 
 func rowPtrs(ab *TreeAB) []*Row {

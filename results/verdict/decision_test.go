@@ -45,7 +45,7 @@ func TestTwentyFourRowsSeparatedSlowerIsRegression(t *testing.T) {
 		}
 		return x
 	})
-	ab := Compare(run, "gtp")
+	ab := compareOf(run, "gtp")
 	rows := 0
 	for _, v := range ab.Variants {
 		rows += 1 + len(v.Programs)
@@ -63,7 +63,7 @@ func TestTwentyFourRowsSeparatedSlowerIsRegression(t *testing.T) {
 			}
 		}
 	}
-	c := Conclude(run, "gtp")
+	c := concludeOf(run, "gtp")
 	if c.State != Failure || !strings.Contains(c.Title, "slower") || strings.Contains(c.Title, string(NoChange)) {
 		t.Errorf("conclusion %+v, want a failure: slower", c)
 	}
@@ -87,7 +87,7 @@ func TestPatchedOnlyInvalidFailsNamingReason(t *testing.T) {
 			run.Boots[i].Variants[1].Valid, run.Boots[i].Variants[1].Invalid = false, reason
 		}
 	}
-	c := Conclude(run, "gtp")
+	c := concludeOf(run, "gtp")
 	if c.State != Failure {
 		t.Errorf("state %s, want failure: %+v", c.State, c)
 	}
@@ -101,7 +101,7 @@ func TestPatchedOnlyInvalidFailsNamingReason(t *testing.T) {
 	for i := range run.Boots {
 		run.Boots[i].Variants[1].Valid, run.Boots[i].Variants[1].Invalid = false, reason
 	}
-	if c := Conclude(run, "gtp"); strings.Contains(c.Title, reason) {
+	if c := concludeOf(run, "gtp"); strings.Contains(c.Title, reason) {
 		t.Errorf("invalid on both kernels blamed on the patch: %+v", c)
 	}
 }
@@ -114,17 +114,17 @@ func TestOutlierBootDoesNotMaskSlowdown(t *testing.T) {
 	patched := runtest.Normal(81, 8, 517.5, 0.004)
 	base[3] = 630 // one boot with a noisy neighbour
 	run := runtest.AbRun("gtp", results.AccelKVM, base, patched)
-	tot := Compare(run, "gtp").Variants[0].Total
+	tot := compareOf(run, "gtp").Variants[0].Total
 	if tot.Base.CV < 5 {
 		t.Fatalf("fixture: base CV %.1f%%, want an outlier that inflates it", tot.Base.CV)
 	}
 	if tot.Verdict != Slower || tot.InNoise {
 		t.Errorf("verdict %s in-noise=%v (shift %+.1f%% %+.1f..%+.1f, p adj %.4f), want slower", tot.Verdict, tot.InNoise, tot.Shift.Est, tot.Shift.Lo, tot.Shift.Hi, tot.PAdj)
 	}
-	if c := Conclude(run, "gtp"); c.State != Failure || !strings.Contains(c.Title, "slower") {
+	if c := concludeOf(run, "gtp"); c.State != Failure || !strings.Contains(c.Title, "slower") {
 		t.Errorf("conclusion %+v, want failure: slower", c)
 	}
-	if FailOnRegression(run, 3) == nil {
+	if AnalyzeRun(run).FailOnRegression(3) == nil {
 		t.Errorf("--fail-on-regression 3 does not fire on a decided 3.5%% slowdown")
 	}
 }
@@ -140,13 +140,13 @@ func TestCannotDecideNamesBootsNeeded(t *testing.T) {
 		return 100 + float64(rep)
 	})
 	// 4+4 can reach p = 0.029 alone, but not after Holm over 4 totals.
-	ab := Compare(run, "gtp")
+	ab := compareOf(run, "gtp")
 	for _, v := range ab.Variants {
 		if v.Total.Verdict != TooFew || v.Total.Need != 5 {
 			t.Errorf("%s: %s need %d, want cannot decide, needs 5 boots per kernel", v.Variant, v.Total.Verdict, v.Total.Need)
 		}
 	}
-	c := Conclude(run, "gtp")
+	c := concludeOf(run, "gtp")
 	if c.State != Neutral || !strings.Contains(c.Title, "cannot decide: needs >= 5 boots per kernel") {
 		t.Errorf("conclusion %+v", c)
 	}
@@ -164,7 +164,7 @@ func TestCannotDecideNamesBootsNeeded(t *testing.T) {
 func TestDeterministicNull(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 5))
 	run := runtest.IcountRun(t, func(string, string) float64 { return 1 + 0.0001*(2*rng.Float64()-1) })
-	ab := Compare(run, "gtp")
+	ab := compareOf(run, "gtp")
 	if !ab.Deterministic() || ab.Label != results.InstructionTimeLabel {
 		t.Fatalf("clock %q label %q: want deterministic mode", ab.Clock, ab.Label)
 	}
@@ -173,7 +173,7 @@ func TestDeterministicNull(t *testing.T) {
 			t.Errorf("%s: %s p=%v (%+.3f%%, %d seeds), want no change tested over 3 seeds", k, r.Verdict, r.P, r.DeltaPct, r.Seeds)
 		}
 	}
-	c := Conclude(run, "gtp")
+	c := concludeOf(run, "gtp")
 	if c.State != Success || !strings.Contains(c.Title, results.InstructionTimeLabel) {
 		t.Errorf("conclusion %+v, want success, labelled instruction time", c)
 	}
@@ -189,7 +189,7 @@ func TestDeterministicNull(t *testing.T) {
 			t.Errorf("%s: seeds %v / %v not exact", k, r.Base.Values, r.Patched.Values)
 		}
 	}
-	if err := FailOnRegression(run, 0); err != nil {
+	if err := AnalyzeRun(run).FailOnRegression(0); err != nil {
 		t.Errorf("fail-on-regression on a null: %v", err)
 	}
 }
@@ -207,7 +207,7 @@ func TestDeterministicOneProgramPlusOnePercent(t *testing.T) {
 		}
 		return 1
 	})
-	if r := rowsOf(Compare(run3, "gtp"))["hash/hash_write"]; !r.exact && (r.Verdict != NoChange || !r.Undecided(results.DefaultMinEffectPct)) {
+	if r := rowsOf(compareOf(run3, "gtp"))["hash/hash_write"]; !r.exact && (r.Verdict != NoChange || !r.Undecided(results.DefaultMinEffectPct)) {
 		t.Errorf("hash_write +1 %% at 3 seeds with spread: %s, undecided %v, want no change asking for more seeds", r.Verdict, r.Undecided(results.DefaultMinEffectPct))
 	}
 	run := runtest.IcountRunN(t, 6, func(v, p string) float64 {
@@ -216,7 +216,7 @@ func TestDeterministicOneProgramPlusOnePercent(t *testing.T) {
 		}
 		return 1
 	})
-	rows := rowsOf(Compare(run, "gtp"))
+	rows := rowsOf(compareOf(run, "gtp"))
 	for k, r := range rows {
 		want := NoChange
 		if k == "hash/hash_write" {
@@ -226,7 +226,7 @@ func TestDeterministicOneProgramPlusOnePercent(t *testing.T) {
 			t.Errorf("%s: %s (%+.2f%%, spread %.2f/%.2f%%), want %s", k, r.Verdict, r.DeltaPct, r.Base.Spread, r.Patched.Spread, want)
 		}
 	}
-	c := Conclude(run, "gtp")
+	c := concludeOf(run, "gtp")
 	if !strings.Contains(c.Summary, "hash/hash_write slower +1.0%") || !strings.Contains(c.Title, "hash/hash_write") {
 		t.Errorf("conclusion does not name the program: %+v", c)
 	}
@@ -238,7 +238,7 @@ func TestDeterministicOneProgramPlusOnePercent(t *testing.T) {
 		}
 		return 1
 	})
-	rows = rowsOf(Compare(run, "gtp"))
+	rows = rowsOf(compareOf(run, "gtp"))
 	for k, r := range rows {
 		want := NoChange
 		if k == "hash/hash_write" || k == "hash/total" {
@@ -248,11 +248,11 @@ func TestDeterministicOneProgramPlusOnePercent(t *testing.T) {
 			t.Errorf("+2%%: %s: %s (%+.2f%%), want %s", k, r.Verdict, r.DeltaPct, want)
 		}
 	}
-	if c := Conclude(run, "gtp"); c.State != Failure || !strings.Contains(c.Title, "hash +0.9%") {
+	if c := concludeOf(run, "gtp"); c.State != Failure || !strings.Contains(c.Title, "hash +0.9%") {
 		t.Errorf("conclusion %+v, want failure: slower: hash +0.9%%", c)
 	}
 	var re *RegressionError
-	if err := FailOnRegression(run, 0.5); !errors.As(err, &re) || !strings.Contains(err.Error(), results.InstructionTimeLabel) {
+	if err := AnalyzeRun(run).FailOnRegression(0.5); !errors.As(err, &re) || !strings.Contains(err.Error(), results.InstructionTimeLabel) {
 		t.Errorf("fail-on-regression: %v, want the hash regression labelled instruction time", err)
 	}
 	// +2 % of cnt_egress is 1.5 ns, over one instruction, beside a 0.8 ns
@@ -264,7 +264,7 @@ func TestDeterministicOneProgramPlusOnePercent(t *testing.T) {
 		}
 		return 1
 	})
-	if r := rowsOf(Compare(run, "gtp"))["cnt/cnt_egress"]; r.Verdict != Slower || r.Seeds != 6 {
+	if r := rowsOf(compareOf(run, "gtp"))["cnt/cnt_egress"]; r.Verdict != Slower || r.Seeds != 6 {
 		t.Errorf("cnt_egress +2%% beside its 1%% range, 6 seeds: %s (%d seeds), want slower", r.Verdict, r.Seeds)
 	}
 }
@@ -290,8 +290,8 @@ func TestFailOnRegressionFollowsConclusion(t *testing.T) {
 		}(), false},
 	}
 	for _, c := range cases {
-		err := FailOnRegression(c.run, 0)
-		concl := Conclude(c.run, "gtp")
+		err := AnalyzeRun(c.run).FailOnRegression(0)
+		concl := concludeOf(c.run, "gtp")
 		if (err != nil) != c.want {
 			t.Errorf("%s: fail-on-regression %v, want %v (conclusion %s: %s)", c.name, err, c.want, concl.State, concl.Title)
 		}
@@ -334,7 +334,7 @@ func TestPowerAtDefaults(t *testing.T) {
 			}
 			return x
 		})
-		for _, va := range Compare(run, "gtp").Variants {
+		for _, va := range compareOf(run, "gtp").Variants {
 			moved := (va.Total.Verdict == Slower || va.Total.Verdict == Faster) && !va.Total.InNoise
 			if va.Variant == "gtp" && shift != 0 {
 				hit = va.Total.Verdict == Slower && moved
@@ -342,7 +342,7 @@ func TestPowerAtDefaults(t *testing.T) {
 				falseFlag = true
 			}
 		}
-		return hit, falseFlag, Conclude(run, "gtp").State == Failure
+		return hit, falseFlag, concludeOf(run, "gtp").State == Failure
 	}
 	rate := func(shift, cv float64) (power, fwer, fail float64) {
 		var h, f, x int
@@ -512,7 +512,7 @@ func TestDeterministicGrossChangeAtFirstLook(t *testing.T) {
 		}
 		return 1
 	})
-	rows := rowsOf(Compare(run, "gtp"))
+	rows := rowsOf(compareOf(run, "gtp"))
 	for _, k := range []string{"hash/hash_write", "hash/total"} {
 		if r := rows[k]; r.Verdict != Slower {
 			t.Errorf("%s x3 at 3 seeds: %s (%+.1f%%, exact %v), want slower", k, r.Verdict, r.DeltaPct, r.exact)
@@ -529,7 +529,7 @@ func TestDeterministicGrossChangeAtFirstLook(t *testing.T) {
 		}
 		return 1
 	})
-	if r := rowsOf(Compare(run, "gtp"))["hash/hash_write"]; !r.exact && (r.Verdict != NoChange || !r.Untested()) {
+	if r := rowsOf(compareOf(run, "gtp"))["hash/hash_write"]; !r.exact && (r.Verdict != NoChange || !r.Untested()) {
 		t.Errorf("hash_write +5 %% at 3 seeds with spread: %s, untested %v, want no change, not tested yet", r.Verdict, r.Untested())
 	}
 }

@@ -1,4 +1,6 @@
-// Package verdict decides what a run's record says: per tree the A/B
+// Package verdict decides what a run's record says, once per run
+// (AnalyzeRun, analysis.go: one Analysis that every report, the exit
+// code, the PR comment and the check read): per tree the A/B
 // rows (ab.go) with deterministic mode's per-seed test and its power
 // (decide_det.go, power.go, sequential.go: Holm over every row of the run,
 // adaptive seeds) and noisy mode's statistics (stats.go); the whole-path

@@ -32,7 +32,7 @@ func TestTotalOfExactProgramsIsExact(t *testing.T) {
 				}
 				return x
 			})
-		ab := Compare(run, "gtp")
+		ab := compareOf(run, "gtp")
 		total := ab.Variants[0].Total
 		if !total.exact || total.Untested() || total.Undecided(results.DefaultMinEffectPct) {
 			t.Errorf("%s: total exact %v, untested %v, undecided %v; want an exact, decided row", c.name, total.exact, total.Untested(), total.Undecided(results.DefaultMinEffectPct))

@@ -30,9 +30,9 @@ type LoadSide struct {
 	Failed        string `json:"failed,omitempty"`
 }
 
-// Loads gathers the tree's load facts per variant and program, in boot
+// loads gathers the tree's load facts per variant and program, in boot
 // order of first appearance.
-func Loads(run *results.Run, tree string) []LoadRow {
+func loads(run *results.Run, tree string) []LoadRow {
 	facts := map[loadKey]map[string][]results.ProgLoad{}
 	failed := map[string]map[string]string{} // variant → role → error
 	var order []loadKey

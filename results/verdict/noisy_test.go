@@ -31,7 +31,7 @@ func TestNoisyDetectabilityFromTheFamily(t *testing.T) {
 		b.Seq = len(run.Boots) + 1
 		run.Boots = append(run.Boots, b)
 	}
-	rows := rowsOf(Compare(run, "gtp"))
+	rows := rowsOf(compareOf(run, "gtp"))
 	for _, k := range []string{"big/total", "small/total"} {
 		if r := rows[k]; r.Verdict != Slower || r.PAdj > alpha {
 			t.Errorf("%s: %s p adj %.3f (%d+%d boots), want slower", k, r.Verdict, r.PAdj, r.Base.N, r.Patched.N)
@@ -63,7 +63,7 @@ func TestNoisyBelowSmallestEffectUsesTheAdjustedInterval(t *testing.T) {
 		}
 		return x
 	})
-	rows := rowsOf(Compare(run, "gtp"))
+	rows := rowsOf(compareOf(run, "gtp"))
 	a := rows["a/total"]
 	if a.Adjusted == nil || a.AdjConf < 0.98 || math.Abs(a.AdjConf-(1-alpha/3)) > 1e-9 {
 		t.Fatalf("a: adjusted interval %+v at %v, want at 1-0.05/3", a.Adjusted, a.AdjConf)
@@ -80,7 +80,7 @@ func TestNoisyBelowSmallestEffectUsesTheAdjustedInterval(t *testing.T) {
 	if b.Verdict != Slower || b.InNoise || !strings.Contains(b.ChangeText(), "12+12 boots") || !strings.Contains(b.ChangeText(), "[") {
 		t.Errorf("b +2 %%: %s %q", b.Verdict, b.ChangeText())
 	}
-	if c := Conclude(run, "gtp"); !strings.Contains(c.Summary, fmt.Sprintf("b %+.1f%%", b.Effect())) {
+	if c := concludeOf(run, "gtp"); !strings.Contains(c.Summary, fmt.Sprintf("b %+.1f%%", b.Effect())) {
 		t.Errorf("conclusion %q does not use the shown estimate %+.1f%%", c.Summary, b.Effect())
 	}
 }

@@ -3,8 +3,6 @@ package verdict
 import (
 	"fmt"
 	"math"
-
-	"github.com/kci-dev/kci/results"
 )
 
 // RegressionError is a decided slowdown of a variant total beyond the
@@ -36,10 +34,10 @@ func (e *RegressionError) Error() string {
 // over all trees, that the conclusion calls slower (decided, not below the
 // smallest effect, not in numbers that are relative only) by more than pct
 // percent; nil if there is none. It never disagrees with the conclusion.
-func FailOnRegression(run *results.Run, pct float64) error {
+func (a *Analysis) FailOnRegression(pct float64) error {
 	var worst *RegressionError
-	for _, tree := range run.TreeNames() {
-		tr := Analyze(run, tree)
+	for _, tr := range a.Trees {
+		tree := tr.Tree
 		for _, v := range perfRegressions(tr.Perf) {
 			r := v.Total
 			if r.Effect() <= pct {

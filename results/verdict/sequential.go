@@ -31,12 +31,14 @@ type LookPlan struct {
 // because they cannot reach their floor so (Row.futile).
 func NeedMore(run *results.Run, bootsLeft int) (need map[string][]string, futile bool) {
 	need = map[string][]string{}
-	for _, t := range run.TreeNames() {
+	names := run.TreeNames()
+	perf := compareTrees(run, names)
+	for _, t := range names {
 		if run.ClockMode(t) != results.ClockICount {
 			continue
 		}
 		reach := min(LookSeeds[len(LookSeeds)-1], reps(run, t)+max(bootsLeft, 0)/2)
-		ab := Compare(run, t)
+		ab := perf[t]
 		var vs []string
 		for _, v := range ab.Variants {
 			for _, r := range append([]Row{v.Total}, v.Programs...) {

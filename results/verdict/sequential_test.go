@@ -109,7 +109,7 @@ func simulate(rng *rand.Rand, trees []simTree, shift map[string]float64, ns bool
 	out := simOutcome{flagged: map[string]bool{}, first: map[string]bool{}, seeds: map[string]int{}, bound: map[string]float64{}}
 	flagged := func(into map[string]bool) {
 		for _, t := range trees {
-			for k, r := range rowsOf(Compare(run, t.name)) {
+			for k, r := range rowsOf(compareOf(run, t.name)) {
 				if r.Verdict == Slower || r.Verdict == Faster {
 					into[t.name+"/"+k] = true
 				}
@@ -344,7 +344,7 @@ func TestOneSeedIsADeterminismCheck(t *testing.T) {
 	for i := range run.Boots {
 		run.Boots[i].Seed = 7
 	}
-	ab := Compare(run, "gtp")
+	ab := compareOf(run, "gtp")
 	if !ab.DeterminismCheck {
 		t.Fatalf("one seed per kernel: not labelled a determinism check")
 	}
@@ -353,11 +353,11 @@ func TestOneSeedIsADeterminismCheck(t *testing.T) {
 			t.Errorf("%s: %s (%s), want no comparison from one seed", k, r.Verdict, r.Note)
 		}
 	}
-	if c := Conclude(run, "gtp"); c.State != Neutral || !strings.Contains(c.Title, "determinism check") || !strings.Contains(c.Title, "agree exactly") {
+	if c := concludeOf(run, "gtp"); c.State != Neutral || !strings.Contains(c.Title, "determinism check") || !strings.Contains(c.Title, "agree exactly") {
 		t.Errorf("conclusion %+v", c)
 	}
 	run.Boots[2].Variants = []results.VariantResult{runtest.Vr("hash", runtest.Pc{Name: "hash_write", Ns: 531}, runtest.Pc{Name: "hash_read", Ns: 204})}
-	if c := Conclude(run, "gtp"); !strings.Contains(c.Title, "differ") {
+	if c := concludeOf(run, "gtp"); !strings.Contains(c.Title, "differ") {
 		t.Errorf("boots of seed 7 disagree, conclusion %q", c.Title)
 	}
 }

@@ -28,8 +28,8 @@ type Matrix struct {
 	Cells []CellState `json:"cells"`
 }
 
-// SurvivalMatrix folds the cells of all boots of one kernel.
-func SurvivalMatrix(run *results.Run, tree, role string) Matrix {
+// survivalMatrix folds the cells of all boots of one kernel.
+func survivalMatrix(run *results.Run, tree, role string) Matrix {
 	m := Matrix{Tree: tree, Role: role}
 	idx := map[[2]string]int{}
 	boots := append([]results.Boot(nil), run.Boots...)
@@ -97,11 +97,11 @@ type SurvivalRow struct {
 	Change  string     `json:"change,omitempty"` // regression | fixed
 }
 
-// Survival lines up both kernels of a tree, in the order cells were first
+// survival lines up both kernels of a tree, in the order cells were first
 // seen (base first), and classifies changes.
-func Survival(run *results.Run, tree string) []SurvivalRow {
-	base := SurvivalMatrix(run, tree, results.RoleBase)
-	patched := SurvivalMatrix(run, tree, results.RolePatched)
+func survival(run *results.Run, tree string) []SurvivalRow {
+	base := survivalMatrix(run, tree, results.RoleBase)
+	patched := survivalMatrix(run, tree, results.RolePatched)
 	var rows []SurvivalRow
 	seen := map[[2]string]bool{}
 	add := func(c CellState) {

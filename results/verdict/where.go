@@ -71,38 +71,44 @@ const (
 	WhereNoCounts    = "no exact counts in this run (the QEMU plugin was not loaded: see the run's log)"
 )
 
-// WhereOf is tree's Where in run.
-func WhereOf(run *results.Run, tree string) *Where {
-	if run.ClockMode(tree) != results.ClockICount {
-		return &Where{Note: WhereNeedsICount}
-	}
-	var all []*whereCand
-	var own []*whereCand
-	model := ""
-	for _, t := range run.TreeNames() {
+// whereTrees is every tree's Where (names, the run's trees): the
+// functions of every icount tree are tested as one Holm family, each
+// tree's called rows kept for it.
+func whereTrees(run *results.Run, names []string) map[string]*Where {
+	out := make(map[string]*Where, len(names))
+	cands := map[string][]*whereCand{}
+	models := map[string]string{}
+	var fam []*WhereDelta
+	for _, t := range names {
 		if run.ClockMode(t) != results.ClockICount {
+			out[t] = &Where{Note: WhereNeedsICount}
 			continue
 		}
-		cs, m := whereCands(run, t)
-		all = append(all, cs...)
-		if t == tree {
-			own, model = cs, m
-		}
-	}
-	if len(own) == 0 {
-		return &Where{Note: WhereNoCounts}
-	}
-	var fam []*WhereDelta
-	for _, c := range all {
-		for _, d := range c.deltas() {
-			if !d.Exact {
-				fam = append(fam, d)
+		cands[t], models[t] = whereCands(run, t)
+		for _, c := range cands[t] {
+			for _, d := range c.deltas() {
+				if !d.Exact {
+					fam = append(fam, d)
+				}
 			}
 		}
 	}
 	holmDeltas(fam)
 	level := DetAlpha / float64(looks(run))
-	w := &Where{Family: len(fam), Model: model}
+	for t, own := range cands {
+		out[t] = whereOf(own, models[t], len(fam), level)
+	}
+	return out
+}
+
+// whereOf is one tree's Where from its tested functions (own), once
+// Holm has corrected the run's family (of family deltas): the rows called
+// a change at level, largest first within each variant.
+func whereOf(own []*whereCand, model string, family int, level float64) *Where {
+	if len(own) == 0 {
+		return &Where{Note: WhereNoCounts}
+	}
+	w := &Where{Family: family, Model: model}
 	for _, c := range own {
 		c.row.Insns.Changed = c.row.Insns.called(level, WhereMin)
 		if c.row.Cycles != nil {

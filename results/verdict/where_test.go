@@ -29,7 +29,7 @@ func TestWhereNamesExactChangesOnly(t *testing.T) {
 		f["ip_rcv"] += 0.2                 // below WhereMin on both sides: never named
 		return f
 	})
-	w := WhereOf(run, "gtp")
+	w := whereIn(run, "gtp")
 	if w.Note != "" {
 		t.Fatalf("note %q, want rows", w.Note)
 	}
@@ -57,7 +57,7 @@ func TestWhereSpreadRows(t *testing.T) {
 		}
 		return f
 	})
-	w := WhereOf(run, "gtp")
+	w := whereIn(run, "gtp")
 	if len(w.Rows) != 1 || w.Rows[0].Func != "skb_ext_put" || w.Rows[0].Insns.Exact {
 		t.Fatalf("rows %+v, want skb_ext_put only, not exact", w.Rows)
 	}
@@ -66,12 +66,12 @@ func TestWhereSpreadRows(t *testing.T) {
 func TestWhereNotes(t *testing.T) {
 	run := runtest.MkRun(results.AccelTCG, results.ClockICount, 3, 3, []runtest.VarSpec{{Name: "hash", Progs: []string{"hash_write"}}},
 		func(string, int, string, string) float64 { return 100 })
-	if w := WhereOf(run, "gtp"); w.Note != WhereNoCounts {
+	if w := whereIn(run, "gtp"); w.Note != WhereNoCounts {
 		t.Errorf("no counts: note %q", w.Note)
 	}
 	kvm := runtest.MkRun(results.AccelKVM, "", 3, 3, []runtest.VarSpec{{Name: "hash", Progs: []string{"hash_write"}}},
 		func(string, int, string, string) float64 { return 100 })
-	if w := WhereOf(kvm, "gtp"); w.Note != WhereNeedsICount {
+	if w := whereIn(kvm, "gtp"); w.Note != WhereNeedsICount {
 		t.Errorf("kvm: note %q", w.Note)
 	}
 }
