@@ -222,7 +222,7 @@ func briefRows(v VariantAB) []Row {
 
 // changed: a decided change beyond the smallest effect.
 func Changed(r Row) bool {
-	return (r.Verdict == Slower || r.Verdict == Faster) && !r.InNoise && r.Note != NoteNotExamined
+	return r.Verdict.Moved() && !r.InNoise && r.Note != NoteNotExamined
 }
 
 func hasVerdict(es []Effect, v Verdict) bool {
