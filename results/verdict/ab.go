@@ -217,31 +217,22 @@ type sample struct {
 // boots are listed, never averaged: a failed boot is out of the
 // statistics entirely. Nothing is compared across trees: each tree's
 // samples are gathered once, and only the deterministic trees' Holm
-// family spans them.
-//
-// Deterministic mode (every boot under icount): every row, totals and
-// programs, is a Welch test over per-seed values with Holm over every row
-// of every deterministic tree of the run (decide_det.go), and a change
-// must also reach the smallest effect and ResolutionNs.
-//
-// Noisy mode (KVM, --clock host): the variant totals are the primary
-// family (Mann–Whitney U, Holm over the variants); a program is examined
-// (Holm over its variant's programs) only when its total moved.
-// Detectability is judged after the correction; a significant change
-// whose Hodges–Lehmann interval lies within ± the smallest effect is
-// marked InNoise.
+// family spans them. Each tree's rule (rule.go) compares and decides its
+// rows: seededRule under icount, noisyRule otherwise.
 func compareTrees(run *results.Run, names []string) map[string]TreeAB {
 	abs := make([]TreeAB, len(names))
-	var det []*TreeAB
 	for i, n := range names {
 		abs[i] = compareTree(run, n)
-		if abs[i].Deterministic() {
-			det = append(det, &abs[i])
-		} else {
-			decideNoisy(&abs[i])
-		}
 	}
-	decideDeterministic(run, det)
+	for _, rl := range []rule{noisyRule{}, seededRule{}} {
+		var trees []*TreeAB
+		for i := range abs {
+			if abs[i].rule() == rl {
+				trees = append(trees, &abs[i])
+			}
+		}
+		rl.decide(run, trees)
+	}
 	out := make(map[string]TreeAB, len(names))
 	for i, n := range names {
 		abs[i].Warnings = scaleWarnings(run, n)
@@ -308,18 +299,11 @@ func compareTree(run *results.Run, tree string) TreeAB {
 		alignPathRows(samples[name])
 		base, patched := samples[name][results.RoleBase], samples[name][results.RolePatched]
 		va := VariantAB{Variant: name}
-		row := func(n string, b, p []float64) Row {
-			if ab.Deterministic() {
-				return compareDet(n, b, p, seedsOf(base), seedsOf(patched))
-			}
-			return pairStats(n, b, p)
-		}
+		bseeds, pseeds := seedsOf(base), seedsOf(patched)
+		row := func(n string, b, p []float64) Row { return ab.rule().compare(n, b, p, bseeds, pseeds) }
 		va.Total = row(TotalRow, totals(base), totals(patched))
 		for _, prog := range programNames(base, patched) {
 			va.Programs = append(va.Programs, row(prog, progValues(base, prog), progValues(patched, prog)))
-		}
-		if ab.Deterministic() {
-			exactTotal(&va)
 		}
 		ab.Variants = append(ab.Variants, va)
 	}
