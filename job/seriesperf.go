@@ -10,6 +10,7 @@ import (
 	"github.com/kci-dev/kci/results/verdict"
 
 	"github.com/kci-dev/kci/internal/lines"
+	"github.com/kci-dev/kci/internal/stats"
 	"github.com/kci-dev/kci/results"
 	"github.com/kci-dev/kci/wire"
 )
@@ -63,13 +64,8 @@ func SeedSpread(runs []map[string]float64) map[string]float64 {
 	}
 	out := map[string]float64{}
 	for k, vs := range vals {
-		sort.Float64s(vs)
-		med := vs[len(vs)/2]
-		if len(vs)%2 == 0 {
-			med = (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2
-		}
-		if med != 0 {
-			out[k] = (vs[len(vs)-1] - vs[0]) / math.Abs(med) * 100
+		if med := stats.Median(vs); med != 0 {
+			out[k] = stats.Range(vs) / math.Abs(med) * 100
 		}
 	}
 	return out

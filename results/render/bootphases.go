@@ -2,9 +2,9 @@ package render
 
 import (
 	"fmt"
-	"slices"
 	"time"
 
+	"github.com/kci-dev/kci/internal/stats"
 	"github.com/kci-dev/kci/results"
 )
 
@@ -40,14 +40,12 @@ func bootPhasesText(run *results.Run) string {
 	return fmt.Sprintf("\nboot phases (host wall time, median of %d booted boots; cache hits left out):\n", booted) + t.text("  ")
 }
 
-// medianDuration is the middle of ds (the mean of the two middle ones
-// for an even count); ds is not modified.
+// medianDuration is stats.Median of ds (not empty), truncated to the
+// nanosecond: exact, as durations below 2⁵³ ns are exact float64s.
 func medianDuration(ds []time.Duration) time.Duration {
-	s := slices.Clone(ds)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
+	xs := make([]float64, len(ds))
+	for i, d := range ds {
+		xs[i] = float64(d)
 	}
-	return (s[n/2-1] + s[n/2]) / 2
+	return time.Duration(stats.Median(xs))
 }

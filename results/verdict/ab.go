@@ -8,12 +8,16 @@ import (
 	"github.com/kci-dev/kci/results"
 
 	"github.com/kci-dev/kci/internal/failure"
+	"github.com/kci-dev/kci/internal/stats"
 	"golang.org/x/perf/benchmath"
 )
 
 // Verdict is the outcome of one base-vs-patched comparison, in benchstat's
 // terms (lower ns/pkt is better).
 type Verdict string
+
+// Moved reports whether the verdict is a change: slower or faster.
+func (v Verdict) Moved() bool { return v == Slower || v == Faster }
 
 // Verdicts.
 const (
@@ -97,8 +101,8 @@ type Row struct {
 	Note       string   `json:"note,omitempty"`
 	Warnings   []string `json:"warnings,omitempty"`
 
-	w              welch // deterministic mode's test
-	exact          bool  // deterministic: seeds agree within less than an instruction
+	w              stats.Welch // deterministic mode's test
+	exact          bool        // deterministic: seeds agree within less than an instruction
 	seedsB, seedsP int
 	level          float64 // deterministic: the level its 90 % bound is at
 	// Change is the row's change as the reports show it (RowEffect),
@@ -213,31 +217,22 @@ type sample struct {
 // boots are listed, never averaged: a failed boot is out of the
 // statistics entirely. Nothing is compared across trees: each tree's
 // samples are gathered once, and only the deterministic trees' Holm
-// family spans them.
-//
-// Deterministic mode (every boot under icount): every row, totals and
-// programs, is a Welch test over per-seed values with Holm over every row
-// of every deterministic tree of the run (decide_det.go), and a change
-// must also reach the smallest effect and ResolutionNs.
-//
-// Noisy mode (KVM, --clock host): the variant totals are the primary
-// family (Mann–Whitney U, Holm over the variants); a program is examined
-// (Holm over its variant's programs) only when its total moved.
-// Detectability is judged after the correction; a significant change
-// whose Hodges–Lehmann interval lies within ± the smallest effect is
-// marked InNoise.
+// family spans them. Each tree's rule (rule.go) compares and decides its
+// rows: seededRule under icount, noisyRule otherwise.
 func compareTrees(run *results.Run, names []string) map[string]TreeAB {
 	abs := make([]TreeAB, len(names))
-	var det []*TreeAB
 	for i, n := range names {
 		abs[i] = compareTree(run, n)
-		if abs[i].Deterministic() {
-			det = append(det, &abs[i])
-		} else {
-			decideNoisy(&abs[i])
-		}
 	}
-	decideDeterministic(run, det)
+	for _, rl := range []rule{noisyRule{}, seededRule{}} {
+		var trees []*TreeAB
+		for i := range abs {
+			if abs[i].rule() == rl {
+				trees = append(trees, &abs[i])
+			}
+		}
+		rl.decide(run, trees)
+	}
 	out := make(map[string]TreeAB, len(names))
 	for i, n := range names {
 		abs[i].Warnings = scaleWarnings(run, n)
@@ -293,10 +288,7 @@ func compareTree(run *results.Run, tree string) TreeAB {
 				order = append(order, v.Variant)
 			}
 			costs, _ := results.PerPacket(v.Programs)
-			seed := b.Seed
-			if seed == 0 {
-				seed = 1<<63 | uint64(b.Seq) // unrecorded: every boot its own draw
-			}
+			seed := bootSeed(b)
 			// The cost rows (cost.go) go beside the programs, not into the total.
 			s := sample{rep: b.Rep, seed: seed, costs: costs, total: results.Total(costs)}
 			s.costs = append(s.costs, PathRows(b, v)...)
@@ -307,22 +299,27 @@ func compareTree(run *results.Run, tree string) TreeAB {
 		alignPathRows(samples[name])
 		base, patched := samples[name][results.RoleBase], samples[name][results.RolePatched]
 		va := VariantAB{Variant: name}
-		row := func(n string, b, p []float64) Row {
-			if ab.Deterministic() {
-				return compareDet(n, b, p, seedsOf(base), seedsOf(patched))
-			}
-			return pairStats(n, b, p)
-		}
+		bseeds, pseeds := seedsOf(base), seedsOf(patched)
+		row := func(n string, b, p []float64) Row { return ab.rule().compare(n, b, p, bseeds, pseeds) }
 		va.Total = row(TotalRow, totals(base), totals(patched))
 		for _, prog := range programNames(base, patched) {
 			va.Programs = append(va.Programs, row(prog, progValues(base, prog), progValues(patched, prog)))
 		}
-		if ab.Deterministic() {
-			exactTotal(&va)
-		}
 		ab.Variants = append(ab.Variants, va)
 	}
 	return ab
+}
+
+// unrecordedSeed marks the key of a boot whose guest seed was not
+// recorded: every such boot is its own draw.
+const unrecordedSeed = 1 << 63
+
+// bootSeed is a boot's guest seed, or a key of its own when unrecorded.
+func bootSeed(b results.Boot) uint64 {
+	if b.Seed == 0 {
+		return unrecordedSeed | uint64(b.Seq)
+	}
+	return b.Seed
 }
 
 func seedsOf(ss []sample) []uint64 {
@@ -364,8 +361,7 @@ func decideNoisy(ab *TreeAB) {
 	}
 	for i := range ab.Variants {
 		v := &ab.Variants[i]
-		moved := v.Total.Verdict == Slower || v.Total.Verdict == Faster
-		if !moved {
+		if !v.Total.Verdict.Moved() {
 			for j := range v.Programs {
 				p := &v.Programs[j]
 				p.PAdj = math.NaN()
@@ -397,18 +393,17 @@ func decideNoisy(ab *TreeAB) {
 	}
 }
 
-// holm sets PAdj over one family (Holm–Bonferroni): with a dozen
-// comparisons at alpha 0.05, one would otherwise come out "significant" by
-// chance in about every second run, and a verdict kci prints must hold up
-// in a cover letter. The raw p stays shown; PAdj decides the verdict.
+// holm sets PAdj over one family (stats.Holm): with a dozen comparisons
+// at alpha 0.05, one would otherwise come out "significant" by chance in
+// about every second run, and a verdict kci prints must hold up in a
+// cover letter. The raw p stays shown; PAdj decides the verdict.
 func holm(rows []*Row) {
-	sort.SliceStable(rows, func(i, j int) bool { return rows[i].P < rows[j].P })
-	m := len(rows)
-	prev := 0.0
+	ps := make([]float64, len(rows))
 	for i, r := range rows {
-		adj := math.Min(1, math.Max(prev, r.P*float64(m-i)))
-		prev = adj
-		r.PAdj = adj
+		ps[i] = r.P
+	}
+	for i, adj := range stats.Holm(ps) {
+		rows[i].PAdj = adj
 	}
 }
 
@@ -441,7 +436,7 @@ func decideRow(r *Row, m int, minEffect float64, can bool) {
 	default:
 		r.Verdict = Faster
 	}
-	if r.Verdict == Slower || r.Verdict == Faster {
+	if r.Verdict.Moved() {
 		conf := 1 - alpha/float64(max(m, 1))
 		adj := hodgesLehmann(r.Base.Values, r.Patched.Values, conf)
 		r.Adjusted, r.AdjConf = &adj, conf
@@ -536,36 +531,10 @@ func summarize(xs []float64) Dist {
 	if d.CI == "±∞" {
 		d.CI = "∞"
 	}
-	d.CV = cv(xs)
-	d.Min, d.Max = xs[0], xs[0]
-	mean := 0.0
-	for _, x := range xs {
-		d.Min, d.Max = math.Min(d.Min, x), math.Max(d.Max, x)
-		mean += x
-	}
-	mean /= float64(len(xs))
-	if mean != 0 {
-		d.Spread = (d.Max - d.Min) / 2 / math.Abs(mean) * 100
+	d.CV = stats.CV(xs)
+	d.Min, d.Max = stats.MinMax(xs)
+	if mean, _ := stats.MeanVar(xs); mean != 0 {
+		d.Spread = stats.HalfRange(xs) / math.Abs(mean) * 100
 	}
 	return d
-}
-
-// cv is the sample standard deviation over the mean, in percent.
-func cv(xs []float64) float64 {
-	if len(xs) < 2 {
-		return 0
-	}
-	mean := 0.0
-	for _, x := range xs {
-		mean += x
-	}
-	mean /= float64(len(xs))
-	if mean == 0 {
-		return 0
-	}
-	ss := 0.0
-	for _, x := range xs {
-		ss += (x - mean) * (x - mean)
-	}
-	return math.Sqrt(ss/float64(len(xs)-1)) / math.Abs(mean) * 100
 }

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kci-dev/kci/internal/stats"
 	"github.com/kci-dev/kci/results"
 )
 
@@ -108,7 +109,7 @@ func BuildAgg(title string, sets []AggSet) AggTable {
 			}
 		}
 		v.Mean, v.Spread = meanSpread(v.Totals)
-		v.Median = medianOf(v.Totals)
+		v.Median = stats.Median(stats.Present(v.Totals)) // of the sets that have the variant
 	}
 	return t
 }
@@ -132,20 +133,6 @@ func neverRan(p AggProg) bool {
 	return true
 }
 
-// medianOf is the median of the sets that have the variant.
-func medianOf(xs []float64) float64 {
-	var ok []float64
-	for _, x := range xs {
-		if !math.IsNaN(x) {
-			ok = append(ok, x)
-		}
-	}
-	if len(ok) == 0 {
-		return math.NaN()
-	}
-	return median(ok)
-}
-
 // center is the totals column's figure and its name.
 func (t AggTable) Center(v AggVariant) (float64, string) {
 	if t.Median {
@@ -154,22 +141,12 @@ func (t AggTable) Center(v AggVariant) (float64, string) {
 	return v.Mean, "mean"
 }
 
-// meanSpread ignores NaN (absent) sets.
+// meanSpread is the mean and the half range of the sets present (NaN
+// marks an absent one); NaN for none.
 func meanSpread(xs []float64) (mean, spread float64) {
-	n := 0
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, x := range xs {
-		if math.IsNaN(x) {
-			continue
-		}
-		n++
-		mean += x
-		lo, hi = math.Min(lo, x), math.Max(hi, x)
-	}
-	if n == 0 {
-		return math.NaN(), math.NaN()
-	}
-	return mean / float64(n), (hi - lo) / 2
+	ok := stats.Present(xs)
+	mean, _ = stats.MeanVar(ok)
+	return mean, stats.HalfRange(ok)
 }
 
 // Column widths of the user's table.

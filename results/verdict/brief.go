@@ -62,35 +62,15 @@ func RowEffect(ab TreeAB, variant string, r Row) Effect {
 		}
 	}
 	if r.Verdict == NoChange && !r.Untested() {
-		e.WouldShowPct = wouldShow(ab, r)
+		e.WouldShowPct = ab.rule().wouldShow(ab, r)
 	}
 	return e
-}
-
-// wouldShow is the smallest change a "no change" row would have shown:
-// in deterministic mode the change it would have caught with 90 % power
-// (Row.Detectable); in noisy mode the farther end of the shift's
-// interval, at least the smallest effect.
-func wouldShow(ab TreeAB, r Row) float64 {
-	if ab.Deterministic() {
-		return r.Detectable
-	}
-	if math.IsInf(r.Shift.Lo, 0) || math.IsInf(r.Shift.Hi, 0) || math.IsNaN(r.Shift.Est) {
-		return 0
-	}
-	return math.Max(ab.MinEffectPct, math.Max(-r.Shift.Lo, r.Shift.Hi))
 }
 
 // couldHide: a "no change" that would not have shown a change of the
 // smallest effect.
 func couldHide(ab TreeAB, r Row, e Effect) bool {
-	if r.Verdict != NoChange {
-		return false
-	}
-	if ab.Deterministic() {
-		return r.Undecided(ab.MinEffectPct)
-	}
-	return e.WouldShowPct > ab.MinEffectPct+1e-9
+	return r.Verdict == NoChange && ab.rule().couldHide(ab, r, e)
 }
 
 // Ran reports whether the row's program ran at all on either kernel: a
@@ -222,7 +202,7 @@ func briefRows(v VariantAB) []Row {
 
 // changed: a decided change beyond the smallest effect.
 func Changed(r Row) bool {
-	return (r.Verdict == Slower || r.Verdict == Faster) && !r.InNoise && r.Note != NoteNotExamined
+	return r.Verdict.Moved() && !r.InNoise && r.Note != NoteNotExamined
 }
 
 func hasVerdict(es []Effect, v Verdict) bool {

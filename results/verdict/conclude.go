@@ -145,11 +145,11 @@ func factsOf(run *results.Run, tr TreeReport) facts {
 func (f *facts) addVariant(ab TreeAB, v VariantAB) {
 	r := v.Total
 	s := fmt.Sprintf("%s %+.1f%%", v.Variant, r.Effect())
-	if r.Verdict == Slower || r.Verdict == Faster {
+	if r.Verdict.Moved() {
 		s += " " + r.Backing()
 	}
 	switch {
-	case (r.Verdict == Slower || r.Verdict == Faster) && r.InNoise:
+	case r.Verdict.Moved() && r.InNoise:
 		f.noisy = append(f.noisy, s)
 	case r.Verdict == Slower:
 		f.slower = append(f.slower, s)
@@ -166,7 +166,7 @@ func (f *facts) addVariant(ab TreeAB, v VariantAB) {
 		f.undecided = append(f.undecided, fmt.Sprintf("%s: %s", v.Variant, r.Verdict))
 	}
 	for _, p := range v.Programs {
-		if (p.Verdict == Slower || p.Verdict == Faster) && !p.InNoise {
+		if p.Verdict.Moved() && !p.InNoise {
 			f.progs = append(f.progs, fmt.Sprintf("%s/%s %s %+.1f%% %s", v.Variant, p.Name, p.Verdict, p.Effect(), p.Backing()))
 		}
 	}

@@ -54,12 +54,12 @@ func TestCyclesRowsDecidedByTheSameRule(t *testing.T) {
 	if !ok {
 		t.Fatalf("no %s row among %v", CyclesMarginalRow, hash.Programs)
 	}
-	if cyc.Verdict != Slower || math.Abs(cyc.w.diff-241) > 1e-6 {
-		t.Errorf("%s: %s, moved %+.1f; want slower by 241 cycles/pkt", CyclesMarginalRow, cyc.Verdict, cyc.w.diff)
+	if cyc.Verdict != Slower || math.Abs(cyc.w.Diff-241) > 1e-6 {
+		t.Errorf("%s: %s, moved %+.1f; want slower by 241 cycles/pkt", CyclesMarginalRow, cyc.Verdict, cyc.w.Diff)
 	}
 	m := rows[MarginalRow]
-	if d := m.w.diff; math.Abs(d-1) > 1e-6 || cyc.w.diff < 5*d {
-		t.Errorf("marginal moved %+.2f, cycles %+.1f: want 1 instruction and at least 5× that in cycles", d, cyc.w.diff)
+	if d := m.w.Diff; math.Abs(d-1) > 1e-6 || cyc.w.Diff < 5*d {
+		t.Errorf("marginal moved %+.2f, cycles %+.1f: want 1 instruction and at least 5× that in cycles", d, cyc.w.Diff)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/kci-dev/kci/internal/stats"
 	"github.com/kci-dev/kci/results"
 )
 
@@ -68,7 +69,7 @@ func seedMeans(xs []float64, seeds []uint64) (means []float64, differ []uint64) 
 		for ; j < len(svs) && svs[j].seed == svs[i].seed; j++ {
 			sum += svs[j].x
 		}
-		if k := svs[i].seed; svs[j-1].x != svs[i].x && k < 1<<63 {
+		if k := svs[i].seed; svs[j-1].x != svs[i].x && k&unrecordedSeed == 0 {
 			differ = append(differ, k)
 		}
 		means = append(means, sum/float64(j-i))
@@ -93,14 +94,13 @@ func compareDet(name string, base, patched []float64, bseeds, pseeds []uint64) R
 	}
 	row.seedsB, row.seedsP = len(bm), len(pm)
 	row.Seeds = min(len(bm), len(pm))
-	mb, _ := meanVar(bm)
 	row.DeltaPct = deltaPct(row.Base.Median, row.Patched.Median)
 	if row.Seeds < 2 {
 		row.Verdict, row.Need, row.Note = TooFew, 2, NoteOneSeed
 		return row
 	}
-	w := welchTest(bm, pm)
-	row.w, row.P = w, w.p
+	w := stats.WelchTest(bm, pm)
+	row.w, row.P = w, w.P
 	// Seeds that agree to within less than an instruction: what varies is
 	// an interrupt landing in one boot's windows (it only adds time, up to
 	// 0.6 ns/pkt seen), never a whole instruction per packet, which is what
@@ -111,18 +111,15 @@ func compareDet(name string, base, patched []float64, bseeds, pseeds []uint64) R
 	// was the bound before: one 0.6 ns artefact on one seed of a series
 	// prefix then made hash_write untestable at 3 seeds, and the series
 	// blamed patches 1..2 for patch 2's +20 instructions.)
-	if spanOf(bm) < ResolutionNs && spanOf(pm) < ResolutionNs {
+	if stats.Range(bm) < ResolutionNs && stats.Range(pm) < ResolutionNs {
 		row.exact, row.P = true, 1
-		if math.Abs(w.diff) >= ResolutionNs {
+		if math.Abs(w.Diff) >= ResolutionNs {
 			row.P = 0
 		}
 	}
-	if mb != 0 {
-		row.DeltaPct = w.diff / math.Abs(mb) * 100
-		h := 0.0
-		if w.se > 0 {
-			h = tQuantile(1-(1-Confidence)/2, w.df) * w.se / math.Abs(mb) * 100
-		}
+	if mb := w.MeanA; mb != 0 {
+		row.DeltaPct = w.Diff / math.Abs(mb) * 100
+		h := w.HalfWidth(Confidence) / math.Abs(mb) * 100
 		row.Shift = Shift{Est: row.DeltaPct, Lo: row.DeltaPct - h, Hi: row.DeltaPct + h}
 	}
 	return row
@@ -151,7 +148,7 @@ func exactTotal(va *VariantAB) {
 		moved = moved || p.P == 0
 	}
 	t.exact, t.P = true, 1
-	if moved && math.Abs(t.w.diff) >= ResolutionNs {
+	if moved && math.Abs(t.w.Diff) >= ResolutionNs {
 		t.P = 0
 	}
 }
@@ -164,19 +161,20 @@ func detTestable(r *Row) bool {
 // floorPct is the smallest change a row may be called: the smallest
 // effect, and one instruction-time ns of its base.
 func (r Row) floorPct(minEffect float64) float64 {
-	m := math.Abs(r.w.mean(r.Base.Median))
+	m := math.Abs(r.baseMean())
 	if m == 0 {
 		return minEffect
 	}
 	return math.Max(minEffect, ResolutionNs/m*100)
 }
 
-// mean is the base's per-seed mean the row's percentages are of.
-func (w welch) mean(fallback float64) float64 {
-	if w.base != 0 {
-		return w.base
+// baseMean is the base's per-seed mean the row's percentages are of
+// (its median when there is none).
+func (r Row) baseMean() float64 {
+	if r.w.MeanA != 0 {
+		return r.w.MeanA
 	}
-	return fallback
+	return r.Base.Median
 }
 
 // decideDeterministic decides the deterministic trees' rows (trees, all
@@ -243,9 +241,9 @@ func decideDet(r *Row, minEffect, perLook, level float64) {
 	// (a null run with two-lump write rows flagged 1.75 % of runs so).
 	sig := r.PAdj <= perLook && (r.exact || r.Seeds >= MinSpreadSeeds || math.Abs(r.DeltaPct) >= grossEffectPct)
 	pct := math.Abs(r.DeltaPct) >= minEffect
-	big := pct && math.Abs(r.w.diff) >= ResolutionNs
+	big := pct && math.Abs(r.w.Diff) >= ResolutionNs
 	switch {
-	case sig && big && r.w.diff > 0:
+	case sig && big && r.w.Diff > 0:
 		r.Verdict = Slower
 	case sig && big:
 		r.Verdict = Faster
@@ -258,8 +256,8 @@ func decideDet(r *Row, minEffect, perLook, level float64) {
 			r.Note = NoteBelowResolution
 		}
 		r.Detectable, r.level = r.floorPct(minEffect), level
-		if m := math.Abs(r.w.mean(r.Base.Median)); m > 0 && !r.exact {
-			r.Detectable = math.Max(r.Detectable, detectable90(r.w.se, r.w.df, level)/m*100)
+		if m := math.Abs(r.baseMean()); m > 0 && !r.exact {
+			r.Detectable = math.Max(r.Detectable, detectable90(r.w.SE, r.w.DF, level)/m*100)
 		}
 	}
 }
@@ -288,22 +286,22 @@ func (r Row) Undecided(minEffect float64) bool {
 // and spend the budget on it. Rows not yet tested (too few seeds with
 // spread) always go on.
 func (r Row) futile(minEffect float64, reach int) bool {
-	m := math.Abs(r.w.mean(r.Base.Median))
-	if r.exact || r.Untested() || r.Seeds < 2 || r.level == 0 || m == 0 || r.w.se == 0 {
+	m := math.Abs(r.baseMean())
+	if r.exact || r.Untested() || r.Seeds < 2 || r.level == 0 || m == 0 || r.w.SE == 0 {
 		return false
 	}
 	if reach <= r.Seeds {
 		return true
 	}
 	k := float64(reach) / float64(r.Seeds)
-	se, df := r.w.se/math.Sqrt(k), (r.w.df+2)*k-2
+	se, df := r.w.SE/math.Sqrt(k), (r.w.DF+2)*k-2
 	if detectable90(se, df, r.level)/m*100 <= r.floorPct(minEffect) {
 		return false
 	}
 	// Could the change it shows now, one standard error larger, pass
 	// the test at reach seeds? Then it may be a change: go on.
-	crit := tQuantile(1-r.level/2, df) * se
-	return math.Abs(r.w.diff)+r.w.se < crit
+	crit := stats.TQuantile(1-r.level/2, df) * se
+	return math.Abs(r.w.Diff)+r.w.SE < crit
 }
 
 // DetText is a deterministic row's verdict in words: a change with its
@@ -334,15 +332,6 @@ func (r Row) DetText() string {
 	return string(r.Verdict)
 }
 
-// spanOf is max − min.
-func spanOf(xs []float64) float64 {
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, x := range xs {
-		lo, hi = math.Min(lo, x), math.Max(hi, x)
-	}
-	return hi - lo
-}
-
 // DetRule says, for a deterministic table's heading, how its rows were
 // decided, and what the adaptive rule did.
 func (ab TreeAB) DetRule() string {
@@ -359,7 +348,7 @@ func (ab TreeAB) DetRule() string {
 // untested: a row with seed spread and fewer seeds than minSpreadSeeds,
 // which cannot be called a change below grossEffectPct.
 func (r Row) Untested() bool {
-	return r.Verdict == NoChange && !r.exact && r.w.se > 0 && r.Seeds < MinSpreadSeeds
+	return r.Verdict == NoChange && !r.exact && r.w.SE > 0 && r.Seeds < MinSpreadSeeds
 }
 
 // verdictText is a row's verdict with its qualifier, in noisy mode's

@@ -405,44 +405,6 @@ func TestPowerAtDefaults(t *testing.T) {
 	}
 }
 
-// The Hodges–Lehmann interval: exact order statistics from the U
-// distribution, and coverage close to its level.
-func TestHodgesLehmannInterval(t *testing.T) {
-	if c := uCritical(6, 6, 0.05); c != 5 {
-		t.Errorf("critical U for 6+6 at 95%%: %d, want 5 (P(U<=5) = 19/924)", c)
-	}
-	if c := uCritical(3, 3, 0.05); c != -1 {
-		t.Errorf("3+3 cannot bound a 95%% interval, got critical %d", c)
-	}
-	if s := hodgesLehmann([]float64{1, 2, 3}, []float64{4, 5, 6}, 0.95); !math.IsInf(s.Lo, -1) || !math.IsInf(s.Hi, 1) {
-		t.Errorf("3+3 interval %+v, want unbounded", s)
-	}
-	// Exact small case: all 36 pairwise ratios, the 6th and 31st of them.
-	s := hodgesLehmann([]float64{100, 100, 100, 100, 100, 100}, []float64{110, 110, 110, 110, 110, 110}, 0.95)
-	if math.Abs(s.Est-10) > 1e-9 || math.Abs(s.Lo-10) > 1e-9 || math.Abs(s.Hi-10) > 1e-9 {
-		t.Errorf("constant 10%% shift: %+v", s)
-	}
-	cover := 0
-	const n = 400
-	for i := uint64(0); i < n; i++ {
-		b, p := runtest.Normal(1000+i, 8, 100, 0.03), runtest.Normal(5000+i, 8, 105, 0.03)
-		s := hodgesLehmann(b, p, 0.95)
-		if s.Lo <= 5 && 5 <= s.Hi {
-			cover++
-		}
-	}
-	if c := float64(cover) / n; c < 0.91 || c > 0.99 {
-		t.Errorf("coverage of the 95%% interval %.3f", c)
-	}
-	// The normal approximation that takes over beyond 50+50 agrees with
-	// the exact distribution where both are available.
-	exact := uCritical(50, 50, 0.05)
-	approx := int(math.Floor(1250 - normalQuantile(0.975)*math.Sqrt(2500*101.0/12) - 0.5))
-	if d := exact - approx; d < -3 || d > 3 {
-		t.Errorf("critical U for 50+50: exact %d, normal approximation %d", exact, approx)
-	}
-}
-
 // A boot that failed before reporting anything does not turn a
 // deterministic tree into a noisy one.
 func TestClockModeIgnoresSilentBoots(t *testing.T) {

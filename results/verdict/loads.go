@@ -3,6 +3,7 @@ package verdict
 import (
 	"fmt"
 
+	"github.com/kci-dev/kci/internal/stats"
 	"github.com/kci-dev/kci/results"
 )
 
@@ -102,10 +103,7 @@ func loadSide(ls []results.ProgLoad, failed string) LoadSide {
 }
 
 func intRange(xs []float64) string {
-	lo, hi := xs[0], xs[0]
-	for _, x := range xs {
-		lo, hi = min(lo, x), max(hi, x)
-	}
+	lo, hi := stats.MinMax(xs)
 	if lo == hi {
 		return fmt.Sprintf("%.0f", lo)
 	}

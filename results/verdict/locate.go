@@ -1,6 +1,10 @@
 package verdict
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/kci-dev/kci/internal/stats"
+)
 
 // Series location through deterministic mode's test (docs/series.md):
 // every measured prefix of a series is booted with the same guest seeds;
@@ -73,25 +77,24 @@ func LocateSeries(prefixes []int, vals map[int]map[string][]float64, minEffect f
 	for _, t := range tests {
 		decideDet(&t.row, minEffect, DetAlpha, level)
 	}
-	moved := func(r Row) bool { return r.Verdict == Slower || r.Verdict == Faster }
 	var out []Located
 	culprit := map[string]bool{}
 	for _, t := range tests {
-		if !t.overall && moved(t.row) {
+		if !t.overall && t.row.Verdict.Moved() {
 			out = append(out, locatedOf(t.key, t.from, t.to, true, t.row))
 			culprit[t.key] = true
 		}
 	}
 	for _, t := range tests {
-		if t.overall && !culprit[t.key] && moved(t.row) {
+		if t.overall && !culprit[t.key] && t.row.Verdict.Moved() {
 			lo, hi, r := narrow(ks[t.key], func(a, b int) Row { return cmp(t.key, a, b) }, t.row, minEffect, level)
 			out = append(out, locatedOf(t.key, lo, hi, false, r))
 		}
 	}
 	for i := range out {
 		p := ks[out[i].Key]
-		first, _ := meanVar(vals[p[0]][out[i].Key])
-		last, _ := meanVar(vals[p[len(p)-1]][out[i].Key])
+		first, _ := stats.MeanVar(vals[p[0]][out[i].Key])
+		last, _ := stats.MeanVar(vals[p[len(p)-1]][out[i].Key])
 		if total := last - first; total != 0 {
 			out[i].Share = (out[i].After - out[i].Before) / total * 100
 		}
@@ -112,7 +115,7 @@ func narrow(p []int, cmp func(a, b int) Row, whole Row, minEffect, level float64
 			r.PAdj = r.P
 		}
 		decideDet(&r, minEffect, level, level)
-		return r, r.Verdict == Slower || r.Verdict == Faster
+		return r, r.Verdict.Moved()
 	}
 	lo, hi, best := 0, len(p)-1, whole
 	for lo+1 < hi {
@@ -133,7 +136,7 @@ func narrow(p []int, cmp func(a, b int) Row, whole Row, minEffect, level float64
 }
 
 func locatedOf(key string, from, to int, culprit bool, r Row) Located {
-	return Located{Key: key, From: from, Patch: to, Culprit: culprit, Before: r.w.base, After: r.w.base + r.w.diff,
+	return Located{Key: key, From: from, Patch: to, Culprit: culprit, Before: r.w.MeanA, After: r.w.MeanA + r.w.Diff,
 		Pct: r.DeltaPct, Lo: r.Shift.Lo, Hi: r.Shift.Hi, SeedsB: r.seedsB, SeedsA: r.seedsP}
 }
 

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/kci-dev/kci/internal/stats"
 	"github.com/kci-dev/kci/results"
 )
 
@@ -32,7 +33,7 @@ func scaleWarnings(run *results.Run, tree string) []string {
 		}
 	}
 	if len(khz) >= 2 {
-		ref := median(khz)
+		ref := stats.Median(khz)
 		var odd []string
 		for _, b := range boots {
 			if b.TSCkHz > 0 && math.Abs(float64(b.TSCkHz)/ref-1) > scaleTolerance {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kci-dev/kci/internal/stats"
 	"github.com/kci-dev/kci/results"
 	"github.com/kci-dev/kci/results/internal/runtest"
 )
@@ -292,7 +293,7 @@ func TestSequentialRuleFalseAlarmsAndPower(t *testing.T) {
 		fa := float64(r.falseRuns) / float64(r.runs)
 		pw := float64(r.hits) / float64(r.runs)
 		table = append(table, fmt.Sprintf("| %s | %.1f %% | %.1f %% | %.2f %% | %d | %d | %d %% | ±%.1f %% |", c.name, pw*100,
-			float64(r.firstHits)*100/float64(r.runs), fa*100, medianInt(r.seeds), medianInt(r.boots), r.budget*100/r.runs, median(r.bound)))
+			float64(r.firstHits)*100/float64(r.runs), fa*100, medianInt(r.seeds), medianInt(r.boots), r.budget*100/r.runs, stats.Median(r.bound)))
 		switch {
 		case fa > DetAlpha:
 			t.Errorf("%s: a row without a change flagged in %.2f %% of %d runs, want <= %.0f %%", c.name, fa*100, r.runs, DetAlpha*100)
@@ -322,7 +323,7 @@ func BenchmarkSequentialRule(b *testing.B) {
 		for i, c := range simCells {
 			r := runCell(c, 2000, uint64(1000+i))
 			table = append(table, fmt.Sprintf("| %s | %.1f %% | %.1f %% | %.2f %% | %d | %d | ±%.1f %% |", c.name, float64(r.hits)*100/float64(r.runs),
-				float64(r.firstHits)*100/float64(r.runs), float64(r.falseRuns)*100/float64(r.runs), medianInt(r.seeds), medianInt(r.boots), median(r.bound)))
+				float64(r.firstHits)*100/float64(r.runs), float64(r.falseRuns)*100/float64(r.runs), medianInt(r.seeds), medianInt(r.boots), stats.Median(r.bound)))
 		}
 		b.Log("\n" + strings.Join(table, "\n"))
 	}

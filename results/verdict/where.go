@@ -4,6 +4,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/kci-dev/kci/internal/stats"
 	"github.com/kci-dev/kci/results"
 )
 
@@ -162,11 +163,7 @@ func whereCands(run *results.Run, tree string) ([]*whereCand, string) {
 				by[v.Variant] = map[string][]exactSample{}
 				order = append(order, v.Variant)
 			}
-			seed := b.Seed
-			if seed == 0 {
-				seed = 1<<63 | uint64(b.Seq)
-			}
-			by[v.Variant][b.Role] = append(by[v.Variant][b.Role], exactSample{seed, v.Exact})
+			by[v.Variant][b.Role] = append(by[v.Variant][b.Role], exactSample{bootSeed(b), v.Exact})
 			model = v.Exact.Model
 		}
 	}
@@ -236,22 +233,19 @@ func whereDelta(base, patched []exactSample, fn string, cycles bool) (WhereDelta
 	px, ps := val(patched)
 	bm, _ := seedMeans(bx, bs)
 	pm, _ := seedMeans(px, ps)
-	mb, _ := meanVar(bm)
-	mp, _ := meanVar(pm)
+	mb, _ := stats.MeanVar(bm)
+	mp, _ := stats.MeanVar(pm)
 	d := WhereDelta{Base: mb, Patched: mp, Delta: mp - mb, p: 1, padj: 1}
 	n := min(len(bm), len(pm))
 	if n < 2 {
 		d.Lo, d.Hi = math.NaN(), math.NaN()
 		return d, n
 	}
-	w := welchTest(bm, pm)
-	d.p = w.p
-	h := 0.0
-	if w.se > 0 {
-		h = tQuantile(1-(1-Confidence)/2, w.df) * w.se
-	}
+	w := stats.WelchTest(bm, pm)
+	d.p = w.P
+	h := w.HalfWidth(Confidence)
 	d.Lo, d.Hi = d.Delta-h, d.Delta+h
-	if spanOf(bm) < WhereMin && spanOf(pm) < WhereMin {
+	if stats.Range(bm) < WhereMin && stats.Range(pm) < WhereMin {
 		d.Exact, d.p = true, 1
 		if math.Abs(d.Delta) >= WhereMin {
 			d.p = 0
@@ -271,12 +265,13 @@ func (d *WhereDelta) called(level, minimum float64) bool {
 	return d.Exact || d.padj < level
 }
 
-// holmDeltas is holm over the Where family.
+// holmDeltas is stats.Holm over the Where family.
 func holmDeltas(ds []*WhereDelta) {
-	sort.SliceStable(ds, func(i, j int) bool { return ds[i].p < ds[j].p })
-	prev := 0.0
+	ps := make([]float64, len(ds))
 	for i, d := range ds {
-		d.padj = math.Min(1, math.Max(prev, d.p*float64(len(ds)-i)))
-		prev = d.padj
+		ps[i] = d.p
+	}
+	for i, adj := range stats.Holm(ps) {
+		ds[i].padj = adj
 	}
 }
