@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"fmt"
+	"github.com/kci-dev/kci/internal/stats"
 	"math"
 	"sort"
 	"strings"
@@ -354,8 +355,10 @@ func pathValues(rows []BenchPath, name string) []float64 {
 // ratioOf is mean(a)/mean(b) with the delta method's 95 % interval:
 // var(R) ≈ R²·(s²a/(na·ā²) + s²b/(nb·b̄²)).
 func ratioOf(a, b, metric string, xa, xb []float64) DesignRatio {
-	ma, va, na := meanVarN(xa)
-	mb, vb, nb := meanVarN(xb)
+	pa, pb := stats.Present(xa), stats.Present(xb)
+	ma, va := stats.MeanVar(pa)
+	mb, vb := stats.MeanVar(pb)
+	na, nb := len(pa), len(pb)
 	r := DesignRatio{A: a, B: b, Metric: metric, N: min(na, nb), Ratio: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
 	if na == 0 || nb == 0 || mb == 0 {
 		return r
@@ -368,30 +371,7 @@ func ratioOf(a, b, metric string, xa, xb []float64) DesignRatio {
 	if ma == 0 {
 		se = math.Sqrt(va/float64(na)) / math.Abs(mb)
 	}
-	t := tQuantile(0.975, float64(r.N-1))
+	t := stats.TQuantile(0.975, float64(r.N-1))
 	r.Lo, r.Hi = r.Ratio-t*se, r.Ratio+t*se
 	return r
-}
-
-// meanVarN ignores NaN; the variance is the sample variance (n−1).
-func meanVarN(xs []float64) (mean, variance float64, n int) {
-	for _, x := range xs {
-		if !math.IsNaN(x) {
-			mean += x
-			n++
-		}
-	}
-	if n == 0 {
-		return 0, 0, 0
-	}
-	mean /= float64(n)
-	for _, x := range xs {
-		if !math.IsNaN(x) {
-			variance += (x - mean) * (x - mean)
-		}
-	}
-	if n > 1 {
-		variance /= float64(n - 1)
-	}
-	return mean, variance, n
 }

@@ -21,5 +21,3 @@ func detectable90(se, df, a float64) float64 {
 	return stats.Detectable(se, df, a, PowerLevel)
 }
 
-// tQuantile is stats.TQuantile, for benchtable.go's ratios.
-func tQuantile(p, df float64) float64 { return stats.TQuantile(p, df) }
