@@ -2,11 +2,11 @@ package verdict
 
 import (
 	"fmt"
-	"github.com/kci-dev/kci/internal/stats"
 	"math"
 	"sort"
 	"strings"
 
+	"github.com/kci-dev/kci/internal/stats"
 	"github.com/kci-dev/kci/results"
 )
 
