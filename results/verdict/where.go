@@ -70,6 +70,7 @@ type WhereDelta struct {
 const (
 	WhereNeedsICount = "needs TCG's instruction clock: exact counts come from a QEMU plugin under icount"
 	WhereNoCounts    = "no exact counts in this run (the QEMU plugin was not loaded: see the run's log)"
+	WhereFewSeeds    = "needs two guest seeds a side: every function is tested over seeds, and this run's exact counts come from fewer (--seed boots one seed)"
 )
 
 // whereTrees is every tree's Where (names, the run's trees): the
@@ -79,13 +80,14 @@ func whereTrees(run *results.Run, names []string) map[string]*Where {
 	out := make(map[string]*Where, len(names))
 	cands := map[string][]*whereCand{}
 	models := map[string]string{}
+	counted := map[string]bool{}
 	var fam []*WhereDelta
 	for _, t := range names {
 		if run.ClockMode(t) != results.ClockICount {
 			out[t] = &Where{Note: WhereNeedsICount}
 			continue
 		}
-		cands[t], models[t] = whereCands(run, t)
+		cands[t], models[t], counted[t] = whereCands(run, t)
 		for _, c := range cands[t] {
 			for _, d := range c.deltas() {
 				if !d.Exact {
@@ -97,15 +99,19 @@ func whereTrees(run *results.Run, names []string) map[string]*Where {
 	holmDeltas(fam)
 	level := DetAlpha / float64(looks(run))
 	for t, own := range cands {
-		out[t] = whereOf(own, models[t], len(fam), level)
+		out[t] = whereOf(own, models[t], counted[t], len(fam), level)
 	}
 	return out
 }
 
 // whereOf is one tree's Where from its tested functions (own), once
 // Holm has corrected the run's family (of family deltas): the rows called
-// a change at level, largest first within each variant.
-func whereOf(own []*whereCand, model string, family int, level float64) *Where {
+// a change at level, largest first within each variant; counted says
+// whether the tree's boots had exact counts at all.
+func whereOf(own []*whereCand, model string, counted bool, family int, level float64) *Where {
+	if len(own) == 0 && counted {
+		return &Where{Note: WhereFewSeeds}
+	}
 	if len(own) == 0 {
 		return &Where{Note: WhereNoCounts}
 	}
@@ -146,11 +152,11 @@ type exactSample struct {
 	e    *results.Exact
 }
 
-// whereCands tests every function of every variant of tree.
-func whereCands(run *results.Run, tree string) ([]*whereCand, string) {
+// whereCands tests every function of every variant of tree; counted
+// says whether some variant had exact counts on both kernels.
+func whereCands(run *results.Run, tree string) (cands []*whereCand, model string, counted bool) {
 	var order []string
 	by := map[string]map[string][]exactSample{} // variant → role → boots
-	model := ""
 	for _, b := range SortedBoots(run) {
 		if b.Tree != tree || b.Error != "" {
 			continue
@@ -173,6 +179,7 @@ func whereCands(run *results.Run, tree string) ([]*whereCand, string) {
 		if len(base) == 0 || len(patched) == 0 {
 			continue
 		}
+		counted = true
 		for _, fn := range funcNames(base, patched) {
 			c := &whereCand{row: WhereRow{Variant: name, Func: fn}}
 			var seeds int
@@ -187,7 +194,7 @@ func whereCands(run *results.Run, tree string) ([]*whereCand, string) {
 			}
 		}
 	}
-	return out, model
+	return out, model, counted
 }
 
 // funcNames is every function either side counted, in name order.

@@ -74,4 +74,11 @@ func TestWhereNotes(t *testing.T) {
 	if w := whereIn(kvm, "gtp"); w.Note != WhereNeedsICount {
 		t.Errorf("kvm: note %q", w.Note)
 	}
+	// One seed a side (kci test --seed): counts there, too few seeds.
+	one := whereRun(1, func(role string, seed uint64) map[string]float64 {
+		return map[string]float64{"htab_map_update_elem": 100}
+	})
+	if w := whereIn(one, "gtp"); w.Note != WhereFewSeeds || len(w.Rows) != 0 {
+		t.Errorf("one seed: note %q, rows %+v; want %q", w.Note, w.Rows, WhereFewSeeds)
+	}
 }
