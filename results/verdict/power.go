@@ -20,4 +20,3 @@ const PowerLevel = 0.9
 func detectable90(se, df, a float64) float64 {
 	return stats.Detectable(se, df, a, PowerLevel)
 }
-
