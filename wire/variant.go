@@ -17,6 +17,11 @@ const NoneVariant = "none"
 // VariantNames are the variants, in the order the guest runs them.
 var VariantNames = []string{NoneVariant, "cnt", "ext", "gtp", "gtpchurn", "gtplru", "hash", "lru"}
 
+// StockVariants need nothing of a tree: the counter floor and the stock
+// map types every kernel has. They are no tree's design, whichever trees
+// a run happened to boot them on.
+var StockVariants = []string{"cnt", "hash", "lru"}
+
 // VariantBase is the variant a name means: "cnt", or the host's
 // "<tree>-<variant>" form (gtp-gtpchurn) for its last part; "" if none.
 func VariantBase(name string) string {

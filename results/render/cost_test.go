@@ -166,7 +166,10 @@ func TestBuildBenchPatched(t *testing.T) {
 			return results.Boot{Seq: len(run.Boots) + 1, Tree: tree, Role: role, Rep: int(seed), Seed: seed, Clock: results.ClockICount,
 				Variants: []results.VariantResult{costVariant("none", 4_000_000, 0, 10_000), costVariant(tree[:3], total, bpf, 10_000)}}
 		}
-		run.Boots = append(run.Boots, boot("ext", results.RoleBase, 5_000_000+seed*10_000, 500_000))
+		ext := boot("ext", results.RoleBase, 5_000_000+seed*10_000, 500_000)
+		// hash ran on ext only here: still a stock variant, no design.
+		ext.Variants = append(ext.Variants, costVariant("hash", 6_000_000, 1_000_000, 10_000))
+		run.Boots = append(run.Boots, ext)
 		run.Boots = append(run.Boots, boot("gtp", results.RoleBase, 8_000_000+seed*20_000, 900_000))
 		p := boot("gtp", results.RolePatched, 7_000_000+seed*20_000, 800_000)
 		run.Boots = append(run.Boots, p)

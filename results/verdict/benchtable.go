@@ -3,11 +3,13 @@ package verdict
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/kci-dev/kci/internal/stats"
 	"github.com/kci-dev/kci/results"
+	"github.com/kci-dev/kci/wire"
 )
 
 // BenchTable is `kci bench`'s answer: the mail's table (one column per
@@ -296,9 +298,9 @@ func treeOf(label string) string {
 
 // designsOf are the variants that are a tree's own design: those that
 // ran on one tree only (ext, gtp*; a tree's patched kernel counts as the
-// tree), not the baseline, not the counter
-// floor and not the stock designs every tree runs (hash, lru), whose
-// cross-tree ratio compares a kernel with itself.
+// tree), neither the baseline nor a stock variant every tree can run
+// (wire.StockVariants: cnt, hash, lru), whose cross-tree ratio compares a
+// kernel with itself, even when a run booted it on one tree only.
 func designsOf(vs []AggVariant) map[string]bool {
 	trees := map[string]map[string]bool{} // bare variant → trees
 	for _, v := range vs {
@@ -311,7 +313,7 @@ func designsOf(vs []AggVariant) map[string]bool {
 	out := map[string]bool{}
 	for _, v := range vs {
 		_, bare, _ := strings.Cut(v.Variant, "-")
-		out[v.Variant] = bare != BaselineVariant && bare != "cnt" && len(trees[bare]) == 1
+		out[v.Variant] = bare != BaselineVariant && !slices.Contains(wire.StockVariants, bare) && len(trees[bare]) == 1
 	}
 	return out
 }
