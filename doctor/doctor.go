@@ -46,14 +46,14 @@ type Options struct {
 	// Pin are the host CPUs kci pins vCPUs to; nil = every online CPU.
 	Pin []int
 	// CacheDir is where kernels are built (free space) and the KVM
-	// verdict is kept; "" = $KCI_CACHE or ~/.cache/kci.
+	// probe's choice is kept; "" = $KCI_CACHE or ~/.cache/kci.
 	CacheDir string
 	// BaseSource is the default base's tarball; "" = Debian's
 	// linux-source-6.12.
 	BaseSource string
 	QEMU       string // "" = qemu-system-x86_64
 	// Kernel and Initrd, when both set, let the KVM check probe with a
-	// real boot if no verdict is cached yet.
+	// real boot if no choice is cached yet.
 	Kernel, Initrd string
 	// NeedClang adds clang to the toolchain (BPF objects rebuilt).
 	NeedClang bool

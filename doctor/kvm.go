@@ -29,14 +29,14 @@ func checkKVM(ctx context.Context, o Options) (Check, bool) {
 		return noKVM(err, cpuFlags(o)), false
 	}
 	if vm.IsPVM(o.Root) {
-		return verdictCheck(vm.Verdict{Accel: vm.AccelTCG, Case: vm.CasePVM, Reason: vm.PVMReason}, true, ""), false
+		return choiceCheck(vm.AccelChoice{Accel: vm.AccelTCG, Case: vm.CasePVM, Reason: vm.PVMReason}, true, ""), false
 	}
 	host, err := vm.HostID(ctx, o.QEMU)
 	if err != nil {
 		return Check{Name: "kvm", Status: Warn, Detail: err.Error()}, true
 	}
-	file, _ := vm.VerdictFile(o.CacheDir, host)
-	v, ok, err := vm.CachedVerdict(ctx, o.CacheDir, o.QEMU)
+	file, _ := vm.ChoiceFile(o.CacheDir, host)
+	v, ok, err := vm.CachedChoice(ctx, o.CacheDir, o.QEMU)
 	if err != nil {
 		return Check{Name: "kvm", Status: Warn, Detail: err.Error()}, true
 	}
@@ -47,7 +47,7 @@ func checkKVM(ctx context.Context, o Options) (Check, bool) {
 		}
 		ok = true
 	}
-	return verdictCheck(v, ok, file), !ok || v.Accel == vm.AccelKVM
+	return choiceCheck(v, ok, file), !ok || v.Accel == vm.AccelKVM
 }
 
 // noKVM says why /dev/kvm cannot be used and what gives it, from the open's
@@ -78,9 +78,9 @@ func noKVM(err error, flags map[string]bool) Check {
 	return c
 }
 
-// verdictCheck grades the KVM probe's verdict; file is where it is kept
+// choiceCheck grades the KVM probe's choice; file is where it is kept
 // (deleting it makes the next run probe again).
-func verdictCheck(v vm.Verdict, ok bool, file string) Check {
+func choiceCheck(v vm.AccelChoice, ok bool, file string) Check {
 	c := Check{Name: "kvm", Status: Warn}
 	reprobe := ""
 	if file != "" {

@@ -327,7 +327,7 @@ func (r *testRun) resolveAccel() error {
 }
 
 // resolveParallel settles how many boots run at once: see
-// TestOptions.Parallel. Without an accelerator verdict (a scripted
+// TestOptions.Parallel. Without an accelerator choice (a scripted
 // booter) the number asked for stands.
 func (r *testRun) resolveParallel(accel string) error {
 	deterministic := accel == "tcg" && r.o.Clock == results.ClockICount

@@ -55,7 +55,7 @@ func (b *VMBooter) Image(ctx context.Context) (*vmimage.Image, error) {
 }
 
 // ResolveAccel settles the accelerator before the first boot, probing KVM
-// with kernel k if no verdict is cached, so the plan can be sized for it.
+// with kernel k if no choice is cached, so the plan can be sized for it.
 // Under KVM the -cpu model it settled on is kept for every boot (each
 // boot's result says which and why).
 func (b *VMBooter) ResolveAccel(ctx context.Context, k *kernel.Artifacts) (string, string, error) {

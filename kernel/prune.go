@@ -16,7 +16,7 @@ import (
 
 // PruneOptions say what kci cache prune and clear remove.
 type PruneOptions struct {
-	// Kinds to remove; empty: every kind but other (KVM verdicts and the
+	// Kinds to remove; empty: every kind but other (KVM probe choices and the
 	// materialized defaults are small, and in use by every run).
 	Kinds []Kind
 	// Before, when set, keeps what was used since: prune's age. Zero is

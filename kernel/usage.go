@@ -27,7 +27,7 @@ const (
 	KindResults Kind = "results" // results/<id>.json: the boot result cache
 	KindTrash   Kind = "trash"   // trash/: what a run moved away and did not finish deleting
 	KindLocks   Kind = "locks"   // locks/*.lock, initramfs/*.lock
-	KindOther   Kind = "other"   // KVM verdicts, materialized defaults, anything unknown
+	KindOther   Kind = "other"   // KVM probe choices, materialized defaults, anything unknown
 )
 
 // Kinds lists every kind in listing order.

@@ -103,7 +103,7 @@ type Host struct {
 	Checks   []Check `json:"checks,omitempty"`
 
 	// AccelReason is why the run got that accelerator (the KVM probe's
-	// verdict, or "requested").
+	// reason, or "requested").
 	AccelReason string `json:"accel_reason,omitempty"`
 	// GuestCPU is QEMU's -cpu model the guests ran with (host, max, or
 	// host,-arch-capabilities where -cpu host died on an MSR write), and

@@ -20,12 +20,14 @@ import (
 )
 
 // probeVersion is bumped when the probe learns something its earlier
-// verdicts lack: version 2 retries -cpu host's MSR failures and names PVM,
+// choices lack: version 2 retries -cpu host's MSR failures and names PVM,
 // so a version-1 "QEMU fails under KVM" (MSR 0x10a) is probed again.
 const probeVersion = 2
 
-// Verdict is the outcome of the KVM probe on one host, or of a request.
-type Verdict struct {
+// AccelChoice is the accelerator a run boots with, the -cpu model and
+// why: the outcome of the KVM probe on one host (remembered per host), or
+// of a request.
+type AccelChoice struct {
 	Probe  int    `json:"probe"`
 	Accel  Accel  `json:"accel"`
 	Reason string `json:"reason"`
@@ -41,11 +43,11 @@ type Verdict struct {
 
 // resolveAccel turns auto into kvm or tcg with the -cpu model to boot, and
 // says why.
-func resolveAccel(ctx context.Context, cfg Config) (Verdict, error) {
-	var v Verdict
+func resolveAccel(ctx context.Context, cfg Config) (AccelChoice, error) {
+	var v AccelChoice
 	switch cfg.Accel {
 	case AccelKVM, AccelTCG:
-		v = Verdict{Accel: cfg.Accel, Reason: "requested"}
+		v = AccelChoice{Accel: cfg.Accel, Reason: "requested"}
 		if cfg.Accel == AccelKVM && IsPVM(hostRoot) {
 			return v, infra("accel", errors.New("--accel kvm on a PVM host: "+PVMReason+"; use --accel auto or tcg"))
 		}
@@ -69,34 +71,34 @@ func resolveAccel(ctx context.Context, cfg Config) (Verdict, error) {
 }
 
 // probeOrRecall settles auto: no usable /dev/kvm or a PVM host is TCG at
-// once, else the host's remembered verdict, else a probe boot.
-func probeOrRecall(ctx context.Context, cfg Config) (Verdict, error) {
+// once, else the host's remembered choice, else a probe boot.
+func probeOrRecall(ctx context.Context, cfg Config) (AccelChoice, error) {
 	if err := kvmDevice(); err != nil {
-		return Verdict{Accel: AccelTCG, Reason: err.Error()}, nil
+		return AccelChoice{Accel: AccelTCG, Reason: err.Error()}, nil
 	}
 	if IsPVM(hostRoot) {
-		return Verdict{Probe: probeVersion, Accel: AccelTCG, Case: CasePVM, Reason: PVMReason}, nil
+		return AccelChoice{Probe: probeVersion, Accel: AccelTCG, Case: CasePVM, Reason: PVMReason}, nil
 	}
 	host, err := HostID(ctx, cfg.QEMU)
 	if err != nil {
-		return Verdict{}, err
+		return AccelChoice{}, err
 	}
-	dir, err := verdictDir(cfg.CacheDir)
+	dir, err := choiceDir(cfg.CacheDir)
 	if err != nil {
-		return Verdict{}, err
+		return AccelChoice{}, err
 	}
-	if v, ok := LoadVerdict(dir, host); ok {
+	if v, ok := LoadChoice(dir, host); ok {
 		v.Reason += " (probed " + v.Time.Format(time.DateOnly) + ")"
 		return v, nil
 	}
 	v, conclusive, err := ProbeKVM(ctx, cfg)
 	if err != nil {
-		return Verdict{}, err
+		return AccelChoice{}, err
 	}
 	v.Host = host
 	if conclusive {
-		if err := saveVerdict(dir, v); err != nil {
-			return Verdict{}, err
+		if err := saveChoice(dir, v); err != nil {
+			return AccelChoice{}, err
 		}
 	}
 	return v, nil
@@ -127,7 +129,7 @@ func KVMDevice() error {
 	return nil
 }
 
-// HostID names what a KVM verdict depends on: the machine, its kernel
+// HostID names what a KVM probe's choice depends on: the machine, its kernel
 // and the QEMU build.
 func HostID(ctx context.Context, qemu string) (string, error) {
 	if qemu == "" {
@@ -144,7 +146,7 @@ func HostID(ctx context.Context, qemu string) (string, error) {
 		unix.ByteSliceToString(u.Version[:]), lines.First(string(out))}, " | "), nil
 }
 
-func verdictDir(cacheDir string) (string, error) {
+func choiceDir(cacheDir string) (string, error) {
 	if cacheDir == "" {
 		cacheDir = os.Getenv("KCI_CACHE")
 	}
@@ -158,46 +160,47 @@ func verdictDir(cacheDir string) (string, error) {
 	return filepath.Join(cacheDir, "accel"), nil
 }
 
-func verdictPath(dir, host string) string {
+func choicePath(dir, host string) string {
 	sum := sha256.Sum256([]byte(host))
 	return filepath.Join(dir, hex.EncodeToString(sum[:8])+".json")
 }
 
-// LoadVerdict returns the remembered KVM verdict for host, if any.
-func LoadVerdict(dir, host string) (Verdict, bool) {
-	var v Verdict
-	b, err := os.ReadFile(verdictPath(dir, host))
+// LoadChoice returns the choice the KVM probe made for host and dir
+// remembers, if any (and if a probe of this version made it).
+func LoadChoice(dir, host string) (AccelChoice, bool) {
+	var v AccelChoice
+	b, err := os.ReadFile(choicePath(dir, host))
 	if err != nil || json.Unmarshal(b, &v) != nil || v.Host != host {
 		return v, false
 	}
 	return v, v.Probe == probeVersion && (v.Accel == AccelKVM || v.Accel == AccelTCG)
 }
 
-// VerdictFile is where host's verdict is kept under cacheDir ("" =
+// ChoiceFile is where host's probed choice is kept under cacheDir ("" =
 // $KCI_CACHE or ~/.cache/kci): deleting it makes the next run probe again.
-func VerdictFile(cacheDir, host string) (string, error) {
-	dir, err := verdictDir(cacheDir)
+func ChoiceFile(cacheDir, host string) (string, error) {
+	dir, err := choiceDir(cacheDir)
 	if err != nil {
 		return "", err
 	}
-	return verdictPath(dir, host), nil
+	return choicePath(dir, host), nil
 }
 
-// CachedVerdict is LoadVerdict for the default cache layout.
-func CachedVerdict(ctx context.Context, cacheDir, qemu string) (Verdict, bool, error) {
+// CachedChoice is LoadChoice for the default cache layout.
+func CachedChoice(ctx context.Context, cacheDir, qemu string) (AccelChoice, bool, error) {
 	host, err := HostID(ctx, qemu)
 	if err != nil {
-		return Verdict{}, false, err
+		return AccelChoice{}, false, err
 	}
-	dir, err := verdictDir(cacheDir)
+	dir, err := choiceDir(cacheDir)
 	if err != nil {
-		return Verdict{}, false, err
+		return AccelChoice{}, false, err
 	}
-	v, ok := LoadVerdict(dir, host)
+	v, ok := LoadChoice(dir, host)
 	return v, ok, nil
 }
 
-func saveVerdict(dir string, v Verdict) error {
+func saveChoice(dir string, v AccelChoice) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return infra("save kvm verdict", err)
 	}
@@ -205,7 +208,7 @@ func saveVerdict(dir string, v Verdict) error {
 	if err != nil {
 		return infra("save kvm verdict", err)
 	}
-	p := verdictPath(dir, v.Host)
+	p := choicePath(dir, v.Host)
 	tmp := p + fmt.Sprintf(".tmp%d", os.Getpid())
 	if err := os.WriteFile(tmp, b, 0o644); err != nil {
 		return infra("save kvm verdict", err)

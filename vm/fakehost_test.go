@@ -118,7 +118,7 @@ func starts(t *testing.T, log string) []string {
 	return strings.Split(strings.TrimSpace(string(b)), "\n")
 }
 
-func probe(t *testing.T, cfg Config) Verdict {
+func probe(t *testing.T, cfg Config) AccelChoice {
 	t.Helper()
 	start := time.Now()
 	v, conclusive, err := ProbeKVM(context.Background(), cfg)
@@ -182,7 +182,7 @@ func TestProbePVMHost(t *testing.T) {
 
 // The same host probed by boot, as when kci cannot see the module
 // (another name, a container without /sys/module): the MSR retry starts
-// QEMU, the guest prints nothing, and the verdict says so within the
+// QEMU, the guest prints nothing, and the choice says so within the
 // probe's budget.
 func TestProbePVMUnseen(t *testing.T) {
 	cfg, log := playHost(t, "host-pvm", false)
@@ -232,8 +232,8 @@ func TestProbeKVMHost(t *testing.T) {
 	}
 }
 
-// Resolve remembers the model with the verdict: the second run boots
-// nothing to know it. A verdict of the probe before MSR retries (version
+// Resolve remembers the model with the choice: the second run boots
+// nothing to know it. A choice of the probe before MSR retries (version
 // 1: "QEMU fails under KVM") is not trusted.
 func TestResolveRemembersModel(t *testing.T) {
 	cfg, log := playHost(t, "host-msr", false)
@@ -241,11 +241,11 @@ func TestResolveRemembersModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir, _ := verdictDir(cfg.CacheDir)
-	old := Verdict{Accel: AccelTCG, Reason: "QEMU fails under KVM: qemu-system-x86_64: error: failed to set MSR 0x10a to 0x69", Host: host}
+	dir, _ := choiceDir(cfg.CacheDir)
+	old := AccelChoice{Accel: AccelTCG, Reason: "QEMU fails under KVM: qemu-system-x86_64: error: failed to set MSR 0x10a to 0x69", Host: host}
 	os.MkdirAll(dir, 0o755)
 	b, _ := json.Marshal(old)
-	os.WriteFile(verdictPath(dir, host), b, 0o644)
+	os.WriteFile(choicePath(dir, host), b, 0o644)
 	for i, wantStarts := range []int{2, 2} {
 		v, err := Resolve(context.Background(), cfg)
 		if err != nil {

@@ -148,7 +148,7 @@ func TestBootCancelLeavesNoQEMU(t *testing.T) {
 }
 
 // The KVM probe is bounded: whatever KVM does on this host, it returns
-// a verdict and leaves no QEMU. On a kvm_pvm host (this project's
+// a choice and leaves no QEMU. On a kvm_pvm host (this project's
 // machines) Resolve names PVM at once, and the probe it skips boots for
 // real: the stock kernel prints nothing. Which -cpu model that silent
 // guest ran depends on the host's kvm_pvm: older ones refused -cpu host's

@@ -22,7 +22,7 @@ const ProbeTimeout = 20 * time.Second
 // probeTimeout is ProbeTimeout but in the fake-QEMU tests.
 var probeTimeout = ProbeTimeout
 
-// What the probe found, in Verdict.Case: kci doctor's advice depends on it.
+// What the probe found, in AccelChoice.Case: kci doctor's advice depends on it.
 const (
 	CaseKVM          = "kvm"          // guests run under KVM with -cpu host
 	CaseMSR          = "msr"          // -cpu host died on an MSR write; a model without that feature runs
@@ -32,7 +32,7 @@ const (
 	CaseInconclusive = "inconclusive" // the boot failed for a reason that says nothing about KVM
 )
 
-// PVMReason is the verdict on a kvm_pvm host.
+// PVMReason is the choice's reason on a kvm_pvm host.
 const PVMReason = "PVM: runs only PVM guest kernels (/dev/kvm is the kvm_pvm module, " +
 	"pagetable-based nested virtualisation; a stock kernel prints nothing under it)"
 
@@ -112,9 +112,9 @@ func bootKVM(ctx context.Context, cfg Config, res *Result, onEvent func(event.Ev
 // -cpu model. It boots whatever the host: Resolve names a PVM host
 // without calling it, since that KVM runs no kernel kci builds.
 // conclusive is false when the boot failed for a reason that says nothing
-// about KVM (the kernel crashed, QEMU could not start); the verdict is
+// about KVM (the kernel crashed, QEMU could not start); the choice is
 // TCG then, but not worth remembering.
-func ProbeKVM(ctx context.Context, cfg Config) (v Verdict, conclusive bool, err error) {
+func ProbeKVM(ctx context.Context, cfg Config) (v AccelChoice, conclusive bool, err error) {
 	now := time.Now().UTC()
 	cfg = cfg.withDefaults()
 	cfg.Accel, cfg.Interactive, cfg.Console, cfg.Pin = AccelKVM, false, nil, nil
@@ -130,7 +130,7 @@ func ProbeKVM(ctx context.Context, cfg Config) (v Verdict, conclusive bool, err 
 	cfg.Dir = dir
 	res := &Result{}
 	model, why, berr := bootKVM(ctx, cfg, res, nil, true)
-	v = Verdict{Probe: probeVersion, Accel: AccelTCG, CPU: model, CPUReason: why, Time: now}
+	v = AccelChoice{Probe: probeVersion, Accel: AccelTCG, CPU: model, CPUReason: why, Time: now}
 	var be *BootError
 	switch {
 	case berr == nil:

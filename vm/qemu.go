@@ -146,7 +146,7 @@ type Config struct {
 	Dir string
 	// Console, if set, receives a copy of the serial console.
 	Console io.Writer
-	// CacheDir keeps the KVM probe's verdict per host; "" = $KCI_CACHE
+	// CacheDir keeps the KVM probe's choice per host; "" = $KCI_CACHE
 	// or ~/.cache/kci.
 	CacheDir string
 	// Interactive puts the console on this process's terminal (kci shell):
