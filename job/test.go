@@ -206,12 +206,12 @@ func hitOrBuilt(a *kernel.Artifacts) string {
 
 func treeRecord(name string, base, patched *kernel.Artifacts) results.Tree {
 	t := results.Tree{Name: name, Base: results.KernelOf(base), Patched: results.KernelOf(patched),
-		ConfigVerdict: "lockdep-free: every requested option verified, forbidden debug options off (" + strings.Join(kconfig.Forbidden[:6], ", ") + ", …)"}
+		ConfigCheck: "lockdep-free: every requested option verified, forbidden debug options off (" + strings.Join(kconfig.Forbidden[:6], ", ") + ", …)"}
 	a := base
 	if patched != nil {
 		a = patched
 		if base.ConfigHash != patched.ConfigHash {
-			t.ConfigVerdict += "; the series changes the config (base " + base.ConfigHash[:12] + ", patched " + patched.ConfigHash[:12] + ")"
+			t.ConfigCheck += "; the series changes the config (base " + base.ConfigHash[:12] + ", patched " + patched.ConfigHash[:12] + ")"
 		}
 	}
 	for _, d := range a.Drift {

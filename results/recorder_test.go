@@ -40,7 +40,7 @@ func TestRecorderWritesAfterEveryAddition(t *testing.T) {
 	if err := rec.SetTree(results.Tree{Name: "gtp", Base: &results.Kernel{Key: "k1"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := rec.SetTree(results.Tree{Name: "gtp", Base: &results.Kernel{Key: "k1"}, Patched: &results.Kernel{Key: "k2"}, ConfigVerdict: "ok"}); err != nil {
+	if err := rec.SetTree(results.Tree{Name: "gtp", Base: &results.Kernel{Key: "k1"}, Patched: &results.Kernel{Key: "k2"}, ConfigCheck: "ok"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := rec.AddPhase(results.Phase{Name: "build", Tree: "gtp", Kernel: results.RoleBase, Start: time.Now(), Duration: 3 * time.Minute}); err != nil {

@@ -128,13 +128,15 @@ const (
 )
 
 // Tree is one kernel tree of the run: its base and patched kernels and the
-// config policy verdict that was applied to them.
+// config policy that was applied to them.
 type Tree struct {
-	Name          string   `json:"name"`
-	Base          *Kernel  `json:"base,omitempty"`
-	Patched       *Kernel  `json:"patched,omitempty"`
-	ConfigVerdict string   `json:"config_verdict,omitempty"`
-	Drift         []string `json:"drift,omitempty"` // differences from the production config
+	Name    string  `json:"name"`
+	Base    *Kernel `json:"base,omitempty"`
+	Patched *Kernel `json:"patched,omitempty"`
+	// ConfigCheck is the config policy applied to the kernels and what
+	// checking their configs against it found, in one line.
+	ConfigCheck string   `json:"config_verdict,omitempty"`
+	Drift       []string `json:"drift,omitempty"` // differences from the production config
 }
 
 // Phase is one timed stage of the run (build, image, boot, suite...).

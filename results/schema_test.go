@@ -78,7 +78,7 @@ func fixedRun() *Run {
 		Trees: []Tree{{Name: "gtp",
 			Base:          KernelOf(fixedArtifacts("0e38b975f295db0499da6591", nil, "")),
 			Patched:       KernelOf(fixedArtifacts("7f00aa11bb22cc33dd44ee55", []string{"net: Add gated skb tracepoints", "bpf: Add bpf_trace_skb() kfunc"}, "0e38b975f295db0499da6591")),
-			ConfigVerdict: "lockdep-free: every requested option verified",
+			ConfigCheck: "lockdep-free: every requested option verified",
 			Drift:         []string{"NR_CPUS: here 64, production 8192 — deliberate: only sizes per-CPU areas"}}},
 		Plan: PlanOf(wire.Plan{Sanity: true, Survival: true, Variants: []string{"gtp-cnt", "gtp-hash"}, Bench: wire.DefaultBench(),
 			Profile: true, Command: []string{"true"}, StepTimeout: 132 * time.Second}),

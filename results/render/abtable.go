@@ -188,10 +188,10 @@ func excludedLine(e verdict.Excluded) string {
 // and patched differ from production alike, each option the patch
 // changed otherwise.
 func configLine(run *results.Run, tr verdict.TreeReport) []string {
-	if tr.ConfigVerdict == "" && len(tr.Drift) == 0 {
+	if tr.ConfigCheck == "" && len(tr.Drift) == 0 {
 		return nil
 	}
-	head := "config: " + orDash(tr.ConfigVerdict)
+	head := "config: " + orDash(tr.ConfigCheck)
 	if len(tr.Drift) == 0 {
 		return []string{head}
 	}

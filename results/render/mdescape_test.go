@@ -24,7 +24,7 @@ func TestMarkdownEscapesRunRecord(t *testing.T) {
 	r.Host.Checks = []results.Check{{Name: "x @alice", Status: results.CheckWarn, Detail: hostile, Fix: "x` @bob `y"}}
 	r.Incomplete, r.IncompleteReason = true, hostile
 	r.Trees[0].Patched.Patches = []string{"# " + hostile, "- @alice\n\n## injected heading"}
-	r.Trees[0].ConfigVerdict = hostile
+	r.Trees[0].ConfigCheck = hostile
 	for i := range r.Boots {
 		r.Boots[i].Variants[0].Variant = "gtp-x @carol <!--"
 	}

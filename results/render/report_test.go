@@ -24,7 +24,7 @@ import (
 // and survival cells with one regression and one fix; ext with 3 reps.
 func fullRun(accel string) *results.Run {
 	run := runtest.AbRun("gtp", accel, nil, nil)
-	run.Trees[0].ConfigVerdict = "ok: 0 violations"
+	run.Trees[0].ConfigCheck = "ok: 0 violations"
 	gtp := runtest.Normal(50, 6, 920, 0.01)
 	gtp2 := runtest.Normal(51, 6, 920, 0.01)
 	churnB := runtest.Normal(52, 6, 1190, 0.01)

@@ -26,16 +26,16 @@ const (
 // TreeReport is everything shown about one tree: one tree's part of a
 // run's Analysis.
 type TreeReport struct {
-	Tree          string        `json:"tree"`
-	Base          string        `json:"base_kernel,omitempty"`
-	Patched       string        `json:"patched_kernel,omitempty"`
-	Patches       []string      `json:"patches,omitempty"`
-	ConfigVerdict string        `json:"config_verdict,omitempty"`
-	Drift         []string      `json:"drift,omitempty"`
-	Perf          TreeAB        `json:"perf"`
-	Survival      []SurvivalRow `json:"survival,omitempty"`
-	Changes       []CellChange  `json:"survival_changes,omitempty"`
-	Conclusion    Conclusion    `json:"conclusion"`
+	Tree        string        `json:"tree"`
+	Base        string        `json:"base_kernel,omitempty"`
+	Patched     string        `json:"patched_kernel,omitempty"`
+	Patches     []string      `json:"patches,omitempty"`
+	ConfigCheck string        `json:"config_verdict,omitempty"`
+	Drift       []string      `json:"drift,omitempty"`
+	Perf        TreeAB        `json:"perf"`
+	Survival    []SurvivalRow `json:"survival,omitempty"`
+	Changes     []CellChange  `json:"survival_changes,omitempty"`
+	Conclusion  Conclusion    `json:"conclusion"`
 	// Loads are the verifier and JIT facts per program (loads.go).
 	Loads []LoadRow `json:"verifier,omitempty"`
 	// Brief is the tree's short answer, which every report leads with.
@@ -56,7 +56,7 @@ func treeReport(run *results.Run, tree string, perf TreeAB, where *Where) TreeRe
 		if t.Patched != nil {
 			tr.Patches = t.Patched.Patches
 		}
-		tr.ConfigVerdict, tr.Drift = t.ConfigVerdict, t.Drift
+		tr.ConfigCheck, tr.Drift = t.ConfigCheck, t.Drift
 		if len(tr.Drift) == 0 && t.Patched != nil {
 			for _, d := range t.Patched.Drift {
 				tr.Drift = append(tr.Drift, d.String())
