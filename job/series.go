@@ -150,7 +150,7 @@ func (st *SeriesTester) Series(ctx context.Context, o SeriesOptions) (string, *r
 			err = werr
 		}
 		if err == nil {
-			err = seriesVerdict(rep)
+			err = seriesExit(rep)
 		}
 		return dir, rep, classify("series", err)
 	}
@@ -203,9 +203,9 @@ func (st *SeriesTester) chooseTrees(ctx context.Context, named []string, patches
 	return trees, nil
 }
 
-// seriesVerdict is the exit status: verdict.DecideSeries' failing fault,
-// under the policy s records.
-func seriesVerdict(s *results.Series) error {
+// seriesExit is the exit status the series gives: verdict.DecideSeries'
+// failing fault, under the policy s records.
+func seriesExit(s *results.Series) error {
 	f := verdict.DecideSeries(s, "").Fail
 	if f == nil {
 		return nil

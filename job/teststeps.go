@@ -145,7 +145,7 @@ func (r *testRun) steps() error {
 
 // finish closes the record, analyses it once and writes the reports from
 // that analysis whatever err is; without an error of the steps, the
-// analysis decides the exit (verdict). err becomes the job's ExitError.
+// analysis decides the exit (exitOf). err becomes the job's ExitError.
 func (r *testRun) finish(err error) error {
 	pset, perr := r.profs.finish()
 	if perr != nil {
@@ -170,7 +170,7 @@ func (r *testRun) finish(err error) error {
 		}
 		rerr = render.WriteReports(r.dir, a, sec)
 		if err == nil {
-			err = r.verdict(a)
+			err = r.exitOf(a)
 		}
 	}
 	if rerr = errors.Join(r.rec.Err(), rerr); rerr != nil {
@@ -550,10 +550,10 @@ func (r *testRun) seed(rep int) uint64 {
 	return first + uint64(rep) - 1
 }
 
-// verdict reads the exit code off the run's analysis: a survival
+// exitOf is the exit status the run's analysis gives: a survival
 // regression, a variant invalid on the patched kernel only, then a
 // performance regression beyond --fail-on-regression.
-func (r *testRun) verdict(a *verdict.Analysis) error {
+func (r *testRun) exitOf(a *verdict.Analysis) error {
 	for _, n := range r.chosen {
 		tr, _ := a.Tree(n)
 		for _, c := range tr.Changes {
