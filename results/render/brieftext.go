@@ -43,9 +43,9 @@ func hidingLine(b verdict.Brief) string {
 // rest of the rows in one line with the change each would have shown.
 func Details(b verdict.Brief) []string {
 	var out []string
-	if b.PerfVerdict != b.Verdict && len(b.Changed) > 0 {
+	if b.PerfOutcome != b.Outcome && len(b.Changed) > 0 {
 		c := b
-		c.Verdict, c.Title = b.PerfVerdict, "" // the numbers' own headline, not the conclusion's title
+		c.Outcome, c.Title = b.PerfOutcome, "" // the numbers' own headline, not the conclusion's title
 		out = append(out, "numbers: "+strings.TrimPrefix(c.Headline(), b.Tree+": "))
 	}
 	if len(b.Hiding) > 0 {
@@ -88,7 +88,7 @@ func BriefText(a *verdict.Analysis, trees []string, width int) string {
 // tree, its details as a nested list.
 func BriefMarkdown(b verdict.Brief) string {
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "- %s **%s**\n", stateIcon(b.State, b.Verdict), mdInline(b.Headline()))
+	fmt.Fprintf(&sb, "- %s **%s**\n", stateIcon(b.State, b.Outcome), mdInline(b.Headline()))
 	for _, d := range Details(b) {
 		fmt.Fprintf(&sb, "  - %s\n", mdInline(d))
 	}

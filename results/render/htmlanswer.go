@@ -13,23 +13,24 @@ type htmlBrief struct {
 	Badge, BadgeClass string
 }
 
-// badgeOf is the word beside a tree's headline. It says the verdict, so it
-// never contradicts the headline: the check run's state did ("neutral"
-// beside "gtp: faster" under emulated time). A tree decided by something
-// else than its numbers gets a badge only when that fails it.
+// badgeOf is the word beside a tree's headline. It says the numbers'
+// outcome (Brief.PerfOutcome), so it never contradicts the headline: the
+// check run's state did ("neutral" beside "gtp: faster" under emulated
+// time). A tree decided by something else than its numbers gets a badge
+// only when that fails it.
 func badgeOf(b verdict.Brief) htmlBrief {
 	hb := htmlBrief{Brief: b}
 	switch {
-	case b.Verdict != b.PerfVerdict:
+	case b.Outcome != b.PerfOutcome:
 		if b.State == verdict.Failure {
 			hb.Badge, hb.BadgeClass = "failure", "failure"
 		}
-	case b.PerfVerdict == string(verdict.Faster):
-		hb.Badge, hb.BadgeClass = b.PerfVerdict, "faster"
-	case b.PerfVerdict == string(verdict.Slower), b.PerfVerdict == "slower and faster":
-		hb.Badge, hb.BadgeClass = b.PerfVerdict, "slower"
+	case b.PerfOutcome == string(verdict.Faster):
+		hb.Badge, hb.BadgeClass = b.PerfOutcome, "faster"
+	case b.PerfOutcome == string(verdict.Slower), b.PerfOutcome == "slower and faster":
+		hb.Badge, hb.BadgeClass = b.PerfOutcome, "slower"
 	default:
-		hb.Badge, hb.BadgeClass = b.PerfVerdict, "same"
+		hb.Badge, hb.BadgeClass = b.PerfOutcome, "same"
 	}
 	return hb
 }

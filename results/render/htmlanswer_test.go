@@ -59,12 +59,12 @@ func TestHTMLBadgeAgreesWithVerdict(t *testing.T) {
 		for _, m := range got {
 			b := *reportOf(run, m[1]).Brief
 			neutralSeen = neutralSeen || b.State == verdict.Neutral
-			wantClass := class[b.PerfVerdict]
+			wantClass := class[b.PerfOutcome]
 			if wantClass == "" {
 				wantClass = "same"
 			}
-			if m[3] != b.PerfVerdict || m[2] != wantClass {
-				t.Errorf("%s: %s: badge %q (class %q), want %q (class %q); state %s", name, m[1], m[3], m[2], b.PerfVerdict, wantClass, b.State)
+			if m[3] != b.PerfOutcome || m[2] != wantClass {
+				t.Errorf("%s: %s: badge %q (class %q), want %q (class %q); state %s", name, m[1], m[3], m[2], b.PerfOutcome, wantClass, b.State)
 			}
 		}
 		if strings.Contains(page, "badge neutral") || strings.Contains(page, ">neutral</span>") {
@@ -83,10 +83,10 @@ func TestBadgeOfNonPerfVerdict(t *testing.T) {
 		b           verdict.Brief
 		word, class string
 	}{
-		{verdict.Brief{State: verdict.Failure, Verdict: "1 survival regression", PerfVerdict: "faster"}, "failure", "failure"},
-		{verdict.Brief{State: verdict.Neutral, Verdict: "base kernel failed too: x", PerfVerdict: "no results"}, "", ""},
-		{verdict.Brief{State: verdict.Neutral, Verdict: "faster", PerfVerdict: "faster"}, "faster", "faster"},
-		{verdict.Brief{State: verdict.Failure, Verdict: "slower", PerfVerdict: "slower"}, "slower", "slower"},
+		{verdict.Brief{State: verdict.Failure, Outcome: "1 survival regression", PerfOutcome: "faster"}, "failure", "failure"},
+		{verdict.Brief{State: verdict.Neutral, Outcome: "base kernel failed too: x", PerfOutcome: "no results"}, "", ""},
+		{verdict.Brief{State: verdict.Neutral, Outcome: "faster", PerfOutcome: "faster"}, "faster", "faster"},
+		{verdict.Brief{State: verdict.Failure, Outcome: "slower", PerfOutcome: "slower"}, "slower", "slower"},
 	} {
 		if hb := badgeOf(c.b); hb.Badge != c.word || hb.BadgeClass != c.class {
 			t.Errorf("%+v: badge %q %q, want %q %q", c.b, hb.Badge, hb.BadgeClass, c.word, c.class)

@@ -86,18 +86,18 @@ func (r Row) Ran() bool {
 	return false
 }
 
-// Brief is a tree's short answer: its verdict, the rows that changed,
+// Brief is a tree's short answer: its outcome, the rows that changed,
 // the "no change" rows that could hide one, and the rest in one count.
 type Brief struct {
 	Tree  string `json:"tree"`
 	State string `json:"state"`
 	Title string `json:"title"`
-	// Verdict is the tree's outcome in the report's one vocabulary
+	// Outcome is the tree's outcome in the report's one vocabulary
 	// (faster, slower, no change, survival regression, …).
-	Verdict string `json:"verdict"`
-	// PerfVerdict is what the numbers alone say; it differs from Verdict
+	Outcome string `json:"verdict"`
+	// PerfOutcome is what the numbers alone say; it differs from Outcome
 	// when survival, a failed boot or an incomplete run decided.
-	PerfVerdict string   `json:"perf_verdict"`
+	PerfOutcome string   `json:"perf_verdict"`
 	Changed     []Effect `json:"changed,omitempty"`
 	// Hiding are "no change" rows that would not have shown the smallest
 	// effect (with 90 % power, in deterministic mode).
@@ -129,17 +129,17 @@ func (ab TreeAB) Metric() string {
 // conclusion's title.
 func briefOf(tr TreeReport) Brief {
 	b := perfBrief(tr)
-	b.State, b.Title, b.PerfVerdict = tr.Conclusion.State, tr.Conclusion.Title, b.Verdict
+	b.State, b.Title, b.PerfOutcome = tr.Conclusion.State, tr.Conclusion.Title, b.Outcome
 	if h := b.headline(); !strings.HasPrefix(b.Title, h) {
 		// Decided by something else than the numbers (survival, a failed
 		// boot, an incomplete run): the title says what.
-		b.Verdict = strings.TrimPrefix(b.Title, tr.Tree+": ")
+		b.Outcome = strings.TrimPrefix(b.Title, tr.Tree+": ")
 	}
 	return b
 }
 
 // perfBrief sorts a tree's rows that ran into changed, could hide a
-// change, and unchanged, and words the verdict they give.
+// change, and unchanged, and words the outcome they give.
 func perfBrief(tr TreeReport) Brief {
 	ab := tr.Perf
 	b := Brief{Tree: tr.Tree, MinEffectPct: ab.MinEffectPct, Metric: ab.Metric(), Unit: "ns/pkt"}
@@ -163,17 +163,17 @@ func perfBrief(tr TreeReport) Brief {
 	slower, faster := hasVerdict(b.Changed, Slower), hasVerdict(b.Changed, Faster)
 	switch {
 	case slower && faster:
-		b.Verdict = "slower and faster"
+		b.Outcome = "slower and faster"
 	case slower:
-		b.Verdict = string(Slower)
+		b.Outcome = string(Slower)
 	case faster:
-		b.Verdict = string(Faster)
+		b.Outcome = string(Faster)
 	case len(ab.Variants) == 0 && len(tr.Survival) > 0:
-		b.Verdict = "survival unchanged"
+		b.Outcome = "survival unchanged"
 	case len(ab.Variants) == 0:
-		b.Verdict = "no results"
+		b.Outcome = "no results"
 	default:
-		b.Verdict = "no change"
+		b.Outcome = "no change"
 	}
 	return b
 }
@@ -251,7 +251,7 @@ func (b Brief) Headline() string {
 const briefMaxRows = 3
 
 func (b Brief) headline() string {
-	s := b.Tree + ": " + b.Verdict
+	s := b.Tree + ": " + b.Outcome
 	if len(b.Changed) > 0 {
 		var parts []string
 		for i, e := range b.Changed {

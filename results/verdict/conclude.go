@@ -109,7 +109,7 @@ type facts struct {
 func conclude(run *results.Run, tr TreeReport) Conclusion {
 	f := factsOf(run, tr)
 	c := Conclusion{Summary: summary(run, tr.Perf, f)}
-	c.State, c.Title = verdictOf(run, tr, f)
+	c.State, c.Title = stateAndTitle(run, tr, f)
 	return c
 }
 
@@ -219,8 +219,9 @@ func summary(run *results.Run, ab TreeAB, f facts) string {
 	return strings.Join(sum, "\n")
 }
 
-// verdictOf is the tree's state and title: the gravest fact first.
-func verdictOf(run *results.Run, tr TreeReport, f facts) (state, title string) {
+// stateAndTitle is the state and title of the tree's conclusion: the
+// gravest fact first.
+func stateAndTitle(run *results.Run, tr TreeReport, f facts) (state, title string) {
 	name, ab := tr.Tree, tr.Perf
 	switch {
 	case len(f.regs) > 0:
@@ -248,7 +249,7 @@ func verdictOf(run *results.Run, tr TreeReport, f facts) (state, title string) {
 }
 
 // perfTitle is the headline of a tree decided by its numbers: the brief's
-// verdict with the changed rows, what could not be decided, and what the
+// outcome with the changed rows, what could not be decided, and what the
 // numbers measure when they are not real time.
 func perfTitle(tr TreeReport, undecided []string, need int) string {
 	b := perfBrief(tr)
