@@ -13,7 +13,7 @@ import (
 
 // abTable lays out a tree's comparison in at most 100 columns: per
 // variant its total, then its programs that ran; medians of both kernels,
-// one effect with its interval (see RowEffect), boots and the verdict. A
+// one change with its interval (see RowChange), boots and the verdict. A
 // "no change" carries the change it would have shown.
 func abTable(ab verdict.TreeAB) *table {
 	t := &table{
@@ -40,7 +40,7 @@ func abTable(ab verdict.TreeAB) *table {
 			if i > 0 {
 				name = "  " + r.Name
 			}
-			e := verdict.RowEffect(ab, v.Variant, r)
+			e := verdict.RowChange(ab, v.Variant, r)
 			cells := []string{name, fmtMedian(r.Base, noisy), fmtMedian(r.Patched, noisy), fmtChange(e),
 				fmt.Sprintf("%d+%d", r.Base.N, r.Patched.N)}
 			if noisy {
@@ -97,8 +97,8 @@ func fmtMedian(d verdict.Dist, noisy bool) string {
 	return fmt.Sprintf("%s ±%.0f%%", verdict.FmtNs(d.Median), half)
 }
 
-// fmtChange is an effect and its interval: "-41.6% [-41.9, -41.3]".
-func fmtChange(e verdict.Effect) string {
+// fmtChange is a change and its interval: "-41.6% [-41.9, -41.3]".
+func fmtChange(e verdict.Change) string {
 	if math.IsNaN(e.Pct) {
 		return "-"
 	}
@@ -110,7 +110,7 @@ func fmtChange(e verdict.Effect) string {
 }
 
 // rowVerdict is a row's verdict in the report's one vocabulary.
-func rowVerdict(r verdict.Row, e verdict.Effect, minEffect float64) string {
+func rowVerdict(r verdict.Row, e verdict.Change, minEffect float64) string {
 	switch {
 	case r.Note == verdict.NoteNotExamined:
 		return "not examined"

@@ -19,7 +19,7 @@ const maxHiding = 3
 // of the smallest effect (widest first), and counts the others.
 func hidingLine(b verdict.Brief) string {
 	hiding := slices.Clone(b.Hiding)
-	slices.SortStableFunc(hiding, func(x, y verdict.Effect) int { return cmp.Compare(y.WouldShowPct, x.WouldShowPct) })
+	slices.SortStableFunc(hiding, func(x, y verdict.Change) int { return cmp.Compare(y.WouldShowPct, x.WouldShowPct) })
 	boots := ""
 	for i, e := range hiding {
 		if n := fmt.Sprintf("%d+%d", e.BaseN, e.PatchedN); i == 0 || n == boots {

@@ -129,7 +129,7 @@ func htmlTreeOf(run *results.Run, tr verdict.TreeReport) (htmlTree, error) {
 			if !r.Ran() {
 				continue
 			}
-			e := verdict.RowEffect(ab, va.Variant, r)
+			e := verdict.RowChange(ab, va.Variant, r)
 			label := e.Label()
 			if i == 0 {
 				label += " total"

@@ -105,9 +105,9 @@ type Row struct {
 	exact          bool        // deterministic: seeds agree within less than an instruction
 	seedsB, seedsP int
 	level          float64 // deterministic: the level its 90 % bound is at
-	// Change is the row's change as the reports show it (RowEffect),
+	// Change is the row's change as the reports show it (RowChange),
 	// set by AnalyzeRun.
-	Change *Effect `json:"effect,omitempty"`
+	Change *Change `json:"effect,omitempty"`
 }
 
 // ChangeText is a noisy-mode change in words: the estimate with its
@@ -118,7 +118,7 @@ func (r Row) ChangeText() string {
 	if r.Adjusted != nil {
 		iv, conf = *r.Adjusted, r.AdjConf
 	}
-	return fmt.Sprintf("%s %+.1f%% [%+.1f%%, %+.1f%%] at %.1f%% (%d+%d boots)", r.Verdict, r.Effect(), iv.Lo, iv.Hi, conf*100, r.Base.N, r.Patched.N)
+	return fmt.Sprintf("%s %+.1f%% [%+.1f%%, %+.1f%%] at %.1f%% (%d+%d boots)", r.Verdict, r.ChangePct(), iv.Lo, iv.Hi, conf*100, r.Base.N, r.Patched.N)
 }
 
 // Backing is what stands behind a change, for lists of changes: its
@@ -132,11 +132,11 @@ func (r Row) Backing() string {
 	return fmt.Sprintf("[%+.1f%%, %+.1f%%], %d+%d boots", iv.Lo, iv.Hi, r.Base.N, r.Patched.N)
 }
 
-// Effect is the row's change in percent that its interval (Shift) is
+// ChangePct is the row's change in percent that its interval (Shift) is
 // about: the Hodges–Lehmann estimate in noisy mode, the difference of
 // per-seed means in deterministic mode; DeltaPct when there is none. The
 // conclusion and --fail-on-regression read this one.
-func (r Row) Effect() float64 {
+func (r Row) ChangePct() float64 {
 	if !math.IsNaN(r.Shift.Est) && !math.IsInf(r.Shift.Est, 0) {
 		return r.Shift.Est
 	}

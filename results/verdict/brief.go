@@ -6,19 +6,22 @@ import (
 	"strings"
 )
 
-// Effect is one compared row reduced to what a cover letter quotes: the
+// Change is one compared row reduced to what a cover letter quotes: the
 // change of patched against base in percent with its interval, and how
 // many boots back it. A "no change" says the change it would have shown.
-type Effect struct {
+type Change struct {
 	Variant string  `json:"variant"`
 	Name    string  `json:"name"` // program, or TotalRow
 	Verdict Verdict `json:"verdict"`
-	// Pct is the estimate: the Hodges–Lehmann shift in noisy mode, the
-	// difference of medians in deterministic mode (where boots repeat).
+	// Pct is the estimate, Row.ChangePct: the Hodges–Lehmann shift in
+	// noisy mode, the difference of per-seed means in deterministic mode
+	// (of medians when a side has fewer than two seeds).
 	Pct float64 `json:"effect_pct"`
-	// LowPct..HighPct is its interval: the 95 % Hodges–Lehmann interval
-	// (noisy), or every base/patched pair's ratio (deterministic: from
-	// min/max of the two observed ranges).
+	// LowPct..HighPct is its interval: Hodges–Lehmann's in noisy mode (at
+	// the family's level for a decided row, 95 % otherwise), Welch's 95 %
+	// over per-seed values in deterministic mode; where a deterministic
+	// row has none (fewer than two seeds a side), the range of every
+	// base/patched boot pair's ratio (min/max of the two observed ranges).
 	LowPct  float64 `json:"effect_low_pct"`
 	HighPct float64 `json:"effect_high_pct"`
 	// WouldShowPct: for a "no change", the smallest change in percent the
@@ -27,28 +30,28 @@ type Effect struct {
 	BaseN        int     `json:"base_boots"`
 	PatchedN     int     `json:"patched_boots"`
 	// Metric and Unit name what the compared numbers measure
-	// ("instruction-time", "ns/pkt"); the effect itself is in percent.
+	// ("instruction-time", "ns/pkt"); the change itself is in percent.
 	Metric string `json:"metric"`
 	Unit   string `json:"unit"`
 }
 
 // Label names the row as the brief shows it: "<variant>/<program>", or
 // the variant for its total.
-func (e Effect) Label() string {
+func (e Change) Label() string {
 	if e.Name == TotalRow {
 		return e.Variant
 	}
 	return e.Variant + "/" + e.Name
 }
 
-// RowEffect reduces a row of ab to its effect: Row.Effect with its
+// RowChange reduces a row of ab to its change: Row.ChangePct with its
 // interval (Row.Shift: Hodges–Lehmann in noisy mode, at the family's
 // level for a decided row (Row.Adjusted); Welch's over per-seed values in
-// deterministic mode); where a deterministic row has
-// none (seeds agree exactly), every base/patched pair's ratio.
-func RowEffect(ab TreeAB, variant string, r Row) Effect {
-	e := Effect{Variant: variant, Name: r.Name, Verdict: r.Verdict, BaseN: r.Base.N, PatchedN: r.Patched.N,
-		Pct: r.Effect(), LowPct: r.Shift.Lo, HighPct: r.Shift.Hi, Metric: ab.Metric(), Unit: "ns/pkt"}
+// deterministic mode); where a deterministic row has none (fewer than two
+// seeds a side), the range of every base/patched boot pair's ratio.
+func RowChange(ab TreeAB, variant string, r Row) Change {
+	e := Change{Variant: variant, Name: r.Name, Verdict: r.Verdict, BaseN: r.Base.N, PatchedN: r.Patched.N,
+		Pct: r.ChangePct(), LowPct: r.Shift.Lo, HighPct: r.Shift.Hi, Metric: ab.Metric(), Unit: "ns/pkt"}
 	if r.Adjusted != nil {
 		// A decided noisy row: the interval at the family's level, which
 		// the decision used.
@@ -69,7 +72,7 @@ func RowEffect(ab TreeAB, variant string, r Row) Effect {
 
 // couldHide: a "no change" that would not have shown a change of the
 // smallest effect.
-func couldHide(ab TreeAB, r Row, e Effect) bool {
+func couldHide(ab TreeAB, r Row, e Change) bool {
 	return r.Verdict == NoChange && ab.rule().couldHide(ab, r, e)
 }
 
@@ -98,13 +101,13 @@ type Brief struct {
 	// PerfOutcome is what the numbers alone say; it differs from Outcome
 	// when survival, a failed boot or an incomplete run decided.
 	PerfOutcome string   `json:"perf_verdict"`
-	Changed     []Effect `json:"changed,omitempty"`
+	Changed     []Change `json:"changed,omitempty"`
 	// Hiding are "no change" rows that would not have shown the smallest
 	// effect (with 90 % power, in deterministic mode).
-	Hiding []Effect `json:"could_hide,omitempty"`
+	Hiding []Change `json:"could_hide,omitempty"`
 	// Untested are deterministic rows with seed spread and too few seeds
-	// to be tested at all (Row.untested): no bound can be stated.
-	Untested []Effect `json:"untested,omitempty"`
+	// to be tested at all (Row.Untested): no bound can be stated.
+	Untested []Change `json:"untested,omitempty"`
 	// Unchanged counts the other "no change" rows; UnchangedShowPct is
 	// the largest change any of them would have missed.
 	Unchanged        int     `json:"unchanged"`
@@ -145,7 +148,7 @@ func perfBrief(tr TreeReport) Brief {
 	b := Brief{Tree: tr.Tree, MinEffectPct: ab.MinEffectPct, Metric: ab.Metric(), Unit: "ns/pkt"}
 	for _, v := range ab.Variants {
 		for _, r := range briefRows(v) {
-			e := RowEffect(ab, v.Variant, r)
+			e := RowChange(ab, v.Variant, r)
 			switch {
 			case Changed(r):
 				b.Changed = append(b.Changed, e)
@@ -205,7 +208,7 @@ func Changed(r Row) bool {
 	return r.Verdict.Moved() && !r.InNoise && r.Note != NoteNotExamined
 }
 
-func hasVerdict(es []Effect, v Verdict) bool {
+func hasVerdict(es []Change, v Verdict) bool {
 	for _, e := range es {
 		if e.Verdict == v {
 			return true
@@ -228,9 +231,9 @@ func FmtSigned(x float64) string {
 	return fmt.Sprintf("%+.1f", x)
 }
 
-// fmtEffect writes an effect as a cover letter quotes it:
+// fmtChange writes a change as a cover letter quotes it:
 // "gtp_write -41.6% [-41.9, -41.3], 3+3 boots".
-func fmtEffect(e Effect) string {
+func fmtChange(e Change) string {
 	s := e.Label() + " " + FmtSigned(e.Pct) + "%"
 	if !math.IsNaN(e.LowPct) && !math.IsNaN(e.HighPct) {
 		s += " [" + FmtSigned(e.LowPct) + ", " + FmtSigned(e.HighPct) + "]"
@@ -259,7 +262,7 @@ func (b Brief) headline() string {
 				parts = append(parts, fmt.Sprintf("%d more in the table", len(b.Changed)-i))
 				break
 			}
-			parts = append(parts, fmtEffect(e))
+			parts = append(parts, fmtChange(e))
 		}
 		s += " (" + strings.Join(parts, "; ") + ")"
 	}

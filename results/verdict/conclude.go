@@ -68,15 +68,15 @@ func treeReport(run *results.Run, tree string, perf TreeAB, where *Where) TreeRe
 	tr.Brief = &b
 	for i := range tr.Perf.Variants {
 		v := &tr.Perf.Variants[i]
-		v.Total.Change = effectPtr(RowEffect(tr.Perf, v.Variant, v.Total))
+		v.Total.Change = changePtr(RowChange(tr.Perf, v.Variant, v.Total))
 		for j := range v.Programs {
-			v.Programs[j].Change = effectPtr(RowEffect(tr.Perf, v.Variant, v.Programs[j]))
+			v.Programs[j].Change = changePtr(RowChange(tr.Perf, v.Variant, v.Programs[j]))
 		}
 	}
 	return tr
 }
 
-func effectPtr(e Effect) *Effect { return &e }
+func changePtr(e Change) *Change { return &e }
 
 // changesOf lists the survival rows whose outcome differs between the
 // kernels.
@@ -144,7 +144,7 @@ func factsOf(run *results.Run, tr TreeReport) facts {
 // decided changes and undecided "no change" rows.
 func (f *facts) addVariant(ab TreeAB, v VariantAB) {
 	r := v.Total
-	s := fmt.Sprintf("%s %+.1f%%", v.Variant, r.Effect())
+	s := fmt.Sprintf("%s %+.1f%%", v.Variant, r.ChangePct())
 	if r.Verdict.Moved() {
 		s += " " + r.Backing()
 	}
@@ -167,7 +167,7 @@ func (f *facts) addVariant(ab TreeAB, v VariantAB) {
 	}
 	for _, p := range v.Programs {
 		if p.Verdict.Moved() && !p.InNoise {
-			f.progs = append(f.progs, fmt.Sprintf("%s/%s %s %+.1f%% %s", v.Variant, p.Name, p.Verdict, p.Effect(), p.Backing()))
+			f.progs = append(f.progs, fmt.Sprintf("%s/%s %s %+.1f%% %s", v.Variant, p.Name, p.Verdict, p.ChangePct(), p.Backing()))
 		}
 	}
 	for _, p := range append([]Row{v.Total}, v.Programs...) {

@@ -23,11 +23,11 @@ const NoteOneSeed = "one seed per kernel: a determinism check, not a comparison"
 // instruction decide from 2).
 const MinSpreadSeeds = 6
 
-// grossEffectPct is the change a row with seed spread is called from
+// grossChangePct is the change a row with seed spread is called from
 // below minSpreadSeeds: four times the widest seed-to-seed spread measured
 // (lru_write, 2.5 %), so no lumpy seed draw reaches it, while a gross
 // change (a busy-wait, rht-no-shrink's -41 %) is decided at the first look.
-const grossEffectPct = 10
+const grossChangePct = 10
 
 // LookSeeds are the guest seeds per kernel at each look of the adaptive
 // rule: the first is the default run, each later one adds seeds only to
@@ -239,7 +239,7 @@ func decideDet(r *Row, minEffect, perLook, level float64) {
 	// on: with 3, all of one side's seeds can land in one lump of a lumpy
 	// seed distribution, leaving a near-zero variance no t test survives
 	// (a null run with two-lump write rows flagged 1.75 % of runs so).
-	sig := r.PAdj <= perLook && (r.exact || r.Seeds >= MinSpreadSeeds || math.Abs(r.DeltaPct) >= grossEffectPct)
+	sig := r.PAdj <= perLook && (r.exact || r.Seeds >= MinSpreadSeeds || math.Abs(r.DeltaPct) >= grossChangePct)
 	pct := math.Abs(r.DeltaPct) >= minEffect
 	big := pct && math.Abs(r.w.Diff) >= ResolutionNs
 	switch {
@@ -346,7 +346,7 @@ func (ab TreeAB) DetRule() string {
 }
 
 // untested: a row with seed spread and fewer seeds than minSpreadSeeds,
-// which cannot be called a change below grossEffectPct.
+// which cannot be called a change below grossChangePct.
 func (r Row) Untested() bool {
 	return r.Verdict == NoChange && !r.exact && r.w.SE > 0 && r.Seeds < MinSpreadSeeds
 }

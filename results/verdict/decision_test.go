@@ -466,7 +466,7 @@ func TestDeterministicResolution(t *testing.T) {
 // A gross change on a row with seed spread is decided at the first look
 // (3 seeds): a busy-wait in the update path put hash/total at +195 % in
 // a real run and the 6-seed guard called it "no change". A change below
-// grossEffectPct at 3 seeds still waits for more seeds.
+// grossChangePct at 3 seeds still waits for more seeds.
 func TestDeterministicGrossChangeAtFirstLook(t *testing.T) {
 	run := runtest.IcountRun(t, func(v, p string) float64 {
 		if p == "hash_write" {

@@ -49,7 +49,7 @@ func (r Row) MarshalJSON() ([]byte, error) {
 
 // MarshalJSON writes undefined numbers as null, with the unit and the
 // metric beside them.
-func (e Effect) MarshalJSON() ([]byte, error) {
+func (e Change) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		Variant  string   `json:"variant"`
 		Name     string   `json:"name"`

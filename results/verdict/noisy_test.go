@@ -80,7 +80,7 @@ func TestNoisyBelowSmallestEffectUsesTheAdjustedInterval(t *testing.T) {
 	if b.Verdict != Slower || b.InNoise || !strings.Contains(b.ChangeText(), "12+12 boots") || !strings.Contains(b.ChangeText(), "[") {
 		t.Errorf("b +2 %%: %s %q", b.Verdict, b.ChangeText())
 	}
-	if c := concludeOf(run, "gtp"); !strings.Contains(c.Summary, fmt.Sprintf("b %+.1f%%", b.Effect())) {
-		t.Errorf("conclusion %q does not use the shown estimate %+.1f%%", c.Summary, b.Effect())
+	if c := concludeOf(run, "gtp"); !strings.Contains(c.Summary, fmt.Sprintf("b %+.1f%%", b.ChangePct())) {
+		t.Errorf("conclusion %q does not use the shown estimate %+.1f%%", c.Summary, b.ChangePct())
 	}
 }

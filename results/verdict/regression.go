@@ -40,11 +40,11 @@ func (a *Analysis) FailOnRegression(pct float64) error {
 		tree := tr.Tree
 		for _, v := range perfRegressions(tr.Perf) {
 			r := v.Total
-			if r.Effect() <= pct {
+			if r.ChangePct() <= pct {
 				continue
 			}
-			if worst == nil || r.Effect() > worst.DeltaPct {
-				worst = &RegressionError{Tree: tree, Variant: v.Variant, DeltaPct: r.Effect(), P: r.PAdj, Limit: pct, Label: tr.Perf.Label}
+			if worst == nil || r.ChangePct() > worst.DeltaPct {
+				worst = &RegressionError{Tree: tree, Variant: v.Variant, DeltaPct: r.ChangePct(), P: r.PAdj, Limit: pct, Label: tr.Perf.Label}
 			}
 		}
 	}

@@ -26,9 +26,9 @@ type rule interface {
 	// wouldShow is the change in percent a "no change" row would have
 	// shown.
 	wouldShow(ab TreeAB, r Row) float64
-	// couldHide reports whether a "no change" row (its effect e) would
+	// couldHide reports whether a "no change" row (its change e) would
 	// not have shown a change of the smallest effect.
-	couldHide(ab TreeAB, r Row, e Effect) bool
+	couldHide(ab TreeAB, r Row, e Change) bool
 }
 
 type (
@@ -64,7 +64,7 @@ func (noisyRule) wouldShow(ab TreeAB, r Row) float64 {
 	return math.Max(ab.MinEffectPct, math.Max(-r.Shift.Lo, r.Shift.Hi))
 }
 
-func (noisyRule) couldHide(ab TreeAB, _ Row, e Effect) bool {
+func (noisyRule) couldHide(ab TreeAB, _ Row, e Change) bool {
 	return e.WouldShowPct > ab.MinEffectPct+1e-9
 }
 
@@ -88,6 +88,6 @@ func (seededRule) decide(run *results.Run, trees []*TreeAB) {
 // (Row.Detectable).
 func (seededRule) wouldShow(_ TreeAB, r Row) float64 { return r.Detectable }
 
-func (seededRule) couldHide(ab TreeAB, r Row, _ Effect) bool {
+func (seededRule) couldHide(ab TreeAB, r Row, _ Change) bool {
 	return r.Undecided(ab.MinEffectPct)
 }
