@@ -110,17 +110,6 @@ type Row struct {
 	Change *Change `json:"effect,omitempty"`
 }
 
-// ChangeText is a noisy-mode change in words: the estimate with its
-// interval at the family's level (95 % when there is no family) and the
-// boots behind it.
-func (r Row) ChangeText() string {
-	iv, conf := r.Shift, Confidence
-	if r.Adjusted != nil {
-		iv, conf = *r.Adjusted, r.AdjConf
-	}
-	return fmt.Sprintf("%s %+.1f%% [%+.1f%%, %+.1f%%] at %.1f%% (%d+%d boots)", r.Verdict, r.ChangePct(), iv.Lo, iv.Hi, conf*100, r.Base.N, r.Patched.N)
-}
-
 // Backing is what stands behind a change, for lists of changes: its
 // interval (at the family's level in noisy mode, 95 % in deterministic
 // mode) and the boots, "[+0.5%, +1.3%], 10+10 boots".

@@ -304,66 +304,8 @@ func (r Row) futile(minEffect float64, reach int) bool {
 	return math.Abs(r.w.Diff)+r.w.SE < crit
 }
 
-// DetText is a deterministic row's verdict in words: a change with its
-// 95 % interval and the seeds behind it, or a "no change" with the change
-// it would have shown (90 % power at the family's level).
-func (r Row) DetText() string {
-	switch r.Verdict {
-	case Slower, Faster:
-		return fmt.Sprintf("%s %+.1f%% [%+.1f%%, %+.1f%%] (%d+%d seeds)", r.Verdict, r.DeltaPct, r.Shift.Lo, r.Shift.Hi, r.seedsB, r.seedsP)
-	case TooFew:
-		if r.Note == NoteOneSeed {
-			return "determinism check only (one seed per kernel)"
-		}
-		return verdictText(r, 0)
-	case NoChange:
-		s := "no change"
-		if r.Note != "" {
-			s += " (" + r.Note + ")"
-		}
-		switch {
-		case r.Untested():
-			s += fmt.Sprintf("; not tested yet: a row with seed spread is tested from %d seeds (has %d)", MinSpreadSeeds, r.Seeds)
-		case r.Detectable > 0:
-			s += fmt.Sprintf("; would show ±%.1f%% (%.0f%% power, %d seeds)", r.Detectable, PowerLevel*100, r.Seeds)
-		}
-		return s
-	}
-	return string(r.Verdict)
-}
-
-// DetRule says, for a deterministic table's heading, how its rows were
-// decided, and what the adaptive rule did.
-func (ab TreeAB) DetRule() string {
-	s := fmt.Sprintf("(median of boots; spread = (max − min) / 2 / mean; delta = difference of per-seed means; "+
-		"a change: Welch t over per-seed values, Holm over %d rows of the run at %.0f%% family-wise over %d look(s), "+
-		"and at least ±%.1f%% and %g ns (one instruction); a no change states what it would show with %.0f%% power)",
-		ab.Family, ab.Alpha*100, max(ab.Looks, 1), ab.MinEffectPct, ResolutionNs, PowerLevel*100)
-	if sq := ab.Sequential; sq != nil && sq.Stop != "" {
-		s += fmt.Sprintf("; adaptive seeds: %d of %d looks, %s: %s", sq.Done, sq.Looks, sq.BudgetLine(), sq.Stop)
-	}
-	return s
-}
-
 // untested: a row with seed spread and fewer seeds than minSpreadSeeds,
 // which cannot be called a change below grossChangePct.
 func (r Row) Untested() bool {
 	return r.Verdict == NoChange && !r.exact && r.w.SE > 0 && r.Seeds < MinSpreadSeeds
-}
-
-// verdictText is a row's verdict with its qualifier, in noisy mode's
-// words (Row.DetText uses it for rows no test decided).
-func verdictText(r Row, minEffect float64) string {
-	s := string(r.Verdict)
-	switch {
-	case r.Note == NoteNotExamined:
-		return "not examined"
-	case r.InNoise:
-		s += fmt.Sprintf(" (within ±%.1f%%)", minEffect)
-	case r.Verdict == TooFew && r.Need > 0:
-		s += fmt.Sprintf(" (needs >= %d boots)", r.Need)
-	case r.Note != "":
-		s += " (" + r.Note + ")"
-	}
-	return s
 }

@@ -452,8 +452,8 @@ func TestDeterministicResolution(t *testing.T) {
 	if write.Verdict != NoChange || !write.Undecided(results.DefaultMinEffectPct) || write.Detectable < 3 {
 		t.Errorf("hash_write: %s undecided %v, detectable %.2f%%, want no change, undecided, > 3%%", write.Verdict, write.Undecided(results.DefaultMinEffectPct), write.Detectable)
 	}
-	if !strings.Contains(write.DetText(), "not tested yet") || !strings.Contains(write.DetText(), "from 6 seeds (has 3)") {
-		t.Errorf("hash_write words %q", write.DetText())
+	if !write.Untested() || write.Seeds != 3 || MinSpreadSeeds != 6 {
+		t.Errorf("hash_write untested %v at %d seeds (tested from %d), want untested at 3 of 6", write.Untested(), write.Seeds, MinSpreadSeeds)
 	}
 	// The floor is absolute: the same +0.39 ns on a 7 ns program is 5 %
 	// and still less than one instruction.
