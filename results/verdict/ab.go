@@ -16,8 +16,8 @@ import (
 // terms (lower ns/pkt is better).
 type Verdict string
 
-// Moved reports whether the verdict is a change: slower or faster.
-func (v Verdict) Moved() bool { return v == Slower || v == Faster }
+// moved reports whether the verdict is a change: slower or faster.
+func (v Verdict) moved() bool { return v == Slower || v == Faster }
 
 // Verdicts.
 const (
@@ -29,20 +29,20 @@ const (
 	NotComparable Verdict = "not comparable" // one side has no samples at all
 )
 
-// Confidence is the level of the confidence intervals shown, as benchstat.
-const Confidence = 0.95
+// confidence is the level of the confidence intervals shown, as benchstat.
+const confidence = 0.95
 
 // Notes on rows.
 const (
 	// NoteNotExamined: a program row of a variant whose total did not
 	// move; shown for description, never decided.
 	NoteNotExamined = "not examined"
-	// NoteSecondary: a program row of a variant whose total moved,
+	// noteSecondary: a program row of a variant whose total moved,
 	// decided with Holm over that variant's programs.
-	NoteSecondary = "secondary"
-	// NoteWithinSpread: deterministic mode, a difference beyond the
+	noteSecondary = "secondary"
+	// noteWithinSpread: deterministic mode, a difference beyond the
 	// threshold that the observed boot-to-boot range does not clear.
-	NoteWithinSpread = "within observed spread"
+	noteWithinSpread = "within observed spread"
 	// NoteBelowResolution: deterministic mode, a difference beyond the
 	// threshold in percent but smaller than one instruction per packet.
 	NoteBelowResolution = "below one instruction/pkt"
@@ -110,10 +110,10 @@ type Row struct {
 	Change *Change `json:"effect,omitempty"`
 }
 
-// Backing is what stands behind a change, for lists of changes: its
+// backing is what stands behind a change, for lists of changes: its
 // interval (at the family's level in noisy mode, 95 % in deterministic
 // mode) and the boots, "[+0.5%, +1.3%], 10+10 boots".
-func (r Row) Backing() string {
+func (r Row) backing() string {
 	iv := r.Shift
 	if r.Adjusted != nil {
 		iv = *r.Adjusted
@@ -350,7 +350,7 @@ func decideNoisy(ab *TreeAB) {
 	}
 	for i := range ab.Variants {
 		v := &ab.Variants[i]
-		if !v.Total.Verdict.Moved() {
+		if !v.Total.Verdict.moved() {
 			for j := range v.Programs {
 				p := &v.Programs[j]
 				p.PAdj = math.NaN()
@@ -376,7 +376,7 @@ func decideNoisy(ab *TreeAB) {
 			p := &v.Programs[j]
 			decideRow(p, len(progs), ab.MinEffectPct, canP[p])
 			if p.Verdict != NotComparable {
-				p.Note = NoteSecondary
+				p.Note = noteSecondary
 			}
 		}
 	}
@@ -425,11 +425,11 @@ func decideRow(r *Row, m int, minEffect float64, can bool) {
 	default:
 		r.Verdict = Faster
 	}
-	if r.Verdict.Moved() {
+	if r.Verdict.moved() {
 		conf := 1 - alpha/float64(max(m, 1))
 		adj := hodgesLehmann(r.Base.Values, r.Patched.Values, conf)
 		r.Adjusted, r.AdjConf = &adj, conf
-		r.InNoise = adj.Within(minEffect)
+		r.InNoise = adj.within(minEffect)
 	}
 }
 
@@ -492,7 +492,7 @@ func pairStats(name string, base, patched []float64) Row {
 		row.Warnings = append(row.Warnings, w.Error())
 	}
 	row.DeltaPct = deltaPct(row.Base.Median, row.Patched.Median)
-	row.Shift = hodgesLehmann(base, patched, Confidence)
+	row.Shift = hodgesLehmann(base, patched, confidence)
 	return row
 }
 
@@ -514,7 +514,7 @@ func summarize(xs []float64) Dist {
 		return d
 	}
 	s := benchmath.NewSample(append([]float64(nil), xs...), &benchmath.DefaultThresholds)
-	sum := benchmath.AssumeNothing.Summary(s, Confidence)
+	sum := benchmath.AssumeNothing.Summary(s, confidence)
 	d.Median, d.Lo, d.Hi = sum.Center, sum.Lo, sum.Hi
 	d.CI = "±" + sum.PctRangeString()
 	if d.CI == "±∞" {

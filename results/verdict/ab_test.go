@@ -153,9 +153,9 @@ func TestCompareEmulatedLabel(t *testing.T) {
 func TestFailOnRegression(t *testing.T) {
 	run := runtest.AbRun("gtp", results.AccelKVM, runtest.Normal(11, 8, 500, 0.01), runtest.Normal(12, 8, 575, 0.01))
 	err := AnalyzeRun(run).FailOnRegression(10)
-	var re *RegressionError
+	var re *regressionError
 	if !errors.As(err, &re) {
-		t.Fatalf("err %v, want a *RegressionError for a 15%% slowdown over a 10%% limit", err)
+		t.Fatalf("err %v, want a *regressionError for a 15%% slowdown over a 10%% limit", err)
 	}
 	if re.Tree != "gtp" || re.Variant != "gtp-x" {
 		t.Errorf("got %+v", re)

@@ -162,9 +162,9 @@ func FmtNs(x float64) string {
 	return fmt.Sprintf("%.1f", x)
 }
 
-// ReadBpfstatsSet reads one set directory of <variant>.bpfstats files, in
+// readBpfstatsSet reads one set directory of <variant>.bpfstats files, in
 // file name order; the set is labelled with the directory's base name.
-func ReadBpfstatsSet(dir string) (AggSet, error) {
+func readBpfstatsSet(dir string) (AggSet, error) {
 	set := AggSet{Label: filepath.Base(filepath.Clean(dir))}
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -191,12 +191,12 @@ func ReadBpfstatsSet(dir string) (AggSet, error) {
 	return set, nil
 }
 
-// RunSets turns a run record into sets, one per repetition, separately for
+// runSets turns a run record into sets, one per repetition, separately for
 // base and patched kernels (mixing them in one mean would hide the very
 // difference under test). Variants are named <tree>-<variant>; invalid and
 // skipped results are left out and listed in notes. prefix, if not empty,
 // goes before each set label to tell runs apart.
-func RunSets(run *results.Run, prefix string) (byRole map[string][]AggSet, notes []string) {
+func runSets(run *results.Run, prefix string) (byRole map[string][]AggSet, notes []string) {
 	byRole = map[string][]AggSet{}
 	type key struct {
 		role string
@@ -296,7 +296,7 @@ func readAggDirs(dirs []string) (plain []AggSet, runs []*results.Run, runDirs []
 			runDirs = append(runDirs, d)
 			continue
 		}
-		s, err := ReadBpfstatsSet(d)
+		s, err := readBpfstatsSet(d)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -317,7 +317,7 @@ func runTables(runs []*results.Run, runDirs, trees []string) []AggTable {
 		if len(runs) > 1 {
 			prefix = r.ID
 		}
-		byRole, n := RunSets(onlyTrees(r, trees), prefix)
+		byRole, n := runSets(onlyTrees(r, trees), prefix)
 		for role, s := range byRole {
 			sets[role] = append(sets[role], s...)
 		}

@@ -205,7 +205,7 @@ func briefRows(v VariantAB) []Row {
 
 // changed: a decided change beyond the smallest effect.
 func Changed(r Row) bool {
-	return r.Verdict.Moved() && !r.InNoise && r.Note != NoteNotExamined
+	return r.Verdict.moved() && !r.InNoise && r.Note != NoteNotExamined
 }
 
 func hasVerdict(es []Change, v Verdict) bool {

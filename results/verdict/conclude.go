@@ -145,11 +145,11 @@ func factsOf(run *results.Run, tr TreeReport) facts {
 func (f *facts) addVariant(ab TreeAB, v VariantAB) {
 	r := v.Total
 	s := fmt.Sprintf("%s %+.1f%%", v.Variant, r.ChangePct())
-	if r.Verdict.Moved() {
-		s += " " + r.Backing()
+	if r.Verdict.moved() {
+		s += " " + r.backing()
 	}
 	switch {
-	case r.Verdict.Moved() && r.InNoise:
+	case r.Verdict.moved() && r.InNoise:
 		f.noisy = append(f.noisy, s)
 	case r.Verdict == Slower:
 		f.slower = append(f.slower, s)
@@ -166,12 +166,12 @@ func (f *facts) addVariant(ab TreeAB, v VariantAB) {
 		f.undecided = append(f.undecided, fmt.Sprintf("%s: %s", v.Variant, r.Verdict))
 	}
 	for _, p := range v.Programs {
-		if p.Verdict.Moved() && !p.InNoise {
-			f.progs = append(f.progs, fmt.Sprintf("%s/%s %s %+.1f%% %s", v.Variant, p.Name, p.Verdict, p.ChangePct(), p.Backing()))
+		if p.Verdict.moved() && !p.InNoise {
+			f.progs = append(f.progs, fmt.Sprintf("%s/%s %s %+.1f%% %s", v.Variant, p.Name, p.Verdict, p.ChangePct(), p.backing()))
 		}
 	}
 	for _, p := range append([]Row{v.Total}, v.Programs...) {
-		if ab.Deterministic() && p.Verdict == NoChange && p.Undecided(ab.MinEffectPct) {
+		if ab.Deterministic() && p.Verdict == NoChange && p.undecided(ab.MinEffectPct) {
 			f.hidden = append(f.hidden, fmt.Sprintf("%s/%s (would show ±%.1f%%, %d seeds)", v.Variant, p.Name, p.Detectable, p.Seeds))
 		}
 	}

@@ -36,8 +36,8 @@ const (
 // costRows are every cost row's names: not programs, not in the total.
 var costRows = []string{WholePathRow, MarginalRow, RxSoftirqRow, RxMarginalRow, CyclesRow, CyclesMarginalRow}
 
-// IsCostRow reports whether name is a cost row rather than a program.
-func IsCostRow(name string) bool {
+// isCostRow reports whether name is a cost row rather than a program.
+func isCostRow(name string) bool {
 	for _, c := range costRows {
 		if c == name {
 			return true

@@ -119,7 +119,7 @@ func compareDet(name string, base, patched []float64, bseeds, pseeds []uint64) R
 	}
 	if mb := w.MeanA; mb != 0 {
 		row.DeltaPct = w.Diff / math.Abs(mb) * 100
-		h := w.HalfWidth(Confidence) / math.Abs(mb) * 100
+		h := w.HalfWidth(confidence) / math.Abs(mb) * 100
 		row.Shift = Shift{Est: row.DeltaPct, Lo: row.DeltaPct - h, Hi: row.DeltaPct + h}
 	}
 	return row
@@ -139,7 +139,7 @@ func exactTotal(va *VariantAB) {
 	}
 	moved := false
 	for _, p := range va.Programs {
-		if IsCostRow(p.Name) {
+		if isCostRow(p.Name) {
 			continue
 		}
 		if !p.exact {
@@ -251,7 +251,7 @@ func decideDet(r *Row, minEffect, perLook, level float64) {
 		r.Verdict = NoChange
 		switch {
 		case big:
-			r.Note = NoteWithinSpread
+			r.Note = noteWithinSpread
 		case pct:
 			r.Note = NoteBelowResolution
 		}
@@ -262,11 +262,11 @@ func decideDet(r *Row, minEffect, perLook, level float64) {
 	}
 }
 
-// Undecided reports whether a deterministic row needs more seeds: a "no
+// undecided reports whether a deterministic row needs more seeds: a "no
 // change" whose 90 %-power bound is above its floors (the smallest
 // effect, one instruction), or a row with fewer than 2 seeds a side that
 // more seeds would let be tested.
-func (r Row) Undecided(minEffect float64) bool {
+func (r Row) undecided(minEffect float64) bool {
 	switch {
 	case r.Verdict == TooFew && r.Note != NoteOneSeed:
 		return true

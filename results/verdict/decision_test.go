@@ -58,7 +58,7 @@ func TestTwentyFourRowsSeparatedSlowerIsRegression(t *testing.T) {
 			t.Errorf("%s total: %s padj=%.4f in-noise=%v, want slower", v.Variant, v.Total.Verdict, v.Total.PAdj, v.Total.InNoise)
 		}
 		for _, p := range v.Programs {
-			if p.Verdict != Slower || p.Note != NoteSecondary {
+			if p.Verdict != Slower || p.Note != noteSecondary {
 				t.Errorf("%s/%s: %s (%s), want slower as a secondary finding of a total that moved", v.Variant, p.Name, p.Verdict, p.Note)
 			}
 		}
@@ -207,8 +207,8 @@ func TestDeterministicOneProgramPlusOnePercent(t *testing.T) {
 		}
 		return 1
 	})
-	if r := rowsOf(compareOf(run3, "gtp"))["hash/hash_write"]; !r.exact && (r.Verdict != NoChange || !r.Undecided(results.DefaultMinEffectPct)) {
-		t.Errorf("hash_write +1 %% at 3 seeds with spread: %s, undecided %v, want no change asking for more seeds", r.Verdict, r.Undecided(results.DefaultMinEffectPct))
+	if r := rowsOf(compareOf(run3, "gtp"))["hash/hash_write"]; !r.exact && (r.Verdict != NoChange || !r.undecided(results.DefaultMinEffectPct)) {
+		t.Errorf("hash_write +1 %% at 3 seeds with spread: %s, undecided %v, want no change asking for more seeds", r.Verdict, r.undecided(results.DefaultMinEffectPct))
 	}
 	run := runtest.IcountRunN(t, 6, func(v, p string) float64 {
 		if p == "hash_write" {
@@ -251,7 +251,7 @@ func TestDeterministicOneProgramPlusOnePercent(t *testing.T) {
 	if c := concludeOf(run, "gtp"); c.State != Failure || !strings.Contains(c.Title, "hash +0.9%") {
 		t.Errorf("conclusion %+v, want failure: slower: hash +0.9%%", c)
 	}
-	var re *RegressionError
+	var re *regressionError
 	if err := AnalyzeRun(run).FailOnRegression(0.5); !errors.As(err, &re) || !strings.Contains(err.Error(), results.InstructionTimeLabel) {
 		t.Errorf("fail-on-regression: %v, want the hash regression labelled instruction time", err)
 	}
@@ -449,8 +449,8 @@ func TestDeterministicResolution(t *testing.T) {
 	// row says how large one it could (90 % power); cnt_egress, without
 	// spread, could show anything of one instruction.
 	write := compareDeterministic("hash_write", []float64{520.65, 524.18, 519.23}, []float64{514.21, 523.28, 528.59}, results.DefaultMinEffectPct)
-	if write.Verdict != NoChange || !write.Undecided(results.DefaultMinEffectPct) || write.Detectable < 3 {
-		t.Errorf("hash_write: %s undecided %v, detectable %.2f%%, want no change, undecided, > 3%%", write.Verdict, write.Undecided(results.DefaultMinEffectPct), write.Detectable)
+	if write.Verdict != NoChange || !write.undecided(results.DefaultMinEffectPct) || write.Detectable < 3 {
+		t.Errorf("hash_write: %s undecided %v, detectable %.2f%%, want no change, undecided, > 3%%", write.Verdict, write.undecided(results.DefaultMinEffectPct), write.Detectable)
 	}
 	if !write.Untested() || write.Seeds != 3 || MinSpreadSeeds != 6 {
 		t.Errorf("hash_write untested %v at %d seeds (tested from %d), want untested at 3 of 6", write.Untested(), write.Seeds, MinSpreadSeeds)

@@ -34,13 +34,13 @@ func TestTotalOfExactProgramsIsExact(t *testing.T) {
 			})
 		ab := compareOf(run, "gtp")
 		total := ab.Variants[0].Total
-		if !total.exact || total.Untested() || total.Undecided(results.DefaultMinEffectPct) {
-			t.Errorf("%s: total exact %v, untested %v, undecided %v; want an exact, decided row", c.name, total.exact, total.Untested(), total.Undecided(results.DefaultMinEffectPct))
+		if !total.exact || total.Untested() || total.undecided(results.DefaultMinEffectPct) {
+			t.Errorf("%s: total exact %v, untested %v, undecided %v; want an exact, decided row", c.name, total.exact, total.Untested(), total.undecided(results.DefaultMinEffectPct))
 		}
 		if total.Verdict != c.want {
 			t.Errorf("%s: total %s (%+.2f%%), want %s", c.name, total.Verdict, total.DeltaPct, c.want)
 		}
-		if need, _ := NeedMore(run, 20); len(need) != 0 {
+		if need, _ := needMore(run, 20); len(need) != 0 {
 			t.Errorf("%s: asks for more seeds for %v, want none: every row is exact", c.name, need)
 		}
 	}

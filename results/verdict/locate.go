@@ -80,13 +80,13 @@ func LocateSeries(prefixes []int, vals map[int]map[string][]float64, minEffect f
 	var out []Located
 	culprit := map[string]bool{}
 	for _, t := range tests {
-		if !t.overall && t.row.Verdict.Moved() {
+		if !t.overall && t.row.Verdict.moved() {
 			out = append(out, locatedOf(t.key, t.from, t.to, true, t.row))
 			culprit[t.key] = true
 		}
 	}
 	for _, t := range tests {
-		if t.overall && !culprit[t.key] && t.row.Verdict.Moved() {
+		if t.overall && !culprit[t.key] && t.row.Verdict.moved() {
 			lo, hi, r := narrow(ks[t.key], func(a, b int) Row { return cmp(t.key, a, b) }, t.row, minEffect, level)
 			out = append(out, locatedOf(t.key, lo, hi, false, r))
 		}
@@ -115,7 +115,7 @@ func narrow(p []int, cmp func(a, b int) Row, whole Row, minEffect, level float64
 			r.PAdj = r.P
 		}
 		decideDet(&r, minEffect, level, level)
-		return r, r.Verdict.Moved()
+		return r, r.Verdict.moved()
 	}
 	lo, hi, best := 0, len(p)-1, whole
 	for lo+1 < hi {

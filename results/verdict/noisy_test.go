@@ -73,7 +73,7 @@ func TestNoisyBelowSmallestEffectUsesTheAdjustedInterval(t *testing.T) {
 	}
 	// Its 95 % interval lies within ±0.5 %, the family's does not: the
 	// family's test cannot claim the change is that small.
-	if a.Verdict != Slower || a.InNoise || !a.Shift.Within(results.DefaultMinEffectPct) {
+	if a.Verdict != Slower || a.InNoise || !a.Shift.within(results.DefaultMinEffectPct) {
 		t.Errorf("a +0.28 %%: %s in noise %v (95 %% %+v, adjusted %+v), want slower, not below the smallest effect", a.Verdict, a.InNoise, a.Shift, *a.Adjusted)
 	}
 	b := rows["b/total"]

@@ -5,11 +5,11 @@ import (
 	"math"
 )
 
-// RegressionError is a decided slowdown of a variant total beyond the
+// regressionError is a decided slowdown of a variant total beyond the
 // user's limit. The CLI maps it to kci test's exit code for a performance
 // regression (job.ExitPerformance): results keeps no exit codes of its
 // own.
-type RegressionError struct {
+type regressionError struct {
 	Tree     string
 	Variant  string
 	DeltaPct float64
@@ -18,7 +18,7 @@ type RegressionError struct {
 	Label    string // the unit's label when not real ns (emulated, instruction-time)
 }
 
-func (e *RegressionError) Error() string {
+func (e *regressionError) Error() string {
 	how := "beyond the observed spread"
 	if !math.IsNaN(e.P) {
 		how = fmt.Sprintf("p=%.3f after Holm", e.P)
@@ -30,12 +30,12 @@ func (e *RegressionError) Error() string {
 	return s
 }
 
-// FailOnRegression returns a *RegressionError for the worst variant total,
+// FailOnRegression returns a *regressionError for the worst variant total,
 // over all trees, that the conclusion calls slower (decided, not below the
 // smallest effect, not in numbers that are relative only) by more than pct
 // percent; nil if there is none. It never disagrees with the conclusion.
 func (a *Analysis) FailOnRegression(pct float64) error {
-	var worst *RegressionError
+	var worst *regressionError
 	for _, tr := range a.Trees {
 		tree := tr.Tree
 		for _, v := range perfRegressions(tr.Perf) {
@@ -44,7 +44,7 @@ func (a *Analysis) FailOnRegression(pct float64) error {
 				continue
 			}
 			if worst == nil || r.ChangePct() > worst.DeltaPct {
-				worst = &RegressionError{Tree: tree, Variant: v.Variant, DeltaPct: r.ChangePct(), P: r.PAdj, Limit: pct, Label: tr.Perf.Label}
+				worst = &regressionError{Tree: tree, Variant: v.Variant, DeltaPct: r.ChangePct(), P: r.PAdj, Limit: pct, Label: tr.Perf.Label}
 			}
 		}
 	}

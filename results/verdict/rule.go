@@ -89,5 +89,5 @@ func (seededRule) decide(run *results.Run, trees []*TreeAB) {
 func (seededRule) wouldShow(_ TreeAB, r Row) float64 { return r.Detectable }
 
 func (seededRule) couldHide(ab TreeAB, r Row, _ Change) bool {
-	return r.Undecided(ab.MinEffectPct)
+	return r.undecided(ab.MinEffectPct)
 }

@@ -24,12 +24,12 @@ type LookPlan struct {
 	From, To int
 }
 
-// NeedMore lists, per deterministic tree, the variants with undecided
+// needMore lists, per deterministic tree, the variants with undecided
 // rows that more seeds can still decide: those the adaptive rule gives
 // more seeds. A tree can reach its current seeds plus half of bootsLeft,
 // at most the last look's; futile says rows were left undecided only
 // because they cannot reach their floor so (Row.futile).
-func NeedMore(run *results.Run, bootsLeft int) (need map[string][]string, futile bool) {
+func needMore(run *results.Run, bootsLeft int) (need map[string][]string, futile bool) {
 	need = map[string][]string{}
 	names := run.TreeNames()
 	perf := compareTrees(run, names)
@@ -42,7 +42,7 @@ func NeedMore(run *results.Run, bootsLeft int) (need map[string][]string, futile
 		var vs []string
 		for _, v := range ab.Variants {
 			for _, r := range append([]Row{v.Total}, v.Programs...) {
-				if !r.Undecided(ab.MinEffectPct) {
+				if !r.undecided(ab.MinEffectPct) {
 					continue
 				}
 				if r.futile(ab.MinEffectPct, reach) {
@@ -65,7 +65,7 @@ func NeedMore(run *results.Run, bootsLeft int) (need map[string][]string, futile
 // both kernels, as far as bootsLeft allows. Nothing to plan returns the
 // reason to stop (StopDecided, StopFutile, StopLooks, StopBudget).
 func PlanLook(run *results.Run, look, bootsLeft int) ([]LookPlan, string) {
-	need, futile := NeedMore(run, bootsLeft)
+	need, futile := needMore(run, bootsLeft)
 	switch {
 	case len(need) == 0 && futile:
 		return nil, results.StopFutile

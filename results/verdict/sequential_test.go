@@ -13,7 +13,7 @@ import (
 )
 
 // The simulation behind docs/decision.md's table: whole runs of the real
-// decision code (Compare, NeedMore, PlanLook) with simulated per-seed
+// decision code (Compare, needMore, PlanLook) with simulated per-seed
 // values, as the developers measured them under icount: each seed gives
 // a program an exact cost, write programs a different one per seed
 // (σ 0.8 % and 2.5 %), read and cnt programs the same one (with a rare

@@ -74,8 +74,8 @@ type Shift struct {
 	Est, Lo, Hi float64
 }
 
-// Within reports whether the whole interval lies strictly inside ±pct.
-func (s Shift) Within(pct float64) bool {
+// within reports whether the whole interval lies strictly inside ±pct.
+func (s Shift) within(pct float64) bool {
 	return s.Lo > -pct && s.Hi < pct
 }
 

@@ -21,16 +21,16 @@ type CellState struct {
 // Pass reports whether the cell passed in every boot.
 func (c CellState) Pass() bool { return c.Runs > 0 && c.Passes == c.Runs }
 
-// Matrix is the survival matrix of one kernel (tree + role).
-type Matrix struct {
+// matrix is the survival matrix of one kernel (tree + role).
+type matrix struct {
 	Tree  string      `json:"tree"`
 	Role  string      `json:"role"`
 	Cells []CellState `json:"cells"`
 }
 
 // survivalMatrix folds the cells of all boots of one kernel.
-func survivalMatrix(run *results.Run, tree, role string) Matrix {
-	m := Matrix{Tree: tree, Role: role}
+func survivalMatrix(run *results.Run, tree, role string) matrix {
+	m := matrix{Tree: tree, Role: role}
 	idx := map[[2]string]int{}
 	boots := append([]results.Boot(nil), run.Boots...)
 	sort.SliceStable(boots, func(i, j int) bool { return boots[i].Seq < boots[j].Seq })
@@ -45,7 +45,7 @@ func survivalMatrix(run *results.Run, tree, role string) Matrix {
 	return m
 }
 
-func (m *Matrix) add(idx map[[2]string]int, c results.Cell) {
+func (m *matrix) add(idx map[[2]string]int, c results.Cell) {
 	k := [2]string{c.Carrier, c.Path}
 	i, ok := idx[k]
 	if !ok {
@@ -65,8 +65,8 @@ func (m *Matrix) add(idx map[[2]string]int, c results.Cell) {
 	}
 }
 
-// Cell returns the state of one cell, if the kernel ran it.
-func (m Matrix) Cell(carrier, path string) (CellState, bool) {
+// cell returns the state of one cell, if the kernel ran it.
+func (m matrix) cell(carrier, path string) (CellState, bool) {
 	for _, c := range m.Cells {
 		if c.Carrier == carrier && c.Path == path {
 			return c, true
@@ -111,10 +111,10 @@ func survival(run *results.Run, tree string) []SurvivalRow {
 		}
 		seen[k] = true
 		row := SurvivalRow{Carrier: c.Carrier, Path: c.Path}
-		if b, ok := base.Cell(c.Carrier, c.Path); ok {
+		if b, ok := base.cell(c.Carrier, c.Path); ok {
 			row.Base = &b
 		}
-		if p, ok := patched.Cell(c.Carrier, c.Path); ok {
+		if p, ok := patched.cell(c.Carrier, c.Path); ok {
 			row.Patched = &p
 		}
 		if row.Base != nil && row.Patched != nil {

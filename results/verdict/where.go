@@ -68,9 +68,9 @@ type WhereDelta struct {
 
 // Where notes.
 const (
-	WhereNeedsICount = "needs TCG's instruction clock: exact counts come from a QEMU plugin under icount"
-	WhereNoCounts    = "no exact counts in this run (the QEMU plugin was not loaded: see the run's log)"
-	WhereFewSeeds    = "needs two guest seeds a side: every function is tested over seeds, and this run's exact counts come from fewer (--seed boots one seed)"
+	whereNeedsICount = "needs TCG's instruction clock: exact counts come from a QEMU plugin under icount"
+	whereNoCounts    = "no exact counts in this run (the QEMU plugin was not loaded: see the run's log)"
+	whereFewSeeds    = "needs two guest seeds a side: every function is tested over seeds, and this run's exact counts come from fewer (--seed boots one seed)"
 )
 
 // whereTrees is every tree's Where (names, the run's trees): the
@@ -84,7 +84,7 @@ func whereTrees(run *results.Run, names []string) map[string]*Where {
 	var fam []*WhereDelta
 	for _, t := range names {
 		if run.ClockMode(t) != results.ClockICount {
-			out[t] = &Where{Note: WhereNeedsICount}
+			out[t] = &Where{Note: whereNeedsICount}
 			continue
 		}
 		cands[t], models[t], counted[t] = whereCands(run, t)
@@ -110,10 +110,10 @@ func whereTrees(run *results.Run, names []string) map[string]*Where {
 // whether the tree's boots had exact counts at all.
 func whereOf(own []*whereCand, model string, counted bool, family int, level float64) *Where {
 	if len(own) == 0 && counted {
-		return &Where{Note: WhereFewSeeds}
+		return &Where{Note: whereFewSeeds}
 	}
 	if len(own) == 0 {
-		return &Where{Note: WhereNoCounts}
+		return &Where{Note: whereNoCounts}
 	}
 	w := &Where{Family: family, Model: model}
 	for _, c := range own {
@@ -250,7 +250,7 @@ func whereDelta(base, patched []exactSample, fn string, cycles bool) (WhereDelta
 	}
 	w := stats.WelchTest(bm, pm)
 	d.p = w.P
-	h := w.HalfWidth(Confidence)
+	h := w.HalfWidth(confidence)
 	d.Lo, d.Hi = d.Delta-h, d.Delta+h
 	if stats.Range(bm) < WhereMin && stats.Range(pm) < WhereMin {
 		d.Exact, d.p = true, 1

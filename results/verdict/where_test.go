@@ -66,19 +66,19 @@ func TestWhereSpreadRows(t *testing.T) {
 func TestWhereNotes(t *testing.T) {
 	run := runtest.MkRun(results.AccelTCG, results.ClockICount, 3, 3, []runtest.VarSpec{{Name: "hash", Progs: []string{"hash_write"}}},
 		func(string, int, string, string) float64 { return 100 })
-	if w := whereIn(run, "gtp"); w.Note != WhereNoCounts {
+	if w := whereIn(run, "gtp"); w.Note != whereNoCounts {
 		t.Errorf("no counts: note %q", w.Note)
 	}
 	kvm := runtest.MkRun(results.AccelKVM, "", 3, 3, []runtest.VarSpec{{Name: "hash", Progs: []string{"hash_write"}}},
 		func(string, int, string, string) float64 { return 100 })
-	if w := whereIn(kvm, "gtp"); w.Note != WhereNeedsICount {
+	if w := whereIn(kvm, "gtp"); w.Note != whereNeedsICount {
 		t.Errorf("kvm: note %q", w.Note)
 	}
 	// One seed a side (kci test --seed): counts there, too few seeds.
 	one := whereRun(1, func(role string, seed uint64) map[string]float64 {
 		return map[string]float64{"htab_map_update_elem": 100}
 	})
-	if w := whereIn(one, "gtp"); w.Note != WhereFewSeeds || len(w.Rows) != 0 {
-		t.Errorf("one seed: note %q, rows %+v; want %q", w.Note, w.Rows, WhereFewSeeds)
+	if w := whereIn(one, "gtp"); w.Note != whereFewSeeds || len(w.Rows) != 0 {
+		t.Errorf("one seed: note %q, rows %+v; want %q", w.Note, w.Rows, whereFewSeeds)
 	}
 }
