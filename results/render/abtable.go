@@ -88,13 +88,13 @@ func fmtMedian(d verdict.Dist, noisy bool) string {
 		return "-"
 	}
 	if !noisy || math.IsNaN(d.Lo) || d.Median == 0 {
-		return verdict.FmtNs(d.Median)
+		return fmtNs(d.Median)
 	}
 	half := math.Max(d.Median-d.Lo, d.Hi-d.Median) / d.Median * 100
 	if math.IsInf(half, 0) || math.IsNaN(half) {
-		return verdict.FmtNs(d.Median) + " ±∞"
+		return fmtNs(d.Median) + " ±∞"
 	}
-	return fmt.Sprintf("%s ±%.0f%%", verdict.FmtNs(d.Median), half)
+	return fmt.Sprintf("%s ±%.0f%%", fmtNs(d.Median), half)
 }
 
 // fmtChange is a change and its interval: "-41.6% [-41.9, -41.3]".

@@ -4,10 +4,26 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/kci-dev/kci/results/verdict"
 )
+
+// Column widths of the user's table.
+const (
+	aggNameW = 16
+	aggSetW  = 10
+)
+
+// fmtNs writes ns/pkt with one decimal, "-" for NaN (a set without the
+// variant).
+func fmtNs(x float64) string {
+	if math.IsNaN(x) {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", x)
+}
 
 // RenderAggMarkdown writes the tables as GitHub Markdown: per table its
 // title, one row per program with its value per set, the variant's total
@@ -31,12 +47,12 @@ func RenderAggMarkdown(w io.Writer, tables []verdict.AggTable) error {
 					row[0] = v.Variant
 				}
 				for _, x := range p.Values {
-					row = append(row, verdict.FmtNs(x))
+					row = append(row, fmtNs(x))
 				}
 				total := ""
 				if pi == 0 {
 					c, _ := t.Center(v)
-					total = verdict.FmtNs(c) + " ± " + verdict.FmtNs(v.Spread)
+					total = fmtNs(c) + " ± " + fmtNs(v.Spread)
 				}
 				tb.add(append(row, total)...)
 			}
@@ -122,37 +138,37 @@ func AggText(w io.Writer, t verdict.AggTable) error {
 	widths := make([]int, len(t.Sets))
 	setsW := 0
 	for i, s := range t.Sets {
-		widths[i] = max(verdict.AggSetW, len([]rune(s)))
+		widths[i] = max(aggSetW, len([]rune(s)))
 		setsW += widths[i] + 1
 	}
 	if t.Title != "" {
 		line(t.Title)
 	}
-	h := fmt.Sprintf("%-*s %-*s ", verdict.AggNameW, "variant", verdict.AggNameW, "prog")
+	h := fmt.Sprintf("%-*s %-*s ", aggNameW, "variant", aggNameW, "prog")
 	for i, s := range t.Sets {
 		h += fmt.Sprintf("%*s ", widths[i], s)
 	}
 	_, what := t.Center(verdict.AggVariant{})
 	line(h + "   total " + what + " ± spread")
-	line(strings.Repeat("-", 2*(verdict.AggNameW+1)+setsW+24))
+	line(strings.Repeat("-", 2*(aggNameW+1)+setsW+24))
 	for _, v := range t.Variants {
 		for pi, p := range v.Programs {
 			name := ""
 			if pi == 0 {
 				name = v.Variant
 			}
-			row := fmt.Sprintf("%-*s %-*s ", verdict.AggNameW, name, verdict.AggNameW, p.Name)
+			row := fmt.Sprintf("%-*s %-*s ", aggNameW, name, aggNameW, p.Name)
 			for si, x := range p.Values {
-				row += fmt.Sprintf("%*s ", widths[si], verdict.FmtNs(x))
+				row += fmt.Sprintf("%*s ", widths[si], fmtNs(x))
 			}
 			if pi == 0 {
 				c, _ := t.Center(v)
-				row += fmt.Sprintf("   %7s ± %-5s", verdict.FmtNs(c), verdict.FmtNs(v.Spread))
+				row += fmt.Sprintf("   %7s ± %-5s", fmtNs(c), fmtNs(v.Spread))
 			}
 			line(row)
 		}
 		if len(v.Programs) == 0 {
-			line(fmt.Sprintf("%-*s %-*s", verdict.AggNameW, v.Variant, verdict.AggNameW, "(no programs)"))
+			line(fmt.Sprintf("%-*s %-*s", aggNameW, v.Variant, aggNameW, "(no programs)"))
 		}
 		line("")
 	}

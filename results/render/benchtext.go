@@ -80,7 +80,7 @@ func benchAnnotate(bt verdict.BenchTable, table string) string {
 		for _, p := range bt.Paths[vi] {
 			if f[0] == "["+p.Name+"]" {
 				pad := max(0, width-len([]rune(l)))
-				lines[i] = l + strings.Repeat(" ", pad) + fmt.Sprintf("   %7s ± %s", verdict.FmtNs(p.Mean), verdict.FmtNs(p.Spread))
+				lines[i] = l + strings.Repeat(" ", pad) + fmt.Sprintf("   %7s ± %s", fmtNs(p.Mean), fmtNs(p.Spread))
 			}
 		}
 	}

@@ -12,14 +12,15 @@ import (
 	"golang.org/x/perf/benchmath"
 )
 
-// Verdict is the outcome of one base-vs-patched comparison, in benchstat's
-// terms (lower ns/pkt is better).
+// Verdict is the decision on one compared row, base against patched, in
+// benchstat's terms (lower ns/pkt is better). It is the only thing the
+// package calls a verdict.
 type Verdict string
 
 // moved reports whether the verdict is a change: slower or faster.
 func (v Verdict) moved() bool { return v == Slower || v == Faster }
 
-// Verdicts.
+// The verdicts a row can have.
 const (
 	Faster   Verdict = "faster"
 	Slower   Verdict = "slower"
@@ -40,11 +41,14 @@ const (
 	// noteSecondary: a program row of a variant whose total moved,
 	// decided with Holm over that variant's programs.
 	noteSecondary = "secondary"
-	// noteWithinSpread: deterministic mode, a difference beyond the
-	// threshold that the observed boot-to-boot range does not clear.
+	// noteWithinSpread: deterministic mode, a difference beyond both
+	// floors (the smallest effect, one instruction) that the test did not
+	// call a change: the seed spread is too wide for it, or a row with
+	// spread has too few seeds to be tested.
 	noteWithinSpread = "within observed spread"
 	// NoteBelowResolution: deterministic mode, a difference beyond the
-	// threshold in percent but smaller than one instruction per packet.
+	// smallest effect in percent but smaller than one instruction per
+	// packet (ResolutionNs).
 	NoteBelowResolution = "below one instruction/pkt"
 )
 
@@ -71,12 +75,15 @@ type Row struct {
 	Name    string `json:"name"` // program name, or "total"
 	Base    Dist   `json:"base"`
 	Patched Dist   `json:"patched"`
-	// DeltaPct: median patched vs median base (noisy mode); the
-	// difference of per-seed means, which the test is about
-	// (deterministic mode).
+	// DeltaPct is median patched vs median base in percent of base
+	// (noisy mode); the difference of per-seed means, which the test is
+	// about, in percent of the base's (deterministic mode; of medians
+	// when a side has fewer than two seeds).
 	DeltaPct float64 `json:"delta_pct"`
-	// Shift is the Hodges–Lehmann estimate of patched vs base in percent
-	// with its 95 % distribution-free interval (noisy mode).
+	// Shift is patched vs base in percent with its 95 % interval: the
+	// Hodges–Lehmann estimate and its distribution-free interval in noisy
+	// mode; DeltaPct with Welch's interval over per-seed values in
+	// deterministic mode (NaN with fewer than two seeds a side).
 	Shift Shift `json:"shift"`
 	// Adjusted (noisy mode, a decided row of a family of m) is the same
 	// estimate's interval at 1 − 0.05/m, the level Holm's first step
@@ -87,15 +94,17 @@ type Row struct {
 	P        float64 `json:"p"`     // Mann–Whitney U (noisy); Welch t over per-seed values (deterministic)
 	PAdj     float64 `json:"p_adj"` // Holm-adjusted within the row's family
 	Verdict  Verdict `json:"verdict"`
-	// InNoise: significant, yet the whole interval of the change lies
-	// within ± the smallest effect of interest.
+	// InNoise (noisy mode): significant, yet the whole interval of the
+	// change at the family's level (Adjusted) lies within ± the smallest
+	// effect of interest.
 	InNoise bool `json:"in_noise"`
 	Need    int  `json:"boots_needed,omitempty"` // with TooFew: boots per kernel that could decide
 	// Deterministic mode: Seeds is the smaller side's number of distinct
 	// guest seeds the row was tested over; Detectable, for a "no change",
 	// is the change in percent of the base mean it would have shown with
-	// 90 % power at the family's level given the observed seed spread and
-	// seeds (never below the smallest effect or one instruction).
+	// 90 % power at the level Holm's first step tests at, given the
+	// observed seed spread and seeds (never below the smallest effect or
+	// one instruction).
 	Seeds      int      `json:"seeds,omitempty"`
 	Detectable float64  `json:"detectable_pct_90,omitempty"`
 	Note       string   `json:"note,omitempty"`
@@ -160,7 +169,7 @@ type TreeAB struct {
 	// ClockICount means deterministic mode.
 	Clock string `json:"clock,omitempty"`
 	// Label is InstructionTimeLabel in deterministic mode, EmulatedLabel
-	// for other emulated numbers.
+	// for other emulated numbers, WallTimeLabel for real time.
 	Label        string  `json:"label,omitempty"`
 	MinEffectPct float64 `json:"min_effect_pct"`
 	// Family is the number of rows Holm corrects over: the tree's variant
@@ -319,6 +328,7 @@ func seedsOf(ss []sample) []uint64 {
 	return out
 }
 
+// SortedBoots is the run's boots in their order within the run (Seq).
 func SortedBoots(run *results.Run) []results.Boot {
 	boots := append([]results.Boot(nil), run.Boots...)
 	sort.SliceStable(boots, func(i, j int) bool { return boots[i].Seq < boots[j].Seq })

@@ -133,7 +133,8 @@ func neverRan(p AggProg) bool {
 	return true
 }
 
-// center is the totals column's figure and its name.
+// Center is the totals column's figure for v and its name: the median
+// over the sets when t.Median, else the mean.
 func (t AggTable) Center(v AggVariant) (float64, string) {
 	if t.Median {
 		return v.Median, "median"
@@ -147,19 +148,6 @@ func meanSpread(xs []float64) (mean, spread float64) {
 	ok := stats.Present(xs)
 	mean, _ = stats.MeanVar(ok)
 	return mean, stats.HalfRange(ok)
-}
-
-// Column widths of the user's table.
-const (
-	AggNameW = 16
-	AggSetW  = 10
-)
-
-func FmtNs(x float64) string {
-	if math.IsNaN(x) {
-		return "-"
-	}
-	return fmt.Sprintf("%.1f", x)
 }
 
 // readBpfstatsSet reads one set directory of <variant>.bpfstats files, in
@@ -252,8 +240,8 @@ func repOf(label string) int {
 }
 
 // AggTrees aggregates the run directories' (or .bpfstats sets') bench
-// results, over the given trees only (all if empty); a tree no run has, or trees with plain .bpfstats sets, are
-// refused.
+// results, over the given trees only (all if empty); a tree no run has,
+// or trees with plain .bpfstats sets, are refused.
 func AggTrees(dirs, trees []string) ([]AggTable, error) {
 	plain, runs, runDirs, err := readAggDirs(dirs)
 	if err != nil {

@@ -2,11 +2,11 @@ package verdict
 
 import "github.com/kci-dev/kci/results"
 
-// Analysis is the verdict on one run record: every tree's report,
-// computed once by AnalyzeRun where the run is finished or loaded. The
-// renderers, kci test's exit code, the PR comment and the check run all
-// read this one value; none of them computes a verdict of its own, and
-// none changes it.
+// Analysis is what one run record says: every tree's report, computed
+// once by AnalyzeRun where the run is finished or loaded. The renderers,
+// kci test's exit code, the PR comment and the check run all read this
+// one value; none of them analyses the run on its own, and none changes
+// it.
 type Analysis struct {
 	// Run is the record the analysis is of.
 	Run *results.Run
@@ -15,10 +15,10 @@ type Analysis struct {
 	Trees []TreeReport
 }
 
-// AnalyzeRun computes the verdict on run: each tree's samples compared
-// once, the deterministic trees' rows decided as one Holm family, the
-// exact counts' functions tested as one family (Where), and each tree
-// concluded, with its brief.
+// AnalyzeRun analyses run: each tree's samples compared once, the
+// deterministic trees' rows decided as one Holm family, the exact counts'
+// functions tested as one family (Where), and each tree concluded, with
+// its brief.
 func AnalyzeRun(run *results.Run) *Analysis {
 	names := run.TreeNames()
 	perf := compareTrees(run, names)

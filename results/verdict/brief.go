@@ -203,7 +203,8 @@ func briefRows(v VariantAB) []Row {
 	return out
 }
 
-// changed: a decided change beyond the smallest effect.
+// Changed reports whether r is a decided change beyond the smallest
+// effect: slower or faster, not InNoise, and a row that was examined.
 func Changed(r Row) bool {
 	return r.Verdict.moved() && !r.InNoise && r.Note != NoteNotExamined
 }
@@ -217,6 +218,8 @@ func hasVerdict(es []Change, v Verdict) bool {
 	return false
 }
 
+// FmtSigned writes a percentage with its sign and one decimal: "0.0"
+// within ±0.05, "?" for NaN, "±∞" for the infinities.
 func FmtSigned(x float64) string {
 	switch {
 	case math.Abs(x) < 0.05:

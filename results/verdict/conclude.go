@@ -9,7 +9,8 @@ import (
 	"github.com/kci-dev/kci/internal/failure"
 )
 
-// Conclusion is the one-word outcome of a tree, as a CI check run shows it.
+// Conclusion is a tree's outcome as a CI check run shows it: a state
+// (Success, Failure, Neutral), a title and a summary.
 type Conclusion struct {
 	State   string `json:"state"` // success | failure | neutral
 	Title   string `json:"title"`
@@ -103,7 +104,7 @@ type facts struct {
 // conclude decides the outcome of one tree: failure for survival
 // regressions, a patched kernel that fails where base did not, a variant
 // invalid on the patched kernel only, or a decided slowdown of a variant
-// total (see compareRun; not below the smallest effect; in real or
+// total (perfRegressions: not below the smallest effect; in real or
 // instruction time); neutral when the numbers cannot decide (emulated
 // wall-clock time, too few boots, incomplete run); success otherwise.
 func conclude(run *results.Run, tr TreeReport) Conclusion {
@@ -250,7 +251,7 @@ func stateAndTitle(run *results.Run, tr TreeReport, f facts) (state, title strin
 
 // perfTitle is the headline of a tree decided by its numbers: the brief's
 // outcome with the changed rows, what could not be decided, and what the
-// numbers measure when they are not real time.
+// numbers measure (the tree's Label).
 func perfTitle(tr TreeReport, undecided []string, need int) string {
 	b := perfBrief(tr)
 	s := b.headline()

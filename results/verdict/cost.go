@@ -190,9 +190,9 @@ func PathCostOf(b results.Boot, v results.VariantResult) (PathCost, bool) {
 	return pc, true
 }
 
-// pathRows are the cost rows of v in boot b, as program-like costs so
+// PathRows are the cost rows of v in boot b, as program-like costs so
 // they go through the same decision rule as the programs; the baseline
-// has no marginal row (it is 0 by definition).
+// has no marginal rows (they are 0 by definition).
 func PathRows(b results.Boot, v results.VariantResult) []results.ProgCost {
 	pc, ok := PathCostOf(b, v)
 	if !ok {
@@ -259,7 +259,7 @@ func dropCost(cs []results.ProgCost, name string) []results.ProgCost {
 	return out
 }
 
-// withBaselineOf adds the tree's baseline variant to the variants a later
+// WithBaselineOf adds the tree's baseline variant to the variants a later
 // look boots again: their marginal rows need it in every boot.
 func WithBaselineOf(ab TreeAB, variants []string) []string {
 	if len(variants) == 0 {

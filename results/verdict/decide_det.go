@@ -18,13 +18,13 @@ const DetAlpha = 0.01
 // only (--seed): its boots can only agree with each other.
 const NoteOneSeed = "one seed per kernel: a determinism check, not a comparison"
 
-// minSpreadSeeds is the fewest seeds per kernel a row with seed spread
-// is called a change from (rows whose seeds agree within less than an
-// instruction decide from 2).
+// MinSpreadSeeds is the fewest seeds per kernel a row with seed spread
+// is called a change from, unless the change is gross (grossChangePct);
+// rows whose seeds agree within less than an instruction decide from 2.
 const MinSpreadSeeds = 6
 
 // grossChangePct is the change a row with seed spread is called from
-// below minSpreadSeeds: four times the widest seed-to-seed spread measured
+// below MinSpreadSeeds: four times the widest seed-to-seed spread measured
 // (lru_write, 2.5 %), so no lumpy seed draw reaches it, while a gross
 // change (a busy-wait, rht-no-shrink's -41 %) is decided at the first look.
 const grossChangePct = 10
@@ -221,8 +221,9 @@ func rowPtrs(ab *TreeAB) []*Row {
 }
 
 // decideDet gives one row its verdict: a change when Holm's adjusted p
-// passes this look's share of the family's alpha and the change clears
-// both floors; otherwise no change, with the change it would have shown
+// passes this look's share of the family's alpha, the row may be called
+// at all (exact seeds, MinSpreadSeeds seeds a side, or a gross change)
+// and the change clears both floors; otherwise no change, with the change it would have shown
 // with 90 % power at the level a lone change must pass.
 func decideDet(r *Row, minEffect, perLook, level float64) {
 	if !detTestable(r) {
@@ -235,7 +236,7 @@ func decideDet(r *Row, minEffect, perLook, level float64) {
 		r.Verdict = NoChange
 		return
 	}
-	// A row with seed spread is tested from minSpreadSeeds seeds a side
+	// A row with seed spread is tested from MinSpreadSeeds seeds a side
 	// on: with 3, all of one side's seeds can land in one lump of a lumpy
 	// seed distribution, leaving a near-zero variance no t test survives
 	// (a null run with two-lump write rows flagged 1.75 % of runs so).
@@ -304,8 +305,10 @@ func (r Row) futile(minEffect float64, reach int) bool {
 	return math.Abs(r.w.Diff)+r.w.SE < crit
 }
 
-// untested: a row with seed spread and fewer seeds than minSpreadSeeds,
-// which cannot be called a change below grossChangePct.
+// Untested reports whether r is a deterministic "no change" with seed
+// spread and fewer seeds than MinSpreadSeeds: it could not have been
+// called a change below grossChangePct, so the reports state no bound
+// for it.
 func (r Row) Untested() bool {
 	return r.Verdict == NoChange && !r.exact && r.w.SE > 0 && r.Seeds < MinSpreadSeeds
 }

@@ -5,7 +5,8 @@ import (
 	"math"
 )
 
-// finite maps NaN and ±Inf to nil: encoding/json refuses them.
+// Finite is a pointer to x, or nil for NaN and ±Inf, which encoding/json
+// refuses.
 func Finite(x float64) *float64 {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return nil

@@ -10,20 +10,25 @@ import (
 // regression (job.ExitPerformance): results keeps no exit codes of its
 // own.
 type regressionError struct {
-	Tree     string
-	Variant  string
-	DeltaPct float64
-	P        float64 // Holm-adjusted; NaN in deterministic mode
-	Limit    float64
-	Label    string // the unit's label when not real ns (emulated, instruction-time)
+	Tree      string
+	Variant   string
+	ChangePct float64 // Row.ChangePct of the total
+	// P is the total's Holm-adjusted p (Mann–Whitney U in noisy mode,
+	// Welch's t over per-seed values in deterministic mode); NaN for a
+	// row no test decided.
+	P     float64
+	Limit float64
+	Label string // the tree's unit (TreeAB.Label)
 }
 
+// Error names the tree, the variant, its change, the p behind it and the
+// limit.
 func (e *regressionError) Error() string {
 	how := "beyond the observed spread"
 	if !math.IsNaN(e.P) {
 		how = fmt.Sprintf("p=%.3f after Holm", e.P)
 	}
-	s := fmt.Sprintf("performance regression: %s %s is %+.1f%% slower (%s), limit %.1f%%", e.Tree, e.Variant, e.DeltaPct, how, e.Limit)
+	s := fmt.Sprintf("performance regression: %s %s is %+.1f%% slower (%s), limit %.1f%%", e.Tree, e.Variant, e.ChangePct, how, e.Limit)
 	if e.Label != "" {
 		s += " (" + e.Label + ")"
 	}
@@ -43,8 +48,8 @@ func (a *Analysis) FailOnRegression(pct float64) error {
 			if r.ChangePct() <= pct {
 				continue
 			}
-			if worst == nil || r.ChangePct() > worst.DeltaPct {
-				worst = &regressionError{Tree: tree, Variant: v.Variant, DeltaPct: r.ChangePct(), P: r.PAdj, Limit: pct, Label: tr.Perf.Label}
+			if worst == nil || r.ChangePct() > worst.ChangePct {
+				worst = &regressionError{Tree: tree, Variant: v.Variant, ChangePct: r.ChangePct(), P: r.PAdj, Limit: pct, Label: tr.Perf.Label}
 			}
 		}
 	}

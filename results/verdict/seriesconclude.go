@@ -7,7 +7,9 @@ import (
 	"github.com/kci-dev/kci/results"
 )
 
-// findings are the lines under the table, most serious first.
+// Findings are the lines under a series tree's table, in the record's
+// order: bisectability, then each patch's apply, build, warnings,
+// checkpatch, boot and survival, then the performance culprits.
 func Findings(t results.SeriesTree) []string {
 	var out []string
 	for _, bi := range t.Bisect {

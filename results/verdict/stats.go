@@ -6,12 +6,12 @@ import "github.com/kci-dev/kci/internal/stats"
 // family of comparisons is corrected (Holm). The statistics themselves
 // are internal/stats.
 
-// ResolutionNs is the smallest difference of medians deterministic mode
-// calls a change, in instruction-time ns/pkt: at icount shift 0 one guest
-// instruction is one ns, so a change to the code a packet runs moves its
-// cost by at least this much. What moves a median by less is how often a
-// rare event (a timer interrupt of a few µs landing inside the timed
-// window) hits one boot's ~10k packets: a comment-only patch moved
+// ResolutionNs is the smallest difference of per-seed means deterministic
+// mode calls a change, in instruction-time ns/pkt: at icount shift 0 one
+// guest instruction is one ns, so a change to the code a packet runs moves
+// its cost by at least this much. What moves the numbers by less is how
+// often a rare event (a timer interrupt of a few µs landing inside the
+// timed window) hits one boot's ~10k packets: a comment-only patch moved
 // cnt_egress (73 ns) by +0.39 ns, +0.5 %, in 1 of 10 runs that way.
 const ResolutionNs = 1.0
 
@@ -67,9 +67,11 @@ func bootsNeeded(m int) int {
 	return 100
 }
 
-// Shift is the Hodges–Lehmann estimate of how much patched differs from
-// base, in percent of base, with its distribution-free confidence
-// interval (Lo, Hi: ±Inf when the samples are too small to bound it).
+// Shift is how much patched differs from base, in percent of base, with
+// its confidence interval: in noisy mode the Hodges–Lehmann estimate and
+// its distribution-free interval (Lo, Hi: ±Inf when the samples are too
+// small to bound it); in deterministic mode the difference of per-seed
+// means and Welch's interval.
 type Shift struct {
 	Est, Lo, Hi float64
 }

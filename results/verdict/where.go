@@ -8,9 +8,11 @@ import (
 	"github.com/kci-dev/kci/results"
 )
 
-// WhereMin is the smallest change, in instructions (or modelled cycles)
-// per packet, a function is named from: half an instruction, below
-// which a per-packet mean moves when one interrupt lands in a window.
+// WhereMin is the smallest change in instructions per packet a function
+// is named from, and the seed-to-seed range below which a function's
+// count (instructions or modelled cycles) is exact: half an instruction,
+// below which a per-packet mean moves when one interrupt lands in a
+// window.
 const WhereMin = 0.5
 
 // WhereCyclesMin is the smallest change in modelled cycles per packet a
