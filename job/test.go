@@ -21,7 +21,7 @@ import (
 )
 
 // Booter boots one kernel with a plan and returns what the guest reported.
-// The real one drives QEMU (vmBooter); tests use a scripted fake.
+// The real one drives QEMU (VMBooter); tests use a scripted fake.
 type Booter interface {
 	Boot(ctx context.Context, req BootRequest) (*BootResult, error)
 }

@@ -85,10 +85,11 @@ type Row struct {
 	// mode; DeltaPct with Welch's interval over per-seed values in
 	// deterministic mode (NaN with fewer than two seeds a side).
 	Shift Shift `json:"shift"`
-	// Adjusted (noisy mode, a decided row of a family of m) is the same
-	// estimate's interval at 1 − 0.05/m, the level Holm's first step
-	// tests at: "below the smallest effect" is judged on it, as the
-	// 95 % interval would claim more than the family's test does.
+	// Adjusted (noisy mode, a row of a family of m called slower or
+	// faster) is the same estimate's interval at 1 − 0.05/m, the level
+	// Holm's first step tests at: "below the smallest effect" is judged on
+	// it, as the 95 % interval would claim more than the family's test
+	// does.
 	Adjusted *Shift  `json:"shift_adjusted,omitempty"`
 	AdjConf  float64 `json:"shift_adjusted_conf,omitempty"`
 	P        float64 `json:"p"`     // Mann–Whitney U (noisy); Welch t over per-seed values (deterministic)
@@ -190,7 +191,8 @@ type TreeAB struct {
 }
 
 // Deterministic reports whether the tree was measured in deterministic
-// mode (icount): spread and threshold decide, not p-values.
+// mode (icount): per-seed values, Welch's t with Holm over every row of
+// the run, and floors of the smallest effect and one instruction.
 func (ab TreeAB) Deterministic() bool { return ab.Clock == results.ClockICount }
 
 // Unit names what the tree's numbers count.

@@ -18,10 +18,11 @@ type Change struct {
 	// (of medians when a side has fewer than two seeds).
 	Pct float64 `json:"effect_pct"`
 	// LowPct..HighPct is its interval: Hodges–Lehmann's in noisy mode (at
-	// the family's level for a decided row, 95 % otherwise), Welch's 95 %
-	// over per-seed values in deterministic mode; where a deterministic
-	// row has none (fewer than two seeds a side), the range of every
-	// base/patched boot pair's ratio (min/max of the two observed ranges).
+	// the family's level for a row called a change, 95 % otherwise);
+	// Welch's 95 % over per-seed values in deterministic mode, and where
+	// a deterministic row has none (fewer than two seeds a side), the
+	// range of every base/patched boot pair's ratio (min/max of the two
+	// observed ranges).
 	LowPct  float64 `json:"effect_low_pct"`
 	HighPct float64 `json:"effect_high_pct"`
 	// WouldShowPct: for a "no change", the smallest change in percent the
@@ -46,15 +47,15 @@ func (e Change) Label() string {
 
 // RowChange reduces a row of ab to its change: Row.ChangePct with its
 // interval (Row.Shift: Hodges–Lehmann in noisy mode, at the family's
-// level for a decided row (Row.Adjusted); Welch's over per-seed values in
-// deterministic mode); where a deterministic row has none (fewer than two
+// level for a row called a change (Row.Adjusted); Welch's over per-seed
+// values in deterministic mode); where a deterministic row has none (fewer than two
 // seeds a side), the range of every base/patched boot pair's ratio.
 func RowChange(ab TreeAB, variant string, r Row) Change {
 	e := Change{Variant: variant, Name: r.Name, Verdict: r.Verdict, BaseN: r.Base.N, PatchedN: r.Patched.N,
 		Pct: r.ChangePct(), LowPct: r.Shift.Lo, HighPct: r.Shift.Hi, Metric: ab.Metric(), Unit: "ns/pkt"}
 	if r.Adjusted != nil {
-		// A decided noisy row: the interval at the family's level, which
-		// the decision used.
+		// A noisy row called a change: the interval at the family's
+		// level, which the decision used.
 		e.LowPct, e.HighPct = r.Adjusted.Lo, r.Adjusted.Hi
 	}
 	if math.IsNaN(e.LowPct) || math.IsNaN(e.HighPct) {

@@ -8,7 +8,8 @@ import (
 )
 
 // FaultKind is what a prefix of a series did wrong, most serious first:
-// the order in which the exit code ranks them (job's faultExit).
+// the order in which DecideSeries ranks them (job's faultExit gives each
+// its exit code).
 type FaultKind int
 
 // The kinds of fault, most serious first.

@@ -33,8 +33,8 @@ const WhereTop = 12
 // function of every variant of every icount tree of the run), tested
 // like the deterministic rows with Welch's t over seeds and Holm at
 // DetAlpha over the planned looks. Exact rows are not in the family:
-// nothing random decides them. The rows locate; they do not enter the
-// verdict, which the rows above decide.
+// nothing random decides them. The rows locate; they decide no row's
+// verdict and no conclusion.
 type Where struct {
 	Rows   []WhereRow `json:"rows,omitempty"`
 	Family int        `json:"family"` // rows with seed spread tested over the run (exact ones are not)
