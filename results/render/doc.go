@@ -1,4 +1,4 @@
-// Package render draws a record and its verdict (the run's one
+// Package render draws a record and its analysis (the run's one
 // verdict.Analysis, never computed here) for the people who read them:
 // the text report and the cover-letter brief (text.go, brieftext.go),
 // GitHub Markdown (markdown.go, with every untrusted string escaped by

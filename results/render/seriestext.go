@@ -83,7 +83,7 @@ func fmtDur(d time.Duration) string {
 	return d.Round(time.Second).String()
 }
 
-// perfCell is this prefix's perf verdict: the change located at this
+// perfCell is this prefix's perf cell: the change located at this
 // patch (the largest, "+N more" when several), or "no change" when it was
 // measured and nothing is located here. A step's raw move on one seed is
 // in series.json; printed here, a sub-threshold one read as blame (−0.1 %

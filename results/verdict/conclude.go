@@ -198,7 +198,7 @@ func summary(run *results.Run, ab TreeAB, f facts) string {
 	add(fmt.Sprintf("changes below the smallest effect (±%.1f%%)", ab.MinEffectPct), f.noisy)
 	add("programs", f.progs)
 	add("undecided", f.undecided)
-	// Power, said where the verdict is read: which "no change" rows could
+	// Power, said where the conclusion is read: which "no change" rows could
 	// not have shown a change of the smallest effect.
 	add(fmt.Sprintf("no change, but not ruled out at ±%.1f%% with %.0f%% power", ab.MinEffectPct, PowerLevel*100), f.hidden)
 	if sq := ab.Sequential; sq != nil && sq.Stop != "" {
