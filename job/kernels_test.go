@@ -55,7 +55,7 @@ func TestDriftHonoursConfigProduction(t *testing.T) {
 
 // Only git apply's own "does not apply" skips a tree; a patch git cannot
 // even read, or a git that cannot run, is an error.
-func TestAppliesToTellsVerdictFromFailure(t *testing.T) {
+func TestAppliesToTellsDoesNotApplyFromFailure(t *testing.T) {
 	dir := t.TempDir()
 	repo := filepath.Join(dir, "linux")
 	if err := os.MkdirAll(repo, 0o755); err != nil {

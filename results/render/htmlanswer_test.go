@@ -41,9 +41,9 @@ func hostClockDemo(t *testing.T) *results.Run {
 
 var briefRE = regexp.MustCompile(`<li class="tree-brief" data-tree="([^"]*)">(?:<span class="badge ([a-z]+)">([^<]*)</span> )?<strong>`)
 
-// The badge beside a headline is the headline's verdict, coloured by it:
+// The badge beside a headline is the numbers' outcome, coloured by it:
 // never the check state ("neutral" beside "faster").
-func TestHTMLBadgeAgreesWithVerdict(t *testing.T) {
+func TestHTMLBadgeAgreesWithOutcome(t *testing.T) {
 	runs := map[string]*results.Run{"host-clock demo": hostClockDemo(t)}
 	for _, f := range runFixtures(t) {
 		runs[f] = loadRun(t, f)
@@ -78,7 +78,7 @@ func TestHTMLBadgeAgreesWithVerdict(t *testing.T) {
 
 // A tree decided by something else than its numbers shows a badge only
 // when that fails it.
-func TestBadgeOfNonPerfVerdict(t *testing.T) {
+func TestBadgeOfNonPerfOutcome(t *testing.T) {
 	for _, c := range []struct {
 		b           verdict.Brief
 		word, class string
