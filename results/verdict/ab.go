@@ -131,11 +131,11 @@ func (r Row) backing() string {
 	return fmt.Sprintf("[%+.1f%%, %+.1f%%], %d+%d boots", iv.Lo, iv.Hi, r.Base.N, r.Patched.N)
 }
 
-// ChangePct is the row's change in percent that its interval (Shift) is
+// changePct is the row's change in percent that its interval (Shift) is
 // about: the Hodges–Lehmann estimate in noisy mode, the difference of
 // per-seed means in deterministic mode; DeltaPct when there is none. The
 // conclusion and --fail-on-regression read this one.
-func (r Row) ChangePct() float64 {
+func (r Row) changePct() float64 {
 	if !math.IsNaN(r.Shift.Est) && !math.IsInf(r.Shift.Est, 0) {
 		return r.Shift.Est
 	}

@@ -13,7 +13,7 @@ type Change struct {
 	Variant string  `json:"variant"`
 	Name    string  `json:"name"` // program, or TotalRow
 	Verdict Verdict `json:"verdict"`
-	// Pct is the estimate, Row.ChangePct: the Hodges–Lehmann shift in
+	// Pct is the estimate, Row.changePct: the Hodges–Lehmann shift in
 	// noisy mode, the difference of per-seed means in deterministic mode
 	// (of medians when a side has fewer than two seeds).
 	Pct float64 `json:"effect_pct"`
@@ -45,14 +45,14 @@ func (e Change) Label() string {
 	return e.Variant + "/" + e.Name
 }
 
-// RowChange reduces a row of ab to its change: Row.ChangePct with its
+// RowChange reduces a row of ab to its change: Row.changePct with its
 // interval (Row.Shift: Hodges–Lehmann in noisy mode, at the family's
 // level for a row called a change (Row.Adjusted); Welch's over per-seed
 // values in deterministic mode); where a deterministic row has none (fewer than two
 // seeds a side), the range of every base/patched boot pair's ratio.
 func RowChange(ab TreeAB, variant string, r Row) Change {
 	e := Change{Variant: variant, Name: r.Name, Verdict: r.Verdict, BaseN: r.Base.N, PatchedN: r.Patched.N,
-		Pct: r.ChangePct(), LowPct: r.Shift.Lo, HighPct: r.Shift.Hi, Metric: ab.Metric(), Unit: "ns/pkt"}
+		Pct: r.changePct(), LowPct: r.Shift.Lo, HighPct: r.Shift.Hi, Metric: ab.Metric(), Unit: "ns/pkt"}
 	if r.Adjusted != nil {
 		// A noisy row called a change: the interval at the family's
 		// level, which the decision used.

@@ -145,7 +145,7 @@ func factsOf(run *results.Run, tr TreeReport) facts {
 // decided changes and undecided "no change" rows.
 func (f *facts) addVariant(ab TreeAB, v VariantAB) {
 	r := v.Total
-	s := fmt.Sprintf("%s %+.1f%%", v.Variant, r.ChangePct())
+	s := fmt.Sprintf("%s %+.1f%%", v.Variant, r.changePct())
 	if r.Verdict.moved() {
 		s += " " + r.backing()
 	}
@@ -168,7 +168,7 @@ func (f *facts) addVariant(ab TreeAB, v VariantAB) {
 	}
 	for _, p := range v.Programs {
 		if p.Verdict.moved() && !p.InNoise {
-			f.progs = append(f.progs, fmt.Sprintf("%s/%s %s %+.1f%% %s", v.Variant, p.Name, p.Verdict, p.ChangePct(), p.backing()))
+			f.progs = append(f.progs, fmt.Sprintf("%s/%s %s %+.1f%% %s", v.Variant, p.Name, p.Verdict, p.changePct(), p.backing()))
 		}
 	}
 	for _, p := range append([]Row{v.Total}, v.Programs...) {

@@ -12,7 +12,7 @@ import (
 type regressionError struct {
 	Tree      string
 	Variant   string
-	ChangePct float64 // Row.ChangePct of the total
+	ChangePct float64 // Row.changePct of the total
 	// P is the total's Holm-adjusted p (Mann–Whitney U in noisy mode,
 	// Welch's t over per-seed values in deterministic mode); NaN for a
 	// row no test decided.
@@ -45,11 +45,11 @@ func (a *Analysis) FailOnRegression(pct float64) error {
 		tree := tr.Tree
 		for _, v := range perfRegressions(tr.Perf) {
 			r := v.Total
-			if r.ChangePct() <= pct {
+			if r.changePct() <= pct {
 				continue
 			}
-			if worst == nil || r.ChangePct() > worst.ChangePct {
-				worst = &regressionError{Tree: tree, Variant: v.Variant, ChangePct: r.ChangePct(), P: r.PAdj, Limit: pct, Label: tr.Perf.Label}
+			if worst == nil || r.changePct() > worst.ChangePct {
+				worst = &regressionError{Tree: tree, Variant: v.Variant, ChangePct: r.changePct(), P: r.PAdj, Limit: pct, Label: tr.Perf.Label}
 			}
 		}
 	}
