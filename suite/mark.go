@@ -8,6 +8,7 @@ package suite
 const (
 	markStartDisp = 0x4b430001 // nopl 0x4b430001(%rax,%rax,1)
 	markEndDisp   = 0x4b430002 // nopl 0x4b430002(%rax,%rax,1)
+	markArmDisp   = 0x4b430003 // nopl 0x4b430003(%rax,%rax,1)
 )
 
 // marker numbers the exact-count windows the guest opens, in the order
@@ -23,3 +24,10 @@ func (m *marker) start() int {
 
 // end executes the end marker.
 func (m *marker) end() { markEnd() }
+
+// arm executes the arm marker: kci's plugin instruments nothing before
+// it (the firmware, the kernel's boot, the probes), so the boot runs at
+// TCG's own speed until the measuring begins. It must come before the
+// first window, early enough to warm the cache model: the bench arms
+// before its first variant's set-up and warm-up.
+func (m *marker) arm() { markArm() }

@@ -3,3 +3,4 @@ package suite
 // Implemented in mark_amd64.s.
 func markStart()
 func markEnd()
+func markArm()

@@ -14,3 +14,10 @@ TEXT ·markEnd(SB), NOSPLIT, $0-0
 	BYTE $0x0f; BYTE $0x1f; BYTE $0x84; BYTE $0x00
 	BYTE $0x02; BYTE $0x00; BYTE $0x43; BYTE $0x4b
 	RET
+
+// func markArm(): its RET ends the translation block, so the plugin's
+// re-translation (a flush) takes effect before the next guest instruction.
+TEXT ·markArm(SB), NOSPLIT, $0-0
+	BYTE $0x0f; BYTE $0x1f; BYTE $0x84; BYTE $0x00
+	BYTE $0x03; BYTE $0x00; BYTE $0x43; BYTE $0x4b
+	RET

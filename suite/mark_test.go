@@ -25,13 +25,14 @@ func TestMarkBytes(t *testing.T) {
 			got[m[1]] = append(got[m[1]], byte(v))
 		}
 	}
-	for name, disp := range map[string]uint32{"markStart": tcgplugin.MarkStart, "markEnd": tcgplugin.MarkEnd} {
+	for name, disp := range map[string]uint32{"markStart": tcgplugin.MarkStart, "markEnd": tcgplugin.MarkEnd, "markArm": tcgplugin.MarkArm} {
 		want := tcgplugin.MarkBytes(disp)
 		if string(got[name]) != string(want[:]) {
 			t.Errorf("%s executes % x, the plugin matches % x", name, got[name], want)
 		}
 	}
-	if markStartDisp != tcgplugin.MarkStart || markEndDisp != tcgplugin.MarkEnd {
-		t.Errorf("mark.go's displacements %#x, %#x; the plugin's %#x, %#x", markStartDisp, markEndDisp, tcgplugin.MarkStart, tcgplugin.MarkEnd)
+	if markStartDisp != tcgplugin.MarkStart || markEndDisp != tcgplugin.MarkEnd || markArmDisp != tcgplugin.MarkArm {
+		t.Errorf("mark.go's displacements %#x, %#x, %#x; the plugin's %#x, %#x, %#x", markStartDisp, markEndDisp, markArmDisp,
+			tcgplugin.MarkStart, tcgplugin.MarkEnd, tcgplugin.MarkArm)
 	}
 }

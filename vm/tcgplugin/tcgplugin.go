@@ -29,6 +29,7 @@ import (
 const (
 	MarkStart = 0x4b430001 // opens the next window
 	MarkEnd   = 0x4b430002 // closes the open window
+	MarkArm   = 0x4b430003 // with arm=marker, instrumenting starts here
 )
 
 // MarkBytes is the encoding of the marker with displacement disp, the
