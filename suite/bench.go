@@ -134,6 +134,9 @@ func drive(ctx context.Context, env *benchEnv, ns *netNS, coll *ebpf.Collection,
 	if err := sleepCtx(ctx, p.ServerLead); err != nil {
 		return window{}, err
 	}
+	// From here to the window's end the plugin's cache model runs: the
+	// warm-up fills its caches with this variant's traffic.
+	env.marks.arm()
 	tr.startClients()
 	if err := sleepCtx(ctx, p.Warmup); err != nil {
 		return window{}, err

@@ -25,9 +25,9 @@ func (m *marker) start() int {
 // end executes the end marker.
 func (m *marker) end() { markEnd() }
 
-// arm executes the arm marker: kci's plugin instruments nothing before
-// it (the firmware, the kernel's boot, the probes), so the boot runs at
-// TCG's own speed until the measuring begins. It must come before the
-// first window, early enough to warm the cache model: the bench arms
-// before its first variant's set-up and warm-up.
+// arm executes the arm marker. kci's plugin instruments only what it
+// must (arm=marker): a window, and with the cache model also from the arm
+// marker to the next window's end, so the model's caches are warm at the
+// window. Everything else (firmware, the kernel's boot, probes, loading
+// programs) runs at TCG's own speed. The bench arms at its warm-up.
 func (m *marker) arm() { markArm() }

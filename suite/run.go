@@ -92,9 +92,6 @@ func (r *runner) run(ctx context.Context) error {
 		}
 	}
 	p := withDefaults(r.plan.Bench)
-	if len(r.plan.Variants) > 0 {
-		env.marks.arm()
-	}
 	for i, name := range r.plan.Variants {
 		v, err := lookupVariant(name)
 		if err != nil {

@@ -281,7 +281,9 @@ func QemuArgs(c Config, p Paths) ([]string, error) {
 			if p.Counts == "" {
 				return nil, errors.New("vm: the plugin needs a counts path")
 			}
-			args = append(args, tcgplugin.Args(c.Plugin, p.Counts, c.CacheModel)...)
+			// The agent arms the plugin before its first window
+			// (suite/mark.go): the boot before it is not instrumented.
+			args = append(args, tcgplugin.Args(c.Plugin, p.Counts, tcgplugin.Options{Cache: c.CacheModel, ArmAtMarker: true})...)
 		}
 	}
 	return args, nil

@@ -29,8 +29,10 @@ func TestOverhead(t *testing.T) {
 		plugin func() []string
 	}{
 		{"no plugin", func() []string { return nil }},
-		{"counting", func() []string { return tcgplugin.Args(g.so, filepath.Join(t.TempDir(), "c.txt"), false) }},
-		{"cache model", func() []string { return tcgplugin.Args(g.so, filepath.Join(t.TempDir(), "c.txt"), true) }},
+		{"counting", func() []string { return tcgplugin.Args(g.so, filepath.Join(t.TempDir(), "c.txt"), tcgplugin.Options{}) }},
+		{"cache model", func() []string {
+			return tcgplugin.Args(g.so, filepath.Join(t.TempDir(), "c.txt"), tcgplugin.Options{Cache: true})
+		}},
 	}
 	wall := make([][]time.Duration, len(modes))
 	cpu := make([][]time.Duration, len(modes))

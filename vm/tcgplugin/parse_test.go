@@ -115,13 +115,13 @@ func TestMarkBytes(t *testing.T) {
 }
 
 func TestArgs(t *testing.T) {
-	if got, want := Args("/p/k.so", "/o/c.txt", false), []string{"-plugin", "file=/p/k.so,out=/o/c.txt"}; !reflect.DeepEqual(got, want) {
+	if got, want := Args("/p/k.so", "/o/c.txt", Options{}), []string{"-plugin", "file=/p/k.so,out=/o/c.txt"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("Args = %q, want %q", got, want)
 	}
-	if got, want := Args("/p/k.so", "/o/c.txt", true), []string{"-plugin", "file=/p/k.so,out=/o/c.txt,cache=on"}; !reflect.DeepEqual(got, want) {
+	if got, want := Args("/p/k.so", "/o/c.txt", Options{Cache: true, ArmAtMarker: true}), []string{"-plugin", "file=/p/k.so,out=/o/c.txt,cache=on,arm=marker"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("Args = %q, want %q", got, want)
 	}
-	if got, want := Args("/p,q/k.so", "/o,,/c.txt", false), []string{"-plugin", "file=/p,,q/k.so,out=/o,,,,/c.txt"}; !reflect.DeepEqual(got, want) {
+	if got, want := Args("/p,q/k.so", "/o,,/c.txt", Options{}), []string{"-plugin", "file=/p,,q/k.so,out=/o,,,,/c.txt"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("Args = %q, want %q", got, want)
 	}
 }

@@ -149,7 +149,7 @@ func (g *guest) boot(t *testing.T, plugin []string) (string, time.Duration) {
 func (g *guest) count(t *testing.T, cache bool) *tcgplugin.Counts {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "counts.txt")
-	g.boot(t, tcgplugin.Args(g.so, out, cache))
+	g.boot(t, tcgplugin.Args(g.so, out, tcgplugin.Options{Cache: cache}))
 	return parseFile(t, out)
 }
 

@@ -40,14 +40,27 @@ func MarkBytes(disp uint32) [8]byte {
 	return b
 }
 
+// Options are the plugin's settings.
+type Options struct {
+	// Cache runs the cache model (modelled cycles).
+	Cache bool
+	// ArmAtMarker instruments nothing but the markers until the guest
+	// runs the arm marker (MarkArm): the firmware and the kernel's boot
+	// run at TCG's own speed. A window that starts before it stops QEMU.
+	ArmAtMarker bool
+}
+
 // Args is QEMU's command-line arguments that load the plugin at so,
-// writing its counts to out, with the cache model if cache. Commas in the
-// paths are doubled, QEMU's escape for a comma inside an option value.
-func Args(so, out string, cache bool) []string {
+// writing its counts to out. Commas in the paths are doubled, QEMU's
+// escape for a comma inside an option value.
+func Args(so, out string, o Options) []string {
 	esc := func(s string) string { return strings.ReplaceAll(s, ",", ",,") }
 	opt := "file=" + esc(so) + ",out=" + esc(out)
-	if cache {
+	if o.Cache {
 		opt += ",cache=on"
+	}
+	if o.ArmAtMarker {
+		opt += ",arm=marker"
 	}
 	return []string{"-plugin", opt}
 }

@@ -50,6 +50,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
 static const uint8_t mark_start[8] = {0x0f, 0x1f, 0x84, 0x00, 0x01, 0x00, 0x43, 0x4b};
 static const uint8_t mark_end[8] = {0x0f, 0x1f, 0x84, 0x00, 0x02, 0x00, 0x43, 0x4b};
+static const uint8_t mark_arm[8] = {0x0f, 0x1f, 0x84, 0x00, 0x03, 0x00, 0x43, 0x4b};
 
 /* A slot's counters are the targets of inline ops: slots never move.
  * A slot fills one host cache line, aligned, so its address has six low
@@ -92,6 +93,16 @@ static struct {
 	uint32_t hcap;
 	int out;
 	bool cache;
+	qemu_plugin_id_t id;
+	/* arm=marker: blocks get counters (and the model's callbacks) only
+	 * while a window is open, and with the cache model also from an arm
+	 * marker on; a block holding a marker always gets them. Switching
+	 * is a reset: QEMU flushes every translated block at the vCPU's next
+	 * block boundary and the plugin's translation callback changes. */
+	bool arm_marker;
+	bool armed;     /* arm marker seen since the last window closed */
+	bool installed; /* the instrumenting translation callback is on */
+	bool pending;   /* a reset is queued */
 	bool open;         /* a window is open */
 	uint32_t open_n;   /* slots that existed when it opened */
 	uint64_t windows;  /* windows opened so far */
@@ -303,12 +314,53 @@ static void window_close(bool complete)
 	st.open = false;
 }
 
-enum mark { MARK_START = 1, MARK_END = 2 };
+enum mark { MARK_START = 1, MARK_END = 2, MARK_ARM = 3 };
+
+static void on_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb);
+static void on_trans_unarmed(qemu_plugin_id_t id, struct qemu_plugin_tb *tb);
+static void on_atexit(qemu_plugin_id_t id, void *udata);
+
+/* on_reset runs once QEMU has flushed every translated block, at a
+ * block boundary between two guest instructions (so where it lands is
+ * deterministic): it installs the translation callback the state wants
+ * now. A reset drops every callback, so both are registered again. */
+static void on_reset(qemu_plugin_id_t id)
+{
+	pthread_mutex_lock(&st.lock);
+	st.pending = false;
+	st.installed = st.open || (st.cache && st.armed);
+	bool on = st.installed;
+	pthread_mutex_unlock(&st.lock);
+	qemu_plugin_register_vcpu_tb_trans_cb(id, on ? on_trans : on_trans_unarmed);
+	qemu_plugin_register_atexit_cb(id, on_atexit, NULL);
+}
+
+/* switch_locked queues a reset when the instrumentation the state wants
+ * is not the one installed. The marker's own block is instrumented
+ * either way, so nothing between the marker and the flush is missed. */
+static bool switch_locked(void)
+{
+	bool want = st.open || (st.cache && st.armed);
+	if (!st.arm_marker || st.pending || want == st.installed) {
+		return false;
+	}
+	st.pending = true;
+	return true;
+}
 
 static void on_mark(unsigned int vcpu, void *udata)
 {
 	(void)vcpu;
 	pthread_mutex_lock(&st.lock);
+	if ((uintptr_t)udata == MARK_ARM) {
+		st.armed = true;
+		bool reset = switch_locked();
+		pthread_mutex_unlock(&st.lock);
+		if (reset) {
+			qemu_plugin_reset(st.id, on_reset);
+		}
+		return;
+	}
 	if ((uintptr_t)udata == MARK_START) {
 		if (st.open) {
 			window_close(false);
@@ -317,10 +369,15 @@ static void on_mark(unsigned int vcpu, void *udata)
 		window_open();
 	} else if (st.open) {
 		window_close(true);
+		st.armed = false;
 	} else {
 		out_printf("stray\n");
 	}
+	bool reset = switch_locked();
 	pthread_mutex_unlock(&st.lock);
+	if (reset) {
+		qemu_plugin_reset(st.id, on_reset);
+	}
 }
 
 /* QEMU 7.2's struct qemu_plugin_hwaddr (include/qemu/plugin-memory.h),
@@ -442,6 +499,9 @@ static int is_mark(struct qemu_plugin_insn *insn)
 	if (memcmp(d, mark_end, sizeof(mark_end)) == 0) {
 		return MARK_END;
 	}
+	if (memcmp(d, mark_arm, sizeof(mark_arm)) == 0) {
+		return MARK_ARM;
+	}
 	return 0;
 }
 
@@ -476,6 +536,20 @@ static void fetch_cb(struct qemu_plugin_insn *insn, struct slot *s, uint64_t *ne
 	}
 	*f = (struct fetch){s, first, last - first + 1};
 	qemu_plugin_register_vcpu_insn_exec_cb(insn, on_fetch_far, QEMU_PLUGIN_CB_NO_REGS, f);
+}
+
+/* on_trans_unarmed instruments only the blocks that hold a marker (all
+ * of such a block: what follows its marker runs before the reset that
+ * marker asks for takes effect). */
+static void on_trans_unarmed(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+	size_t n = qemu_plugin_tb_n_insns(tb);
+	for (size_t i = 0; i < n; i++) {
+		if (is_mark(qemu_plugin_tb_get_insn(tb, i))) {
+			on_trans(id, tb);
+			return;
+		}
+	}
 }
 
 static void on_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
@@ -535,8 +609,13 @@ static int parse_args(int argc, char **argv, const char **out)
 			st.cache = true;
 		} else if (strcmp(a, "cache=off") == 0) {
 			st.cache = false;
+		} else if (strcmp(a, "arm=marker") == 0) {
+			st.arm_marker = true;
+		} else if (strcmp(a, "arm=boot") == 0) {
+			st.arm_marker = false;
 		} else {
-			fprintf(stderr, "kcicount: unknown or malformed argument %s (want out=<path>, cache=on|off)\n", a);
+			fprintf(stderr, "kcicount: unknown or malformed argument %s (want out=<path>, cache=on|off, "
+					"arm=boot|marker)\n", a);
 			return -1;
 		}
 	}
@@ -590,7 +669,9 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		return -1;
 	}
 	write_header();
-	qemu_plugin_register_vcpu_tb_trans_cb(id, on_trans);
+	st.id = id;
+	st.installed = !st.arm_marker;
+	qemu_plugin_register_vcpu_tb_trans_cb(id, st.installed ? on_trans : on_trans_unarmed);
 	qemu_plugin_register_atexit_cb(id, on_atexit, NULL);
 	return 0;
 }
