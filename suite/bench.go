@@ -14,6 +14,9 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/kci-dev/kci/bpf"
+	"github.com/kci-dev/kci/suite/attach"
+	"github.com/kci-dev/kci/suite/caps"
+	"github.com/kci-dev/kci/suite/netns"
 	"github.com/kci-dev/kci/wire"
 )
 
@@ -75,15 +78,15 @@ func runVariant(ctx context.Context, env *benchEnv, v variant, p wire.BenchParam
 		defer coll.Close()
 	}
 
-	ns, err := newNetNS("kci-bench")
+	ns, err := netns.New("kci-bench")
 	if err != nil {
 		return res, fmt.Errorf("bench %s: %w", name, err)
 	}
 	defer ns.Close()
 
 	var names []string
-	var atts []attachment
-	defer func() { _ = detachAll(atts) }()
+	var atts []attach.Attachment
+	defer func() { _ = attach.DetachAll(atts) }()
 	if coll != nil {
 		res.Attach = "clsact"
 		if env.caps.TCX {
@@ -105,7 +108,7 @@ func runVariant(ctx context.Context, env *benchEnv, v variant, p wire.BenchParam
 			return res, fmt.Errorf("bench %s: %w", name, err)
 		}
 	}
-	if err := detachAll(atts); err != nil {
+	if err := attach.DetachAll(atts); err != nil {
 		return res, fmt.Errorf("bench %s: detach: %w", name, err)
 	}
 	atts = nil
@@ -117,7 +120,7 @@ func runVariant(ctx context.Context, env *benchEnv, v variant, p wire.BenchParam
 // drive runs the variant's traffic: servers, then clients, the warm-up,
 // the measured window (profiled when asked), and the drain, so the
 // counters read afterwards hold every packet the window's flows sent.
-func drive(ctx context.Context, env *benchEnv, ns *netNS, coll *ebpf.Collection, names []string, p wire.BenchParams, name string) (window, error) {
+func drive(ctx context.Context, env *benchEnv, ns *netns.NS, coll *ebpf.Collection, names []string, p wire.BenchParams, name string) (window, error) {
 	acct := env.acct
 	defer raisePs(2*p.Pairs + 4)()
 	// The collector stays off while the real-time traffic threads live:
@@ -222,7 +225,7 @@ func record(res *wire.VariantResult, w window, counters map[string]uint64, v var
 // JIT facts of every program in res.Loads; ok false means res says why
 // the variant did not run (missing capability, or it would not load).
 func loadVariant(env *benchEnv, v variant, res *wire.VariantResult) (*ebpf.Collection, *ebpf.CollectionSpec, bool) {
-	if miss := capsMissing(env.caps, v.requires); miss != "" {
+	if miss := caps.Missing(env.caps, v.requires); miss != "" {
 		res.Skipped = miss
 		// Ask the kernel too: if it loads after all, the probe is wrong.
 		if spec, err := v.spec(env.kernel); err == nil {
@@ -251,27 +254,27 @@ func loadVariant(env *benchEnv, v variant, res *wire.VariantResult) (*ebpf.Colle
 
 // attachVariant attaches every program; a non-empty reason means one
 // would not attach.
-func attachVariant(env *benchEnv, ns *netNS, spec *ebpf.CollectionSpec, coll *ebpf.Collection, names []string) ([]attachment, string) {
-	var atts []attachment
+func attachVariant(env *benchEnv, ns *netns.NS, spec *ebpf.CollectionSpec, coll *ebpf.Collection, names []string) ([]attach.Attachment, string) {
+	var atts []attach.Attachment
 	for _, pn := range names {
 		ps := spec.Programs[pn]
 		prog := coll.Programs[pn]
-		var a attachment
+		var a attach.Attachment
 		var err error
 		switch ps.Type {
 		case ebpf.SchedCLS:
-			dir := ingress
+			dir := attach.Ingress
 			if ps.AttachType == ebpf.AttachTCXEgress {
-				dir = egress
+				dir = attach.Egress
 			}
-			a, err = attachTC(ns, "lo", dir, prog, env.caps.TCX)
+			a, err = attach.TC(ns, "lo", dir, prog, env.caps.TCX)
 		case ebpf.Tracing:
-			a, err = attachTracing(prog)
+			a, err = attach.Tracing(prog)
 		default:
 			err = fmt.Errorf("program %s: unexpected type %v", pn, ps.Type)
 		}
 		if err != nil {
-			_ = detachAll(atts)
+			_ = attach.DetachAll(atts)
 			return nil, fmt.Sprintf("attach %s: %v", pn, err)
 		}
 		atts = append(atts, a)
@@ -312,7 +315,7 @@ type snapshot struct {
 // takeSnapshot reads the window's counters. The idle clocks are read
 // innermost (last before the window, first after it), so the reads of
 // the other counters fall outside the whole-path window.
-func takeSnapshot(env *benchEnv, ns *netNS, e edges, home int, before bool) (snapshot, error) {
+func takeSnapshot(env *benchEnv, ns *netns.NS, e edges, home int, before bool) (snapshot, error) {
 	var s snapshot
 	// The plugin's window is innermost of all: inside the accountant's
 	// reads, so what it counts is what the accountant's rows divide by.
@@ -355,7 +358,7 @@ func takeSnapshot(env *benchEnv, ns *netNS, e edges, home int, before bool) (sna
 // measureWindow holds BPF_ENABLE_STATS open for the window only and takes
 // before/after snapshots around it, sampling the received packets every
 // second from a thread pinned to the sampler CPU.
-func measureWindow(ctx context.Context, env *benchEnv, ns *netNS, e edges, tr *traffic, p wire.BenchParams) (window, error) {
+func measureWindow(ctx context.Context, env *benchEnv, ns *netns.NS, e edges, tr *traffic, p wire.BenchParams) (window, error) {
 	type result struct {
 		w   window
 		err error
@@ -467,8 +470,8 @@ func progDelta(a, b []wire.ProgStat) []wire.ProgStat {
 	return out
 }
 
-func loStats(ns *netNS) (wire.LoStat, error) {
-	l, err := ns.link("lo")
+func loStats(ns *netns.NS) (wire.LoStat, error) {
+	l, err := ns.Link("lo")
 	if err != nil {
 		return wire.LoStat{}, err
 	}

@@ -1,6 +1,9 @@
 package suite
 
-import "github.com/kci-dev/kci/wire"
+import (
+	"github.com/kci-dev/kci/suite/caps"
+	"github.com/kci-dev/kci/wire"
+)
 
 // Outcomes of a survival cell.
 const (
@@ -16,13 +19,13 @@ type carrierDef struct {
 	writer   string // program in bpf.Survive
 	reader   string
 	xdp      bool // the writer is generic XDP at the path's first receive point
-	requires []requirement
+	requires []caps.Requirement
 }
 
 func carriers() []carrierDef {
 	return []carrierDef{
 		{name: "skb-ext", writer: "surv_ext_write", reader: "surv_ext_read",
-			requires: []requirement{kfunc("bpf_dynptr_from_skb_ext"), kfunc("bpf_dynptr_slice"), kfunc("bpf_dynptr_slice_rdwr")}},
+			requires: []caps.Requirement{caps.Kfunc("bpf_dynptr_from_skb_ext"), caps.Kfunc("bpf_dynptr_slice"), caps.Kfunc("bpf_dynptr_slice_rdwr")}},
 		{name: "skb-ptr-map", writer: "surv_map_write", reader: "surv_map_read"},
 		{name: "skb-mark", writer: "surv_mark_write", reader: "surv_mark_read"},
 		{name: "xdp-meta", writer: "surv_xdp_write", reader: "surv_xdp_read", xdp: true},
@@ -76,9 +79,9 @@ var stockOutcomes = map[[2]string]outcome{
 // extReason is why the skb extension is expected everywhere it exists.
 const extReason = "the BPF skb extension series keeps the extension through scrubbing (patch 03/14), redirects, forwarding and decap"
 
-// expect declares a cell's outcome on a kernel with caps.
-func expect(c carrierDef, p pathDef, caps wire.Caps) outcome {
-	if miss := capsMissing(caps, append(append([]requirement{}, c.requires...), p.requires...)); miss != "" {
+// expect declares a cell's outcome on a kernel that has what have says.
+func expect(c carrierDef, p pathDef, have wire.Caps) outcome {
+	if miss := caps.Missing(have, append(append([]caps.Requirement{}, c.requires...), p.requires...)); miss != "" {
 		return outcome{skip, miss}
 	}
 	if c.name == "skb-ext" {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kci-dev/kci/bpf"
+	"github.com/kci-dev/kci/suite/caps"
 	"github.com/kci-dev/kci/wire"
 )
 
@@ -129,5 +130,19 @@ func TestNextTick(t *testing.T) {
 		if got := nextTick(c.now); got != c.want {
 			t.Errorf("nextTick(%v) = %v, want %v", c.now, got, c.want)
 		}
+	}
+}
+func TestMissing(t *testing.T) {
+	c := stockCaps()
+	v, err := lookupVariant("gtp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "kernel lacks kfunc bpf_trace_skb, tracepoint skb_free, tracepoint skb_copy, map type BPF_MAP_TYPE_RHASH"
+	if got := caps.Missing(c, v.requires); got != want {
+		t.Errorf("missing = %q, want %q", got, want)
+	}
+	if got := caps.Missing(gtpCaps(), v.requires); got != "" {
+		t.Errorf("on a gtp kernel: missing %q", got)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/cilium/ebpf/rlimit"
 
 	"github.com/kci-dev/kci/internal/proc"
+	"github.com/kci-dev/kci/suite/caps"
 	"github.com/kci-dev/kci/vm/event"
 	"github.com/kci-dev/kci/wire"
 )
@@ -128,14 +129,14 @@ func (r *runner) caps(s wire.Sanity) (*benchEnv, error) {
 	if err != nil {
 		return nil, fmt.Errorf("caps: kernel BTF (/sys/kernel/btf/vmlinux): %w", err)
 	}
-	caps, err := probeCaps(kernel)
+	have, err := caps.Probe(kernel)
 	if err != nil {
 		return nil, fmt.Errorf("caps: %w", err)
 	}
-	if err := r.emit(event.Caps, caps); err != nil {
+	if err := r.emit(event.Caps, have); err != nil {
 		return nil, err
 	}
-	env := &benchEnv{kernel: kernel, caps: caps, ncpu: max(s.NumCPU, 1), logf: r.logf}
+	env := &benchEnv{kernel: kernel, caps: have, ncpu: max(s.NumCPU, 1), logf: r.logf}
 	if r.plan.Profile {
 		env.profile = r.emit
 	}

@@ -9,6 +9,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/kci-dev/kci/bpf"
+	"github.com/kci-dev/kci/suite/attach"
+	"github.com/kci-dev/kci/suite/caps"
 	"github.com/kci-dev/kci/wire"
 )
 
@@ -68,7 +70,7 @@ func runCell(env *benchEnv, c carrierDef, p pathDef, t *topology, buildErr error
 	}
 	if t == nil {
 		cell.Observed, cell.Detail = errored, fmt.Sprintf("build path: %v", buildErr)
-		if isNotSupported(buildErr) {
+		if caps.NotSupported(buildErr) {
 			cell.Observed = skip // the kernel's own answer, though caps said it could
 		}
 		return cell
@@ -76,7 +78,7 @@ func runCell(env *benchEnv, c carrierDef, p pathDef, t *topology, buildErr error
 	res, received, err := exercise(env, c, t)
 	if err != nil {
 		cell.Observed, cell.Detail = errored, err.Error()
-		if isNotSupported(err) {
+		if caps.NotSupported(err) {
 			cell.Observed = skip
 		}
 		return cell
@@ -113,7 +115,7 @@ func exercise(env *benchEnv, c carrierDef, t *topology) (res [bpf.ResMax]uint64,
 	}
 	defer coll.Close()
 	atts, err := attachCarrier(env, c, t, coll)
-	defer func() { _ = detachAll(atts) }()
+	defer func() { _ = attach.DetachAll(atts) }()
 	if err != nil {
 		return res, 0, err
 	}
@@ -172,7 +174,7 @@ func loadCarrier(c carrierDef, t *topology) (*ebpf.Collection, error) {
 	if t.mode == bpf.SurvPass {
 		return coll, nil
 	}
-	idx, err := t.writer.ns.ifindex(t.target)
+	idx, err := t.writer.ns.Ifindex(t.target)
 	if err == nil {
 		cfg := bpf.SurvCfg{Mode: t.mode, Ifindex: uint32(idx)}
 		if err = coll.Maps[bpf.SurvCfgMap].Put(uint32(0), cfg); err != nil {
@@ -188,9 +190,9 @@ func loadCarrier(c carrierDef, t *topology) (*ebpf.Collection, error) {
 
 // attachCarrier attaches the writer (XDP or TC), the redirect and the
 // reader; the attachments made are returned even on error, to detach.
-func attachCarrier(env *benchEnv, c carrierDef, t *topology, coll *ebpf.Collection) ([]attachment, error) {
-	var atts []attachment
-	attach := func(a attachment, err error) error {
+func attachCarrier(env *benchEnv, c carrierDef, t *topology, coll *ebpf.Collection) ([]attach.Attachment, error) {
+	var atts []attach.Attachment
+	keep := func(a attach.Attachment, err error) error {
 		if err == nil {
 			atts = append(atts, a)
 		}
@@ -198,15 +200,15 @@ func attachCarrier(env *benchEnv, c carrierDef, t *topology, coll *ebpf.Collecti
 	}
 	var err error
 	if c.xdp {
-		err = attach(attachXDPGeneric(t.xdp.ns, t.xdp.dev, coll.Programs[c.writer]))
+		err = keep(attach.XDPGeneric(t.xdp.ns, t.xdp.dev, coll.Programs[c.writer]))
 		if err == nil && t.mode != bpf.SurvPass {
-			err = attach(attachTC(t.writer.ns, t.writer.dev, t.writer.dir, coll.Programs["surv_redirect"], env.caps.TCX))
+			err = keep(attach.TC(t.writer.ns, t.writer.dev, t.writer.dir, coll.Programs["surv_redirect"], env.caps.TCX))
 		}
 	} else {
-		err = attach(attachTC(t.writer.ns, t.writer.dev, t.writer.dir, coll.Programs[c.writer], env.caps.TCX))
+		err = keep(attach.TC(t.writer.ns, t.writer.dev, t.writer.dir, coll.Programs[c.writer], env.caps.TCX))
 	}
 	if err == nil {
-		err = attach(attachTC(t.reader.ns, t.reader.dev, t.reader.dir, coll.Programs[c.reader], env.caps.TCX))
+		err = keep(attach.TC(t.reader.ns, t.reader.dev, t.reader.dir, coll.Programs[c.reader], env.caps.TCX))
 	}
 	return atts, err
 }
@@ -224,7 +226,7 @@ func readRes(m *ebpf.Map) (res [bpf.ResMax]uint64, err error) {
 // delivered (and counted) rather than answered with ICMP.
 func openReceiver(t *topology) (int, error) {
 	var fd int
-	err := t.dstNS.do(func() error {
+	err := t.dstNS.Do(func() error {
 		var err error
 		fd, err = unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK, 0)
 		if err != nil {
@@ -258,7 +260,7 @@ func openSender(t *topology) (func([]byte) error, func(), error) {
 		return openRawSender(t)
 	}
 	var fd int
-	err := t.sendNS.do(func() error {
+	err := t.sendNS.Do(func() error {
 		var err error
 		fd, err = unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 		if err != nil {
@@ -275,13 +277,13 @@ func openSender(t *topology) (func([]byte) error, func(), error) {
 }
 
 func openRawSender(t *topology) (func([]byte) error, func(), error) {
-	l, err := t.sendNS.link(t.rawDev)
+	l, err := t.sendNS.Link(t.rawDev)
 	if err != nil {
 		return nil, nil, err
 	}
 	src := l.Attrs().HardwareAddr
 	var fd int
-	err = t.sendNS.do(func() error {
+	err = t.sendNS.Do(func() error {
 		var err error
 		fd, err = unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, 0)
 		if err != nil {

@@ -5,10 +5,10 @@ import (
 	"net"
 	"net/netip"
 
-	"github.com/vishvananda/netlink"
-	"golang.org/x/sys/unix"
-
 	"github.com/kci-dev/kci/bpf"
+	"github.com/kci-dev/kci/suite/attach"
+	"github.com/kci-dev/kci/suite/caps"
+	"github.com/kci-dev/kci/suite/netns"
 )
 
 // Survival topologies live in namespaces the suite creates and destroys,
@@ -17,24 +17,24 @@ import (
 
 // hook is where a program attaches.
 type hook struct {
-	ns  *netNS
+	ns  *netns.NS
 	dev string
-	dir direction
+	dir attach.Direction
 }
 
 // topology is one built path: where the carrier's writer, generic XDP
 // writer and reader go, how the writer hands the packet on, and how to
 // send a test packet.
 type topology struct {
-	nss      []*netNS
+	nss      []*netns.NS
 	writer   hook   // tc writer, just before the mechanism under test
 	xdp      hook   // generic XDP writer: the first receive point
 	reader   hook   // tc ingress of the final receiver
 	mode     uint32 // bpf.SurvPass / SurvRedirect / SurvRedirectPeer from the writer hook
 	target   string // redirect target device, in the writer's namespace
 	dst      netip.AddrPort
-	dstNS    *netNS // where the receiving socket lives
-	sendNS   *netNS
+	dstNS    *netns.NS // where the receiving socket lives
+	sendNS   *netns.NS
 	rawDev   string // non-empty: inject raw frames on this device instead of a UDP socket
 	rawSrc   netip.Addr
 	rawDstHW net.HardwareAddr
@@ -48,14 +48,14 @@ func (t *topology) close() {
 
 // ns makes a namespace for the topology with reverse-path filtering off:
 // a new namespace copies the initial one's settings, which may filter.
-func (t *topology) ns(name string) (*netNS, error) {
-	n, err := newNetNS(name)
+func (t *topology) ns(name string) (*netns.NS, error) {
+	n, err := netns.New(name)
 	if err != nil {
 		return nil, err
 	}
 	t.nss = append(t.nss, n)
 	for _, k := range []string{"all", "default"} {
-		if err := n.sysctl("net/ipv4/conf/"+k+"/rp_filter", "0"); err != nil {
+		if err := n.Sysctl("net/ipv4/conf/"+k+"/rp_filter", "0"); err != nil {
 			return nil, err
 		}
 	}
@@ -64,8 +64,8 @@ func (t *topology) ns(name string) (*netNS, error) {
 
 // namespaces makes the named namespaces in order (see ns). On an error,
 // those already made are in t.nss for close.
-func (t *topology) namespaces(names ...string) ([]*netNS, error) {
-	nss := make([]*netNS, len(names))
+func (t *topology) namespaces(names ...string) ([]*netns.NS, error) {
+	nss := make([]*netns.NS, len(names))
 	for i, name := range names {
 		n, err := t.ns(name)
 		if err != nil {
@@ -78,101 +78,9 @@ func (t *topology) namespaces(names ...string) ([]*netNS, error) {
 
 // sendTo says the test packets go from a socket in from to ip:survPort,
 // received in to.
-func (t *topology) sendTo(from, to *netNS, ip string) {
+func (t *topology) sendTo(from, to *netns.NS, ip string) {
 	t.sendNS, t.dstNS = from, to
 	t.dst = netip.AddrPortFrom(netip.MustParseAddr(ip), survPort)
-}
-
-func (n *netNS) addVeth(name string, peer *netNS, peerName string) error {
-	v := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: name}, PeerName: peerName}
-	if peer != n {
-		v.PeerNamespace = netlink.NsFd(int(peer.h))
-	}
-	if err := n.nl.LinkAdd(v); err != nil {
-		return fmt.Errorf("netns %s: veth %s/%s: %w", n.name, name, peerName, err)
-	}
-	if err := n.linkUp(name); err != nil {
-		return err
-	}
-	return peer.linkUp(peerName)
-}
-
-func (n *netNS) addTunnel(kind, name string, local, remote netip.Addr) error {
-	attrs := netlink.LinkAttrs{Name: name}
-	var l netlink.Link
-	switch kind {
-	case "ipip":
-		l = &netlink.Iptun{LinkAttrs: attrs, Local: local.AsSlice(), Remote: remote.AsSlice(), Ttl: 64}
-	case "gre":
-		l = &netlink.Gretun{LinkAttrs: attrs, Local: local.AsSlice(), Remote: remote.AsSlice(), Ttl: 64}
-	default:
-		return fmt.Errorf("tunnel kind %q", kind)
-	}
-	if err := n.nl.LinkAdd(l); err != nil {
-		return fmt.Errorf("netns %s: %s %s: %w", n.name, kind, name, err)
-	}
-	return n.linkUp(name)
-}
-
-func (n *netNS) addAddr(dev, prefix string) error {
-	l, err := n.link(dev)
-	if err != nil {
-		return err
-	}
-	a, err := netlink.ParseAddr(prefix)
-	if err != nil {
-		return err
-	}
-	if err := n.nl.AddrAdd(l, a); err != nil {
-		return fmt.Errorf("netns %s: addr %s on %s: %w", n.name, prefix, dev, err)
-	}
-	return nil
-}
-
-func (n *netNS) mac(dev string) (net.HardwareAddr, error) {
-	l, err := n.link(dev)
-	if err != nil {
-		return nil, err
-	}
-	return l.Attrs().HardwareAddr, nil
-}
-
-// addNeigh pins a permanent neighbour entry, so no ARP exchange races
-// the test packets.
-func (n *netNS) addNeigh(dev, ip string, hw net.HardwareAddr) error {
-	l, err := n.link(dev)
-	if err != nil {
-		return err
-	}
-	err = n.nl.NeighAdd(&netlink.Neigh{
-		LinkIndex: l.Attrs().Index, Family: unix.AF_INET, State: netlink.NUD_PERMANENT,
-		IP: net.ParseIP(ip), HardwareAddr: hw,
-	})
-	if err != nil {
-		return fmt.Errorf("netns %s: neigh %s on %s: %w", n.name, ip, dev, err)
-	}
-	return nil
-}
-
-func (n *netNS) addRoute(dst, gw, dev string) error {
-	l, err := n.link(dev)
-	if err != nil {
-		return err
-	}
-	_, ipnet, err := net.ParseCIDR(dst)
-	if err != nil {
-		return err
-	}
-	r := &netlink.Route{LinkIndex: l.Attrs().Index, Dst: ipnet}
-	if gw != "" {
-		r.Gw = net.ParseIP(gw)
-	} else {
-		r.Scope = netlink.SCOPE_LINK
-	}
-	if err := n.nl.RouteAdd(r); err != nil {
-		return fmt.Errorf("netns %s: route %s via %q dev %s: %w", n.name, dst, gw, dev, err)
-	}
-	return nil
 }
 
 // step runs setup steps until one fails.
@@ -186,33 +94,33 @@ func step(fs ...func() error) error {
 }
 
 // neighTo pins ns's neighbour ip on dev to the MAC of peerDev in peer.
-func neighTo(ns *netNS, dev, ip string, peer *netNS, peerDev string) func() error {
+func neighTo(ns *netns.NS, dev, ip string, peer *netns.NS, peerDev string) func() error {
 	return func() error {
-		hw, err := peer.mac(peerDev)
+		hw, err := peer.MAC(peerDev)
 		if err != nil {
 			return err
 		}
-		return ns.addNeigh(dev, ip, hw)
+		return ns.AddNeigh(dev, ip, hw)
 	}
 }
 
 // paths are the survival matrix's columns.
 type pathDef struct {
 	name     string
-	requires []requirement
+	requires []caps.Requirement
 	build    func(t *topology) error
 }
 
 func paths() []pathDef {
 	return []pathDef{
 		{name: "loopback", build: buildLoopback},
-		{name: "veth", requires: []requirement{linkKind("veth")}, build: buildVeth},
-		{name: "veth-netns", requires: []requirement{linkKind("veth")}, build: buildVethNetns},
-		{name: "redirect", requires: []requirement{linkKind("veth")}, build: buildRedirect(false)},
-		{name: "redirect-peer", requires: []requirement{linkKind("veth")}, build: buildRedirect(true)},
-		{name: "ipip", requires: []requirement{linkKind("veth"), linkKind("ipip")}, build: buildTunnel("ipip", 4)},
-		{name: "gre", requires: []requirement{linkKind("veth"), linkKind("gre")}, build: buildTunnel("gre", 5)},
-		{name: "forward", requires: []requirement{linkKind("veth")}, build: buildForward},
+		{name: "veth", requires: []caps.Requirement{caps.LinkKind("veth")}, build: buildVeth},
+		{name: "veth-netns", requires: []caps.Requirement{caps.LinkKind("veth")}, build: buildVethNetns},
+		{name: "redirect", requires: []caps.Requirement{caps.LinkKind("veth")}, build: buildRedirect(false)},
+		{name: "redirect-peer", requires: []caps.Requirement{caps.LinkKind("veth")}, build: buildRedirect(true)},
+		{name: "ipip", requires: []caps.Requirement{caps.LinkKind("veth"), caps.LinkKind("ipip")}, build: buildTunnel("ipip", 4)},
+		{name: "gre", requires: []caps.Requirement{caps.LinkKind("veth"), caps.LinkKind("gre")}, build: buildTunnel("gre", 5)},
+		{name: "forward", requires: []caps.Requirement{caps.LinkKind("veth")}, build: buildForward},
 	}
 }
 
@@ -225,7 +133,7 @@ func buildLoopback(t *topology) error {
 	if err != nil {
 		return err
 	}
-	t.writer, t.xdp, t.reader = hook{a, "lo", egress}, hook{a, "lo", ingress}, hook{a, "lo", ingress}
+	t.writer, t.xdp, t.reader = hook{a, "lo", attach.Egress}, hook{a, "lo", attach.Ingress}, hook{a, "lo", attach.Ingress}
 	t.sendTo(a, a, "127.0.0.1")
 	return nil
 }
@@ -238,17 +146,17 @@ func buildVeth(t *topology) error {
 		return err
 	}
 	err = step(
-		func() error { return a.addVeth("va", a, "vb") },
-		func() error { return a.addAddr("vb", "198.18.2.2/24") },
+		func() error { return a.AddVeth("va", a, "vb") },
+		func() error { return a.AddAddr("vb", "198.18.2.2/24") },
 	)
 	if err != nil {
 		return err
 	}
-	hw, err := a.mac("vb")
+	hw, err := a.MAC("vb")
 	if err != nil {
 		return err
 	}
-	t.writer, t.xdp, t.reader = hook{a, "va", egress}, hook{a, "vb", ingress}, hook{a, "vb", ingress}
+	t.writer, t.xdp, t.reader = hook{a, "va", attach.Egress}, hook{a, "vb", attach.Ingress}, hook{a, "vb", attach.Ingress}
 	t.sendTo(a, a, "198.18.2.2")
 	// Not an address of the namespace: a local source arriving on vb
 	// would be dropped as a martian.
@@ -264,15 +172,15 @@ func buildVethNetns(t *topology) error {
 	}
 	a, b := nss[0], nss[1]
 	err = step(
-		func() error { return a.addVeth("va", b, "vb") },
-		func() error { return a.addAddr("va", "198.18.1.1/24") },
-		func() error { return b.addAddr("vb", "198.18.1.2/24") },
+		func() error { return a.AddVeth("va", b, "vb") },
+		func() error { return a.AddAddr("va", "198.18.1.1/24") },
+		func() error { return b.AddAddr("vb", "198.18.1.2/24") },
 		neighTo(a, "va", "198.18.1.2", b, "vb"),
 	)
 	if err != nil {
 		return err
 	}
-	t.writer, t.xdp, t.reader = hook{a, "va", egress}, hook{b, "vb", ingress}, hook{b, "vb", ingress}
+	t.writer, t.xdp, t.reader = hook{a, "va", attach.Egress}, hook{b, "vb", attach.Ingress}, hook{b, "vb", attach.Ingress}
 	t.sendTo(a, b, "198.18.1.2")
 	return nil
 }
@@ -289,16 +197,16 @@ func buildRedirect(peer bool) func(t *topology) error {
 		}
 		a, r, b := nss[0], nss[1], nss[2]
 		err = step(
-			func() error { return a.addVeth("va", r, "vra") },
-			func() error { return r.addVeth("vrb", b, "vb") },
-			func() error { return a.addAddr("va", "198.18.3.1/24") },
-			func() error { return b.addAddr("vb", "198.18.3.2/24") },
+			func() error { return a.AddVeth("va", r, "vra") },
+			func() error { return r.AddVeth("vrb", b, "vb") },
+			func() error { return a.AddAddr("va", "198.18.3.1/24") },
+			func() error { return b.AddAddr("vb", "198.18.3.2/24") },
 			neighTo(a, "va", "198.18.3.2", b, "vb"),
 		)
 		if err != nil {
 			return err
 		}
-		t.writer, t.xdp, t.reader = hook{r, "vra", ingress}, hook{r, "vra", ingress}, hook{b, "vb", ingress}
+		t.writer, t.xdp, t.reader = hook{r, "vra", attach.Ingress}, hook{r, "vra", attach.Ingress}, hook{b, "vb", attach.Ingress}
 		t.mode, t.target = bpf.SurvRedirect, "vrb"
 		if peer {
 			t.mode = bpf.SurvRedirectPeer
@@ -324,20 +232,20 @@ func buildTunnel(kind string, net3 int) func(t *topology) error {
 		innerB := fmt.Sprintf("198.19.%d.2", net3)
 		tun := "t" + kind
 		err = step(
-			func() error { return a.addVeth("va", b, "vb") },
-			func() error { return a.addAddr("va", outerA.String()+"/24") },
-			func() error { return b.addAddr("vb", outerB.String()+"/24") },
+			func() error { return a.AddVeth("va", b, "vb") },
+			func() error { return a.AddAddr("va", outerA.String()+"/24") },
+			func() error { return b.AddAddr("vb", outerB.String()+"/24") },
 			neighTo(a, "va", outerB.String(), b, "vb"),
-			func() error { return a.addTunnel(kind, tun, outerA, outerB) },
-			func() error { return b.addTunnel(kind, tun, outerB, outerA) },
-			func() error { return a.addAddr(tun, innerA+"/32") },
-			func() error { return b.addAddr(tun, innerB+"/32") },
-			func() error { return a.addRoute(innerB+"/32", "", tun) },
+			func() error { return a.AddTunnel(kind, tun, outerA, outerB) },
+			func() error { return b.AddTunnel(kind, tun, outerB, outerA) },
+			func() error { return a.AddAddr(tun, innerA+"/32") },
+			func() error { return b.AddAddr(tun, innerB+"/32") },
+			func() error { return a.AddRoute(innerB+"/32", "", tun) },
 		)
 		if err != nil {
 			return err
 		}
-		t.writer, t.xdp, t.reader = hook{b, "vb", ingress}, hook{b, "vb", ingress}, hook{b, tun, ingress}
+		t.writer, t.xdp, t.reader = hook{b, "vb", attach.Ingress}, hook{b, "vb", attach.Ingress}, hook{b, tun, attach.Ingress}
 		t.sendTo(a, b, innerB)
 		return nil
 	}
@@ -351,22 +259,22 @@ func buildForward(t *topology) error {
 	}
 	a, r, b := nss[0], nss[1], nss[2]
 	err = step(
-		func() error { return r.sysctl("net/ipv4/ip_forward", "1") },
-		func() error { return a.addVeth("va", r, "vra") },
-		func() error { return r.addVeth("vrb", b, "vb") },
-		func() error { return a.addAddr("va", "198.18.6.1/24") },
-		func() error { return r.addAddr("vra", "198.18.6.2/24") },
-		func() error { return r.addAddr("vrb", "198.18.7.1/24") },
-		func() error { return b.addAddr("vb", "198.18.7.2/24") },
-		func() error { return a.addRoute("198.18.7.0/24", "198.18.6.2", "va") },
-		func() error { return b.addRoute("198.18.6.0/24", "198.18.7.1", "vb") },
+		func() error { return r.Sysctl("net/ipv4/ip_forward", "1") },
+		func() error { return a.AddVeth("va", r, "vra") },
+		func() error { return r.AddVeth("vrb", b, "vb") },
+		func() error { return a.AddAddr("va", "198.18.6.1/24") },
+		func() error { return r.AddAddr("vra", "198.18.6.2/24") },
+		func() error { return r.AddAddr("vrb", "198.18.7.1/24") },
+		func() error { return b.AddAddr("vb", "198.18.7.2/24") },
+		func() error { return a.AddRoute("198.18.7.0/24", "198.18.6.2", "va") },
+		func() error { return b.AddRoute("198.18.6.0/24", "198.18.7.1", "vb") },
 		neighTo(a, "va", "198.18.6.2", r, "vra"),
 		neighTo(r, "vrb", "198.18.7.2", b, "vb"),
 	)
 	if err != nil {
 		return err
 	}
-	t.writer, t.xdp, t.reader = hook{r, "vra", ingress}, hook{r, "vra", ingress}, hook{b, "vb", ingress}
+	t.writer, t.xdp, t.reader = hook{r, "vra", attach.Ingress}, hook{r, "vra", attach.Ingress}, hook{b, "vb", attach.Ingress}
 	t.sendTo(a, b, "198.18.7.2")
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/kci-dev/kci/suite/netns"
 	"github.com/kci-dev/kci/wire"
 )
 
@@ -107,12 +108,12 @@ func ppsPerPair(p wire.BenchParams) float64 {
 
 // newTraffic opens the sockets inside ns (they stay bound to it whatever
 // thread later uses them).
-func newTraffic(ns *netNS, p wire.BenchParams, ncpu int) (*traffic, error) {
+func newTraffic(ns *netns.NS, p wire.BenchParams, ncpu int) (*traffic, error) {
 	if p.Pairs < 1 {
 		return nil, fmt.Errorf("bench: %d pairs", p.Pairs)
 	}
 	t := &traffic{params: p, ncpu: ncpu, received: make([]atomic.Uint64, p.Pairs), sent: make([]atomic.Uint64, p.Pairs)}
-	err := ns.do(func() error {
+	err := ns.Do(func() error {
 		for i := 0; i < p.Pairs; i++ {
 			sa := &unix.SockaddrInet4{Port: basePort + i, Addr: pairAddr(i)}
 			s, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)

@@ -8,6 +8,7 @@ import (
 	"github.com/cilium/ebpf/btf"
 
 	"github.com/kci-dev/kci/bpf"
+	"github.com/kci-dev/kci/suite/caps"
 	"github.com/kci-dev/kci/wire"
 )
 
@@ -28,17 +29,17 @@ const (
 type variant struct {
 	name     string
 	object   string
-	requires []requirement
+	requires []caps.Requirement
 	rule     rule
 	prepare  func(spec *ebpf.CollectionSpec, kernel *btf.Spec) error
 }
 
 // gtpReqs are what the gated-tracepoint variants need; the rhash ones also
 // need the map type.
-func gtpReqs(rhash bool) []requirement {
-	r := []requirement{kfunc("bpf_trace_skb"), kfunc("bpf_cast_to_kern_ctx"), tracepoint("skb_free"), tracepoint("skb_copy")}
+func gtpReqs(rhash bool) []caps.Requirement {
+	r := []caps.Requirement{caps.Kfunc("bpf_trace_skb"), caps.Kfunc("bpf_cast_to_kern_ctx"), caps.Tracepoint("skb_free"), caps.Tracepoint("skb_copy")}
 	if rhash {
-		r = append(r, mapType(bpf.RHashType))
+		r = append(r, caps.MapType(bpf.RHashType))
 	}
 	return r
 }
@@ -50,7 +51,7 @@ func variants() []variant {
 		{name: wire.NoneVariant, rule: ruleNone},
 		{name: "cnt", object: bpf.Cnt, rule: ruleFloor},
 		{name: "ext", object: bpf.Ext, rule: ruleExt,
-			requires: []requirement{kfunc("bpf_dynptr_from_skb_ext"), kfunc("bpf_dynptr_slice"), kfunc("bpf_dynptr_slice_rdwr")}},
+			requires: []caps.Requirement{caps.Kfunc("bpf_dynptr_from_skb_ext"), caps.Kfunc("bpf_dynptr_slice"), caps.Kfunc("bpf_dynptr_slice_rdwr")}},
 		{name: "gtp", object: bpf.Gtp, rule: ruleReapExact, requires: gtpReqs(true),
 			prepare: func(s *ebpf.CollectionSpec, k *btf.Spec) error { return bpf.UseRHash(s, k, 16384, 16384) }},
 		// No hint and a huge max: the table grows and shrinks with nearly
@@ -59,9 +60,9 @@ func variants() []variant {
 			prepare: func(s *ebpf.CollectionSpec, k *btf.Spec) error { return bpf.UseRHash(s, k, 0, 1<<20) }},
 		{name: "gtplru", object: bpf.GtpLRU, rule: ruleReapBound, requires: gtpReqs(false)},
 		{name: "hash", object: bpf.Hash, rule: ruleReapExact,
-			requires: []requirement{tracepoint("kfree_skb"), tracepoint("consume_skb")}},
+			requires: []caps.Requirement{caps.Tracepoint("kfree_skb"), caps.Tracepoint("consume_skb")}},
 		{name: "lru", object: bpf.LRU, rule: ruleReapBound,
-			requires: []requirement{tracepoint("kfree_skb"), tracepoint("consume_skb")}},
+			requires: []caps.Requirement{caps.Tracepoint("kfree_skb"), caps.Tracepoint("consume_skb")}},
 	}
 }
 

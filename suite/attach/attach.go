@@ -1,4 +1,7 @@
-package suite
+// Package attach hangs the suite's BPF programs on devices of its
+// namespaces (tc through TCX or clsact, generic XDP) and on tracepoints,
+// and takes them off again.
+package attach
 
 import (
 	"errors"
@@ -8,28 +11,30 @@ import (
 	"github.com/cilium/ebpf/link"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
+
+	"github.com/kci-dev/kci/suite/netns"
 )
 
-// direction of a tc attachment.
-type direction int
+// Direction of a tc attachment.
+type Direction int
 
 const (
-	ingress direction = iota
-	egress
+	Ingress Direction = iota
+	Egress
 )
 
-func (d direction) String() string {
-	if d == egress {
+func (d Direction) String() string {
+	if d == Egress {
 		return "egress"
 	}
 	return "ingress"
 }
 
-// attachment is what the suite attached; Close detaches it.
-type attachment interface{ Close() error }
+// Attachment is what the suite attached; Close detaches it.
+type Attachment interface{ Close() error }
 
-// detachAll closes attachments in reverse order.
-func detachAll(as []attachment) error {
+// DetachAll closes attachments in reverse order.
+func DetachAll(as []Attachment) error {
 	var errs []error
 	for i := len(as) - 1; i >= 0; i-- {
 		if err := as[i].Close(); err != nil {
@@ -39,27 +44,27 @@ func detachAll(as []attachment) error {
 	return errors.Join(errs...)
 }
 
-// attachTC attaches a sched_cls program to dev's ingress or egress in ns:
+// TC attaches a sched_cls program to dev's ingress or egress in ns:
 // through a TCX link when the kernel has TCX, else as a direct-action
 // cls_bpf filter on a clsact qdisc.
-func attachTC(ns *netNS, dev string, dir direction, prog *ebpf.Program, tcx bool) (attachment, error) {
-	idx, err := ns.ifindex(dev)
+func TC(ns *netns.NS, dev string, dir Direction, prog *ebpf.Program, tcx bool) (Attachment, error) {
+	idx, err := ns.Ifindex(dev)
 	if err != nil {
 		return nil, err
 	}
 	if tcx {
 		typ := ebpf.AttachTCXIngress
-		if dir == egress {
+		if dir == Egress {
 			typ = ebpf.AttachTCXEgress
 		}
 		var l link.Link
-		err := ns.do(func() error {
+		err := ns.Do(func() error {
 			var err error
 			l, err = link.AttachTCX(link.TCXOptions{Interface: idx, Program: prog, Attach: typ})
 			return err
 		})
 		if err != nil {
-			return nil, fmt.Errorf("tcx %s on %s/%s: %w", dir, ns.name, dev, err)
+			return nil, fmt.Errorf("tcx %s on %s/%s: %w", dir, ns.Name(), dev, err)
 		}
 		return l, nil
 	}
@@ -67,27 +72,27 @@ func attachTC(ns *netNS, dev string, dir direction, prog *ebpf.Program, tcx bool
 }
 
 type clsactFilter struct {
-	ns     *netNS
+	ns     *netns.NS
 	filter *netlink.BpfFilter
 }
 
 func (c *clsactFilter) Close() error {
-	if err := c.ns.nl.FilterDel(c.filter); err != nil {
-		return fmt.Errorf("tc filter del on %s: %w", c.ns.name, err)
+	if err := c.ns.Handle().FilterDel(c.filter); err != nil {
+		return fmt.Errorf("tc filter del on %s: %w", c.ns.Name(), err)
 	}
 	return nil
 }
 
-func attachClsact(ns *netNS, dev string, idx int, dir direction, prog *ebpf.Program) (attachment, error) {
+func attachClsact(ns *netns.NS, dev string, idx int, dir Direction, prog *ebpf.Program) (Attachment, error) {
 	qd := &netlink.GenericQdisc{
 		QdiscAttrs: netlink.QdiscAttrs{LinkIndex: idx, Handle: netlink.MakeHandle(0xffff, 0), Parent: netlink.HANDLE_CLSACT},
 		QdiscType:  "clsact",
 	}
-	if err := ns.nl.QdiscAdd(qd); err != nil && !errors.Is(err, unix.EEXIST) {
-		return nil, fmt.Errorf("clsact qdisc on %s/%s: %w", ns.name, dev, err)
+	if err := ns.Handle().QdiscAdd(qd); err != nil && !errors.Is(err, unix.EEXIST) {
+		return nil, fmt.Errorf("clsact qdisc on %s/%s: %w", ns.Name(), dev, err)
 	}
 	parent := uint32(netlink.HANDLE_MIN_INGRESS)
-	if dir == egress {
+	if dir == Egress {
 		parent = netlink.HANDLE_MIN_EGRESS
 	}
 	info, _ := prog.Info()
@@ -101,32 +106,32 @@ func attachClsact(ns *netNS, dev string, idx int, dir direction, prog *ebpf.Prog
 		},
 		Fd: prog.FD(), Name: name, DirectAction: true,
 	}
-	if err := ns.nl.FilterAdd(f); err != nil {
-		return nil, fmt.Errorf("tc filter %s on %s/%s: %w", dir, ns.name, dev, err)
+	if err := ns.Handle().FilterAdd(f); err != nil {
+		return nil, fmt.Errorf("tc filter %s on %s/%s: %w", dir, ns.Name(), dev, err)
 	}
 	return &clsactFilter{ns: ns, filter: f}, nil
 }
 
-// attachXDPGeneric attaches prog as generic (skb-mode) XDP on dev.
-func attachXDPGeneric(ns *netNS, dev string, prog *ebpf.Program) (attachment, error) {
-	idx, err := ns.ifindex(dev)
+// XDPGeneric attaches prog as generic (skb-mode) XDP on dev.
+func XDPGeneric(ns *netns.NS, dev string, prog *ebpf.Program) (Attachment, error) {
+	idx, err := ns.Ifindex(dev)
 	if err != nil {
 		return nil, err
 	}
 	var l link.Link
-	err = ns.do(func() error {
+	err = ns.Do(func() error {
 		var err error
 		l, err = link.AttachXDP(link.XDPOptions{Program: prog, Interface: idx, Flags: link.XDPGenericMode})
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("generic xdp on %s/%s: %w", ns.name, dev, err)
+		return nil, fmt.Errorf("generic xdp on %s/%s: %w", ns.Name(), dev, err)
 	}
 	return l, nil
 }
 
-// attachTracing attaches a tp_btf program (the tracepoint is in its spec).
-func attachTracing(prog *ebpf.Program) (attachment, error) {
+// Tracing attaches a tp_btf program (the tracepoint is in its spec).
+func Tracing(prog *ebpf.Program) (Attachment, error) {
 	l, err := link.AttachTracing(link.TracingOptions{Program: prog})
 	if err != nil {
 		return nil, fmt.Errorf("attach tracing: %w", err)

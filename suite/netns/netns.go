@@ -1,4 +1,8 @@
-package suite
+// Package netns holds the network namespaces the guest suite makes for
+// itself and what it builds in them (links, addresses, routes,
+// neighbours); survival paths, the bench's traffic and the capability
+// probe each work in namespaces of their own, never in the guest's.
+package netns
 
 import (
 	"fmt"
@@ -6,36 +10,36 @@ import (
 	"runtime"
 
 	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netns"
+	vnetns "github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
 )
 
-// netNS is a network namespace the suite made for itself. It is not bind
+// NS is a network namespace the suite made for itself. It is not bind
 // mounted anywhere: it lives as long as the handle (and anything created
 // in it that holds a reference, like a socket) and vanishes on Close, with
 // every device in it.
-type netNS struct {
+type NS struct {
 	name string
-	h    netns.NsHandle
+	h    vnetns.NsHandle
 	nl   *netlink.Handle
 }
 
-// newNetNS creates a namespace from a locked thread and returns that
+// New creates a namespace from a locked thread and returns that
 // thread to the namespace it came from.
-func newNetNS(name string) (*netNS, error) {
+func New(name string) (*NS, error) {
 	runtime.LockOSThread()
-	orig, err := netns.Get()
+	orig, err := vnetns.Get()
 	if err != nil {
 		runtime.UnlockOSThread()
 		return nil, fmt.Errorf("netns %s: current namespace: %w", name, err)
 	}
 	defer func() { _ = orig.Close() }()
-	h, err := netns.New()
+	h, err := vnetns.New()
 	if err != nil {
 		runtime.UnlockOSThread()
 		return nil, fmt.Errorf("netns %s: create: %w", name, err)
 	}
-	if err := netns.Set(orig); err != nil {
+	if err := vnetns.Set(orig); err != nil {
 		// The thread is stuck in the new namespace: leave it locked so
 		// the runtime discards it when this goroutine ends.
 		_ = h.Close()
@@ -48,7 +52,7 @@ func newNetNS(name string) (*netNS, error) {
 		_ = h.Close()
 		return nil, fmt.Errorf("netns %s: netlink: %w", name, err)
 	}
-	n := &netNS{name: name, h: h, nl: nl}
+	n := &NS{name: name, h: h, nl: nl}
 	if err := n.linkUp("lo"); err != nil {
 		n.Close()
 		return nil, err
@@ -56,23 +60,23 @@ func newNetNS(name string) (*netNS, error) {
 	return n, nil
 }
 
-// do runs f on a thread switched into the namespace. Sockets opened, and
+// Do runs f on a thread switched into the namespace. Sockets opened, and
 // attachments made by ifindex, inside f belong to the namespace.
-func (n *netNS) do(f func() error) error {
+func (n *NS) Do(f func() error) error {
 	runtime.LockOSThread()
-	orig, err := netns.Get()
+	orig, err := vnetns.Get()
 	if err != nil {
 		runtime.UnlockOSThread()
 		return fmt.Errorf("netns %s: current namespace: %w", n.name, err)
 	}
 	defer func() { _ = orig.Close() }()
-	if err := netns.Set(n.h); err != nil {
+	if err := vnetns.Set(n.h); err != nil {
 		runtime.UnlockOSThread()
 		return fmt.Errorf("netns %s: enter: %w", n.name, err)
 	}
 	ferr := f()
-	if err := netns.Set(orig); err != nil {
-		return fmt.Errorf("netns %s: leave: %w", n.name, err) // thread stays locked, see newNetNS
+	if err := vnetns.Set(orig); err != nil {
+		return fmt.Errorf("netns %s: leave: %w", n.name, err) // thread stays locked, see New
 	}
 	runtime.UnlockOSThread()
 	return ferr
@@ -80,14 +84,15 @@ func (n *netNS) do(f func() error) error {
 
 // Close releases the namespace; the kernel tears it down once nothing
 // else refers to it.
-func (n *netNS) Close() {
+func (n *NS) Close() {
 	if n.nl != nil {
 		n.nl.Close()
 	}
 	_ = n.h.Close()
 }
 
-func (n *netNS) link(name string) (netlink.Link, error) {
+// Link is the device called name.
+func (n *NS) Link(name string) (netlink.Link, error) {
 	l, err := n.nl.LinkByName(name)
 	if err != nil {
 		return nil, fmt.Errorf("netns %s: link %s: %w", n.name, name, err)
@@ -95,16 +100,17 @@ func (n *netNS) link(name string) (netlink.Link, error) {
 	return l, nil
 }
 
-func (n *netNS) ifindex(name string) (int, error) {
-	l, err := n.link(name)
+// Ifindex is the index of the device called name.
+func (n *NS) Ifindex(name string) (int, error) {
+	l, err := n.Link(name)
 	if err != nil {
 		return 0, err
 	}
 	return l.Attrs().Index, nil
 }
 
-func (n *netNS) linkUp(name string) error {
-	l, err := n.link(name)
+func (n *NS) linkUp(name string) error {
+	l, err := n.Link(name)
 	if err != nil {
 		return err
 	}
@@ -114,12 +120,19 @@ func (n *netNS) linkUp(name string) error {
 	return nil
 }
 
-// sysctl writes a /proc/sys/net value as seen from the namespace.
-func (n *netNS) sysctl(path, value string) error {
-	return n.do(func() error {
+// Sysctl writes a /proc/sys/net value as seen from the namespace.
+func (n *NS) Sysctl(path, value string) error {
+	return n.Do(func() error {
 		if err := os.WriteFile("/proc/sys/"+path, []byte(value), 0o644); err != nil {
 			return fmt.Errorf("netns %s: sysctl %s=%s: %w", n.name, path, value, err)
 		}
 		return nil
 	})
 }
+
+// Name is the name the namespace was made with, for messages.
+func (n *NS) Name() string { return n.name }
+
+// Handle is the namespace's netlink handle: what is asked through it
+// (links, qdiscs, filters) is asked of this namespace.
+func (n *NS) Handle() *netlink.Handle { return n.nl }

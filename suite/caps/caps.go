@@ -1,4 +1,8 @@
-package suite
+// Package caps is what the running kernel offers BPF (the probe the
+// guest reports as wire.Caps) and what a survival cell or a bench variant
+// needs of it (Requirement), so a test the kernel cannot run is skipped
+// naming what is missing.
+package caps
 
 import (
 	"errors"
@@ -13,6 +17,7 @@ import (
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
 
+	"github.com/kci-dev/kci/suite/netns"
 	"github.com/kci-dev/kci/wire"
 )
 
@@ -31,11 +36,11 @@ var (
 
 const kfuncTag = "bpf_kfunc"
 
-// capsFromBTF reads what the kernel's BTF says it has: kfuncs (functions,
+// fromBTF reads what the kernel's BTF says it has: kfuncs (functions,
 // tagged bpf_kfunc when the BTF carries such tags; pahole before 1.26
 // emits none), tracepoints (btf_trace_<name> typedefs, which is what
 // tp_btf attaches by) and the map types of enum bpf_map_type.
-func capsFromBTF(spec *btf.Spec) wire.Caps {
+func fromBTF(spec *btf.Spec) wire.Caps {
 	c := wire.Caps{Kfuncs: map[string]bool{}, Tracepoints: map[string]bool{}, MapTypes: map[string]bool{}}
 	tagged := false
 	for _, name := range tagWitnesses {
@@ -76,17 +81,17 @@ func probeTCX() (bool, error) {
 		return false, fmt.Errorf("tcx probe: load program: %w", err)
 	}
 	defer func() { _ = prog.Close() }()
-	ns, err := newNetNS("kci-probe")
+	ns, err := netns.New("kci-probe")
 	if err != nil {
 		return false, fmt.Errorf("tcx probe: %w", err)
 	}
 	defer ns.Close()
-	idx, err := ns.ifindex("lo")
+	idx, err := ns.Ifindex("lo")
 	if err != nil {
 		return false, err
 	}
 	var l link.Link
-	err = ns.do(func() error {
+	err = ns.Do(func() error {
 		var err error
 		l, err = link.AttachTCX(link.TCXOptions{Interface: idx, Program: prog, Attach: ebpf.AttachTCXIngress})
 		return err
@@ -103,7 +108,7 @@ func probeTCX() (bool, error) {
 // probeLinks tries to create each kind of device the survival paths use,
 // in a scratch namespace; "not supported" from the kernel means absent.
 func probeLinks() (map[string]bool, error) {
-	ns, err := newNetNS("kci-probe")
+	ns, err := netns.New("kci-probe")
 	if err != nil {
 		return nil, fmt.Errorf("link probe: %w", err)
 	}
@@ -122,11 +127,11 @@ func probeLinks() (map[string]bool, error) {
 		case "gre":
 			l = &netlink.Gretun{LinkAttrs: attrs, Local: local, Remote: remote}
 		}
-		err := ns.nl.LinkAdd(l)
+		err := ns.Handle().LinkAdd(l)
 		switch {
 		case err == nil:
 			out[kind] = true
-		case isNotSupported(err):
+		case NotSupported(err):
 			out[kind] = false
 		default:
 			errs = append(errs, fmt.Errorf("link probe %s: %w", kind, err))
@@ -135,9 +140,9 @@ func probeLinks() (map[string]bool, error) {
 	return out, errors.Join(errs...)
 }
 
-// probeCaps is the full capability probe of the running kernel.
-func probeCaps(kernel *btf.Spec) (wire.Caps, error) {
-	c := capsFromBTF(kernel)
+// Probe is the full capability probe of the running kernel.
+func Probe(kernel *btf.Spec) (wire.Caps, error) {
+	c := fromBTF(kernel)
 	var errs []error
 	tcx, err := probeTCX()
 	c.TCX = tcx
@@ -147,21 +152,28 @@ func probeCaps(kernel *btf.Spec) (wire.Caps, error) {
 	return c, errors.Join(errs...)
 }
 
-// requirement is one capability a variant or carrier needs.
-type requirement struct {
+// Requirement is one capability a variant or carrier needs.
+type Requirement struct {
 	kind string // kfunc | tracepoint | map type | link
 	name string
 }
 
-func (r requirement) String() string { return r.kind + " " + r.name }
+func (r Requirement) String() string { return r.kind + " " + r.name }
 
-func kfunc(n string) requirement      { return requirement{"kfunc", n} }
-func tracepoint(n string) requirement { return requirement{"tracepoint", n} }
-func mapType(n string) requirement    { return requirement{"map type", n} }
-func linkKind(n string) requirement   { return requirement{"link", n} }
+// Kfunc needs the kfunc named n.
+func Kfunc(n string) Requirement { return Requirement{"kfunc", n} }
 
-// capsHave is whether c offers r.
-func capsHave(c wire.Caps, r requirement) bool {
+// Tracepoint needs the BTF tracepoint n (what tp_btf attaches by).
+func Tracepoint(n string) Requirement { return Requirement{"tracepoint", n} }
+
+// MapType needs the map type n of enum bpf_map_type.
+func MapType(n string) Requirement { return Requirement{"map type", n} }
+
+// LinkKind needs devices of kind n (veth, ipip, gre).
+func LinkKind(n string) Requirement { return Requirement{"link", n} }
+
+// has is whether c offers r.
+func has(c wire.Caps, r Requirement) bool {
 	switch r.kind {
 	case "kfunc":
 		return c.Kfuncs[r.name]
@@ -175,12 +187,12 @@ func capsHave(c wire.Caps, r requirement) bool {
 	return false
 }
 
-// capsMissing lists the requirements the kernel lacks, as "kernel lacks ..."
+// Missing lists the requirements the kernel lacks, as "kernel lacks ..."
 // text for a skip, or "" when nothing is missing.
-func capsMissing(c wire.Caps, reqs []requirement) string {
+func Missing(c wire.Caps, reqs []Requirement) string {
 	var miss []string
 	for _, r := range reqs {
-		if !capsHave(c, r) {
+		if !has(c, r) {
 			miss = append(miss, r.String())
 		}
 	}
@@ -190,7 +202,7 @@ func capsMissing(c wire.Caps, reqs []requirement) string {
 	return "kernel lacks " + strings.Join(miss, ", ")
 }
 
-// isNotSupported is the kernel's own "this kernel cannot do that".
-func isNotSupported(err error) bool {
+// NotSupported is the kernel's own "this kernel cannot do that".
+func NotSupported(err error) bool {
 	return errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, ebpf.ErrNotSupported)
 }

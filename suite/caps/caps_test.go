@@ -1,4 +1,4 @@
-package suite
+package caps
 
 import (
 	"bytes"
@@ -39,13 +39,13 @@ func fakeKernel(t *testing.T, funcs map[string][]string, tracepoints []string, m
 	return spec
 }
 
-func TestCapsFromBTFUntagged(t *testing.T) {
+func TestFromBTFUntagged(t *testing.T) {
 	// pahole < 1.26: kfuncs are plain functions.
 	k := fakeKernel(t,
 		map[string][]string{"bpf_cast_to_kern_ctx": nil, "bpf_dynptr_slice": nil, "bpf_dynptr_from_skb_ext": nil},
 		[]string{"kfree_skb", "consume_skb"},
 		"BPF_MAP_TYPE_UNSPEC", "BPF_MAP_TYPE_HASH")
-	c := capsFromBTF(k)
+	c := fromBTF(k)
 	for name, want := range map[string]bool{"bpf_dynptr_from_skb_ext": true, "bpf_cast_to_kern_ctx": true, "bpf_trace_skb": false} {
 		if c.Kfuncs[name] != want {
 			t.Errorf("kfunc %s: %v, want %v", name, c.Kfuncs[name], want)
@@ -59,32 +59,17 @@ func TestCapsFromBTFUntagged(t *testing.T) {
 	}
 }
 
-func TestCapsFromBTFTagged(t *testing.T) {
+func TestFromBTFTagged(t *testing.T) {
 	// With kfunc tags, an untagged function of the same name is not a
 	// kfunc (say, an internal helper that happens to share the name).
 	k := fakeKernel(t,
 		map[string][]string{"bpf_cast_to_kern_ctx": {"bpf_kfunc"}, "bpf_trace_skb": {"bpf_kfunc"}, "bpf_dynptr_from_skb_ext": nil},
 		nil, "BPF_MAP_TYPE_RHASH")
-	c := capsFromBTF(k)
+	c := fromBTF(k)
 	if !c.Kfuncs["bpf_trace_skb"] || c.Kfuncs["bpf_dynptr_from_skb_ext"] {
 		t.Errorf("kfuncs = %v, want bpf_trace_skb only", c.Kfuncs)
 	}
 	if !c.MapTypes["BPF_MAP_TYPE_RHASH"] {
 		t.Errorf("map types = %v", c.MapTypes)
-	}
-}
-
-func TestMissing(t *testing.T) {
-	c := stockCaps()
-	v, err := lookupVariant("gtp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := "kernel lacks kfunc bpf_trace_skb, tracepoint skb_free, tracepoint skb_copy, map type BPF_MAP_TYPE_RHASH"
-	if got := capsMissing(c, v.requires); got != want {
-		t.Errorf("missing = %q, want %q", got, want)
-	}
-	if got := capsMissing(gtpCaps(), v.requires); got != "" {
-		t.Errorf("on a gtp kernel: missing %q", got)
 	}
 }
