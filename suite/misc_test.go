@@ -1,10 +1,7 @@
 package suite
 
 import (
-	"encoding/binary"
 	"math"
-	"net"
-	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -93,31 +90,6 @@ func TestLookupVariant(t *testing.T) {
 	}
 }
 
-func TestUDPFrame(t *testing.T) {
-	src, _ := net.ParseMAC("02:00:00:00:00:01")
-	dst, _ := net.ParseMAC("02:00:00:00:00:02")
-	payload := trailer(bpf.SurvMagic, 0x1122334455667788)
-	f := udpFrame(src, dst, netip.MustParseAddr("198.18.2.99"), netip.MustParseAddr("198.18.2.2"), 5000, 6000, payload)
-	if len(f) != 14+20+8+16 {
-		t.Fatalf("frame length %d", len(f))
-	}
-	if binary.BigEndian.Uint16(f[12:]) != 0x0800 || string(f[0:6]) != string(dst) {
-		t.Error("bad ethernet header")
-	}
-	// A header with its checksum filled in sums to 0xffff, i.e. checks to 0.
-	if c := ipChecksum(f[14:34]); c != 0 {
-		t.Errorf("IPv4 header checksum does not verify: %#x", c)
-	}
-	if binary.BigEndian.Uint16(f[34+4:]) != 8+16 {
-		t.Error("bad UDP length")
-	}
-	// The reader takes the last 16 bytes.
-	tail := f[len(f)-16:]
-	if binary.LittleEndian.Uint64(tail) != bpf.SurvMagic || binary.LittleEndian.Uint64(tail[8:]) != 0x1122334455667788 {
-		t.Errorf("trailer %x", tail)
-	}
-}
-
 // The clients' wake-ups are the grid's next point, never now: a client
 // that finished exactly on a grid point must not spin through it.
 func TestNextTick(t *testing.T) {
@@ -132,17 +104,29 @@ func TestNextTick(t *testing.T) {
 		}
 	}
 }
+
+// TestMissing: a stock kernel lacks what the gtp variant needs, named in
+// its order; a kernel with the gated tracepoint series lacks nothing.
 func TestMissing(t *testing.T) {
-	c := stockCaps()
+	stock := wire.Caps{
+		Kfuncs:      map[string]bool{"bpf_cast_to_kern_ctx": true, "bpf_dynptr_slice": true, "bpf_dynptr_slice_rdwr": true},
+		Tracepoints: map[string]bool{"kfree_skb": true, "consume_skb": true},
+		MapTypes:    map[string]bool{"BPF_MAP_TYPE_HASH": true, "BPF_MAP_TYPE_LRU_PERCPU_HASH": true},
+	}
+	gtp := wire.Caps{
+		Kfuncs:      map[string]bool{"bpf_cast_to_kern_ctx": true, "bpf_trace_skb": true},
+		Tracepoints: map[string]bool{"skb_free": true, "skb_copy": true},
+		MapTypes:    map[string]bool{bpf.RHashType: true},
+	}
 	v, err := lookupVariant("gtp")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := "kernel lacks kfunc bpf_trace_skb, tracepoint skb_free, tracepoint skb_copy, map type BPF_MAP_TYPE_RHASH"
-	if got := caps.Missing(c, v.requires); got != want {
+	if got := caps.Missing(stock, v.requires); got != want {
 		t.Errorf("missing = %q, want %q", got, want)
 	}
-	if got := caps.Missing(gtpCaps(), v.requires); got != "" {
+	if got := caps.Missing(gtp, v.requires); got != "" {
 		t.Errorf("on a gtp kernel: missing %q", got)
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/kci-dev/kci/internal/proc"
 	"github.com/kci-dev/kci/suite/caps"
+	"github.com/kci-dev/kci/suite/survival"
 	"github.com/kci-dev/kci/vm/event"
 	"github.com/kci-dev/kci/wire"
 )
@@ -154,7 +155,7 @@ func (r *runner) survival(ctx context.Context, env *benchEnv) error {
 	}
 	var total int
 	var failures []string
-	err := runSurvival(ctx, env, func(c wire.Cell) error {
+	err := survival.Run(ctx, env.caps, func(c wire.Cell) error {
 		total++
 		if !c.Pass {
 			failures = append(failures, c.Carrier+"×"+c.Path)

@@ -1,4 +1,9 @@
-package suite
+// Package survival is the guest's survival matrix: for every carrier of
+// per-packet metadata (skb extension, map keyed by the skb, skb->mark,
+// XDP data_meta) and every path (loopback, veth, across namespaces,
+// redirects, tunnels, forwarding), does the metadata written before the
+// path reach the reader after it, as the cell's kernel reason expects.
+package survival
 
 import (
 	"context"
@@ -20,25 +25,28 @@ const (
 	cellWait    = 3 * time.Second // for the reader to see every packet
 )
 
-// runSurvival runs every carrier × path cell and reports each one. The
-// error is for the machinery; a cell that does not match its expectation
-// is a failed cell, not an error.
-func runSurvival(ctx context.Context, env *benchEnv, report func(wire.Cell) error) error {
+// Run runs every carrier × path cell on a kernel that has what have
+// says, and reports each one. The error is for the machinery; a cell that
+// does not match its expectation is a failed cell, not an error.
+func Run(ctx context.Context, have wire.Caps, report func(wire.Cell) error) error {
 	for _, p := range paths() {
-		if err := runPath(ctx, env, p, report); err != nil {
+		if err := runPath(ctx, have, p, report); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// Size is the number of cells Run reports: carriers × paths.
+func Size() int { return len(carriers()) * len(paths()) }
+
 // runPath builds one path, if any of its cells can run on this kernel,
 // and runs every carrier over it.
-func runPath(ctx context.Context, env *benchEnv, p pathDef, report func(wire.Cell) error) error {
+func runPath(ctx context.Context, have wire.Caps, p pathDef, report func(wire.Cell) error) error {
 	var t *topology
 	var buildErr error
 	for _, c := range carriers() {
-		if expect(c, p, env.caps).expected != skip {
+		if expect(c, p, have).expected != skip {
 			t = &topology{}
 			buildErr = p.build(t)
 			defer t.close()
@@ -52,7 +60,7 @@ func runPath(ctx context.Context, env *benchEnv, p pathDef, report func(wire.Cel
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := report(runCell(env, c, p, t, buildErr)); err != nil {
+		if err := report(runCell(have, c, p, t, buildErr)); err != nil {
 			return err
 		}
 	}
@@ -61,8 +69,8 @@ func runPath(ctx context.Context, env *benchEnv, p pathDef, report func(wire.Cel
 
 // runCell runs one cell on a built topology (nil if building failed with
 // buildErr) and judges it against its expectation.
-func runCell(env *benchEnv, c carrierDef, p pathDef, t *topology, buildErr error) wire.Cell {
-	exp := expect(c, p, env.caps)
+func runCell(have wire.Caps, c carrierDef, p pathDef, t *topology, buildErr error) wire.Cell {
+	exp := expect(c, p, have)
 	cell := wire.Cell{Carrier: c.name, Path: p.name, Expected: exp.expected, Reason: exp.reason}
 	if exp.expected == skip {
 		cell.Observed, cell.Pass = skip, true
@@ -75,7 +83,7 @@ func runCell(env *benchEnv, c carrierDef, p pathDef, t *topology, buildErr error
 		}
 		return cell
 	}
-	res, received, err := exercise(env, c, t)
+	res, received, err := exercise(have, c, t)
 	if err != nil {
 		cell.Observed, cell.Detail = errored, err.Error()
 		if caps.NotSupported(err) {
@@ -108,13 +116,13 @@ func observe(res [bpf.ResMax]uint64, received, sent int) (string, string) {
 // exercise loads the carrier's programs, attaches them to the topology,
 // sends the test packets and returns the reader's counters and how many
 // packets the receiving socket got.
-func exercise(env *benchEnv, c carrierDef, t *topology) (res [bpf.ResMax]uint64, received int, err error) {
+func exercise(have wire.Caps, c carrierDef, t *topology) (res [bpf.ResMax]uint64, received int, err error) {
 	coll, err := loadCarrier(c, t)
 	if err != nil {
 		return res, 0, err
 	}
 	defer coll.Close()
-	atts, err := attachCarrier(env, c, t, coll)
+	atts, err := attachCarrier(have, c, t, coll)
 	defer func() { _ = attach.DetachAll(atts) }()
 	if err != nil {
 		return res, 0, err
@@ -190,7 +198,7 @@ func loadCarrier(c carrierDef, t *topology) (*ebpf.Collection, error) {
 
 // attachCarrier attaches the writer (XDP or TC), the redirect and the
 // reader; the attachments made are returned even on error, to detach.
-func attachCarrier(env *benchEnv, c carrierDef, t *topology, coll *ebpf.Collection) ([]attach.Attachment, error) {
+func attachCarrier(have wire.Caps, c carrierDef, t *topology, coll *ebpf.Collection) ([]attach.Attachment, error) {
 	var atts []attach.Attachment
 	keep := func(a attach.Attachment, err error) error {
 		if err == nil {
@@ -202,13 +210,13 @@ func attachCarrier(env *benchEnv, c carrierDef, t *topology, coll *ebpf.Collecti
 	if c.xdp {
 		err = keep(attach.XDPGeneric(t.xdp.ns, t.xdp.dev, coll.Programs[c.writer]))
 		if err == nil && t.mode != bpf.SurvPass {
-			err = keep(attach.TC(t.writer.ns, t.writer.dev, t.writer.dir, coll.Programs["surv_redirect"], env.caps.TCX))
+			err = keep(attach.TC(t.writer.ns, t.writer.dev, t.writer.dir, coll.Programs["surv_redirect"], have.TCX))
 		}
 	} else {
-		err = keep(attach.TC(t.writer.ns, t.writer.dev, t.writer.dir, coll.Programs[c.writer], env.caps.TCX))
+		err = keep(attach.TC(t.writer.ns, t.writer.dev, t.writer.dir, coll.Programs[c.writer], have.TCX))
 	}
 	if err == nil {
-		err = keep(attach.TC(t.reader.ns, t.reader.dev, t.reader.dir, coll.Programs[c.reader], env.caps.TCX))
+		err = keep(attach.TC(t.reader.ns, t.reader.dev, t.reader.dir, coll.Programs[c.reader], have.TCX))
 	}
 	return atts, err
 }

@@ -1,4 +1,4 @@
-package suite
+package survival
 
 import (
 	"github.com/kci-dev/kci/suite/caps"
