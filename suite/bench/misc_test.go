@@ -1,4 +1,4 @@
-package suite
+package bench
 
 import (
 	"math"
@@ -46,9 +46,9 @@ func TestPPSPerPair(t *testing.T) {
 }
 
 func TestWithDefaults(t *testing.T) {
-	p := withDefaults(wire.BenchParams{Pairs: 1, Window: 2 * time.Second})
+	p := WithDefaults(wire.BenchParams{Pairs: 1, Window: 2 * time.Second})
 	if p.Pairs != 1 || p.Window != 2*time.Second || p.PayloadSize != 36 || p.RateMbit != 14 {
-		t.Errorf("withDefaults = %+v", p)
+		t.Errorf("WithDefaults = %+v", p)
 	}
 }
 
@@ -62,16 +62,16 @@ func TestVariantNamesAreTheHostsList(t *testing.T) {
 
 func TestLookupVariant(t *testing.T) {
 	for name, want := range map[string]string{"cnt": "cnt", "gtp-gtpchurn": "gtpchurn", "ext-cnt": "cnt", "gtplru": "gtplru"} {
-		v, err := lookupVariant(name)
+		v, err := Lookup(name)
 		if err != nil || v.name != want {
-			t.Errorf("lookupVariant(%q) = %q, %v; want %q", name, v.name, err, want)
+			t.Errorf("Lookup(%q) = %q, %v; want %q", name, v.name, err, want)
 		}
 	}
-	if _, err := lookupVariant("nope"); err == nil {
+	if _, err := Lookup("nope"); err == nil {
 		t.Error("unknown variant accepted")
 	}
-	if v, err := lookupVariant("gtp-none"); err != nil || v.object != "" || v.rule != ruleNone {
-		t.Errorf("lookupVariant(gtp-none) = %+v, %v; want the baseline without an object", v, err)
+	if v, err := Lookup("gtp-none"); err != nil || v.object != "" || v.rule != ruleNone {
+		t.Errorf("Lookup(gtp-none) = %+v, %v; want the baseline without an object", v, err)
 	}
 	for _, v := range variants() {
 		if v.object == "" {
@@ -118,7 +118,7 @@ func TestMissing(t *testing.T) {
 		Tracepoints: map[string]bool{"skb_free": true, "skb_copy": true},
 		MapTypes:    map[string]bool{bpf.RHashType: true},
 	}
-	v, err := lookupVariant("gtp")
+	v, err := Lookup("gtp")
 	if err != nil {
 		t.Fatal(err)
 	}

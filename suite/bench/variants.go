@@ -1,4 +1,4 @@
-package suite
+package bench
 
 import (
 	"fmt"
@@ -24,9 +24,9 @@ const (
 	ruleNone                  // no programs: lo's counters only
 )
 
-// variant is one benchmark configuration: an object, what it needs from
+// Variant is one benchmark configuration: an object, what it needs from
 // the kernel, how to adjust the spec, and how to validate.
-type variant struct {
+type Variant struct {
 	name     string
 	object   string
 	requires []caps.Requirement
@@ -45,8 +45,8 @@ func gtpReqs(rhash bool) []caps.Requirement {
 }
 
 // variants lists every benchmark variant, in the order they run.
-func variants() []variant {
-	return []variant{
+func variants() []Variant {
+	return []Variant{
 		// The whole-path baseline: the same traffic, nothing attached.
 		{name: wire.NoneVariant, rule: ruleNone},
 		{name: "cnt", object: bpf.Cnt, rule: ruleFloor},
@@ -75,21 +75,21 @@ func variantNames() []string {
 	return out
 }
 
-// lookupVariant finds a variant by name; "<tree>-<name>" (the host's
-// naming, e.g. gtp-gtpchurn) is accepted too. variant.Base is the one
-// rule, which the host checks before any build.
-func lookupVariant(name string) (variant, error) {
+// Lookup finds a variant by name; "<tree>-<name>" (the host's naming,
+// e.g. gtp-gtpchurn) is accepted too. wire.VariantBase is the one rule,
+// which the host checks before any build.
+func Lookup(name string) (Variant, error) {
 	base := wire.VariantBase(name)
 	for _, v := range variants() {
 		if v.name == base {
 			return v, nil
 		}
 	}
-	return variant{}, fmt.Errorf("unknown variant %q (known: %s)", name, strings.Join(variantNames(), ", "))
+	return Variant{}, fmt.Errorf("unknown variant %q (known: %s)", name, strings.Join(variantNames(), ", "))
 }
 
 // spec returns the variant's collection spec, adjusted for the kernel.
-func (v variant) spec(kernel *btf.Spec) (*ebpf.CollectionSpec, error) {
+func (v Variant) spec(kernel *btf.Spec) (*ebpf.CollectionSpec, error) {
 	s, err := bpf.Spec(v.object)
 	if err != nil {
 		return nil, err

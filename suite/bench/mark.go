@@ -1,4 +1,4 @@
-package suite
+package bench
 
 // The host's QEMU plugin (vm/tcgplugin) counts every instruction and
 // memory access executed between two marker instructions: multi-byte NOPs

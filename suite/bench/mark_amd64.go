@@ -1,4 +1,4 @@
-package suite
+package bench
 
 // Implemented in mark_amd64.s.
 func markStart()

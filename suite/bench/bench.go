@@ -1,4 +1,9 @@
-package suite
+// Package bench is the guest's benchmark: each variant's programs loaded
+// and attached, the pinned UDP traffic driven through them, and one
+// window measured (BPF stats, the whole path's cost, the context
+// accountant, the plugin's exact-count markers) and validated against
+// the variant's own counters.
+package bench
 
 import (
 	"context"
@@ -11,7 +16,6 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
-	"golang.org/x/sys/unix"
 
 	"github.com/kci-dev/kci/bpf"
 	"github.com/kci-dev/kci/suite/attach"
@@ -20,15 +24,26 @@ import (
 	"github.com/kci-dev/kci/wire"
 )
 
-// benchEnv is what every variant of one run shares.
-type benchEnv struct {
+// Setup is what the runner gives the bench for one run.
+type Setup struct {
+	Kernel *btf.Spec // the running kernel's BTF
+	Caps   wire.Caps // what the capability probe found
+	NCPU   int
+	Logf   func(format string, args ...any) // progress lines
+	// Profile, when set, has each variant's window sampled and receives
+	// the profile (profile.go).
+	Profile func(wire.Profile) error
+}
+
+// Env is what every variant of one run shares.
+type Env struct {
 	kernel *btf.Spec
 	caps   wire.Caps
 	ncpu   int
 	logf   func(format string, args ...any)
-	// profile, when set, samples each variant's window and emits the
-	// profile through it (profile.go).
-	profile Emit
+	// profile, when set, samples each variant's window and hands the
+	// profile on (profile.go).
+	profile func(wire.Profile) error
 	// acct is the context accountant (nil: it could not run; acctNote
 	// says why, or which interrupts it cannot see).
 	acct     *accountant
@@ -39,12 +54,43 @@ type benchEnv struct {
 	observer []wire.CodeRange
 }
 
-// close releases what the run's windows shared.
-func (env *benchEnv) close() error {
+// Start makes the run's environment and starts the context accountant,
+// which stays attached until Close (startAcct says why).
+func Start(s Setup) *Env {
+	env := &Env{kernel: s.Kernel, caps: s.Caps, ncpu: s.NCPU, logf: s.Logf, profile: s.Profile}
+	startAcct(env)
+	return env
+}
+
+// Close releases what the run's windows shared.
+func (env *Env) Close() error {
 	if env.acct == nil {
 		return nil
 	}
 	return env.acct.close()
+}
+
+// Arm executes the plugin's arm marker (mark.go), once per run, before
+// the first variant's set-up.
+func (env *Env) Arm() { env.marks.arm() }
+
+// WithDefaults fills the zero fields of p that have no meaningful zero
+// from wire.DefaultBench.
+func WithDefaults(p wire.BenchParams) wire.BenchParams {
+	d := wire.DefaultBench()
+	if p.Pairs == 0 {
+		p.Pairs = d.Pairs
+	}
+	if p.PayloadSize == 0 {
+		p.PayloadSize = d.PayloadSize
+	}
+	if p.RateMbit == 0 {
+		p.RateMbit = d.RateMbit
+	}
+	if p.Window == 0 {
+		p.Window = d.Window
+	}
+	return p
 }
 
 // drainDelay lets packets in flight reach the servers (and skbs their
@@ -62,11 +108,11 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// runVariant measures one variant. The error is for the machinery (no
+// Run measures one variant. The error is for the machinery (no
 // namespace, no sockets); a variant that cannot run, or ran but does not
 // validate, says so in the result. A variant without an object (none)
 // runs the same traffic with nothing attached: the whole-path baseline.
-func runVariant(ctx context.Context, env *benchEnv, v variant, p wire.BenchParams, name string) (wire.VariantResult, error) {
+func (env *Env) Run(ctx context.Context, v Variant, p wire.BenchParams, name string) (wire.VariantResult, error) {
 	res := wire.VariantResult{Variant: name}
 	var coll *ebpf.Collection
 	var spec *ebpf.CollectionSpec
@@ -120,7 +166,7 @@ func runVariant(ctx context.Context, env *benchEnv, v variant, p wire.BenchParam
 // drive runs the variant's traffic: servers, then clients, the warm-up,
 // the measured window (profiled when asked), and the drain, so the
 // counters read afterwards hold every packet the window's flows sent.
-func drive(ctx context.Context, env *benchEnv, ns *netns.NS, coll *ebpf.Collection, names []string, p wire.BenchParams, name string) (window, error) {
+func drive(ctx context.Context, env *Env, ns *netns.NS, coll *ebpf.Collection, names []string, p wire.BenchParams, name string) (window, error) {
 	acct := env.acct
 	defer raisePs(2*p.Pairs + 4)()
 	// The collector stays off while the real-time traffic threads live:
@@ -180,7 +226,7 @@ func raisePs(n int) (restore func()) {
 // freed after an RCU-tasks grace period, to the next variant's window);
 // when it cannot run, the windows are still measured and the note says
 // why.
-func startAcct(env *benchEnv) {
+func startAcct(env *Env) {
 	a, err := startAccountant(env.kernel)
 	if err != nil {
 		env.logf("bench: %v", err)
@@ -203,7 +249,7 @@ func quiesceGC() (restore func()) {
 }
 
 // record puts the window's numbers in res and validates them.
-func record(res *wire.VariantResult, w window, counters map[string]uint64, v variant, p wire.BenchParams) {
+func record(res *wire.VariantResult, w window, counters map[string]uint64, v Variant, p wire.BenchParams) {
 	res.Programs = withNsPerPkt(w.progs)
 	res.Counters = counters
 	res.Lo = w.lo
@@ -224,7 +270,7 @@ func record(res *wire.VariantResult, w window, counters map[string]uint64, v var
 // loadVariant loads the variant's collection, recording the verifier and
 // JIT facts of every program in res.Loads; ok false means res says why
 // the variant did not run (missing capability, or it would not load).
-func loadVariant(env *benchEnv, v variant, res *wire.VariantResult) (*ebpf.Collection, *ebpf.CollectionSpec, bool) {
+func loadVariant(env *Env, v Variant, res *wire.VariantResult) (*ebpf.Collection, *ebpf.CollectionSpec, bool) {
 	if miss := caps.Missing(env.caps, v.requires); miss != "" {
 		res.Skipped = miss
 		// Ask the kernel too: if it loads after all, the probe is wrong.
@@ -254,7 +300,7 @@ func loadVariant(env *benchEnv, v variant, res *wire.VariantResult) (*ebpf.Colle
 
 // attachVariant attaches every program; a non-empty reason means one
 // would not attach.
-func attachVariant(env *benchEnv, ns *netns.NS, spec *ebpf.CollectionSpec, coll *ebpf.Collection, names []string) ([]attach.Attachment, string) {
+func attachVariant(env *Env, ns *netns.NS, spec *ebpf.CollectionSpec, coll *ebpf.Collection, names []string) ([]attach.Attachment, string) {
 	var atts []attach.Attachment
 	for _, pn := range names {
 		ps := spec.Programs[pn]
@@ -282,145 +328,6 @@ func attachVariant(env *benchEnv, ns *netns.NS, spec *ebpf.CollectionSpec, coll 
 	return atts, ""
 }
 
-// window is what one measurement window saw.
-type window struct {
-	progs     []wire.ProgStat
-	lo        wire.LoStat
-	cpus      []wire.CPUStat
-	cost      *wire.Cost
-	perSecond []uint64
-	received  uint64
-	elapsed   time.Duration
-	exact     int // the plugin's window index (mark.go)
-}
-
-// edges is what is read at the window's edges besides the kernel's own
-// counters: the variant's programs and the accountant (nil: none).
-type edges struct {
-	coll  *ebpf.Collection
-	names []string
-	acct  *accountant
-}
-
-// snapshot is the counters read at one edge of the window.
-type snapshot struct {
-	progs  []wire.ProgStat
-	stat   []cpuTimes
-	lo     wire.LoStat
-	clocks []idleClock // nil: no idle clock, /proc/stat's ticks instead
-	acct   acctSnap
-	mark   int // the exact-count window the edge opened
-}
-
-// takeSnapshot reads the window's counters. The idle clocks are read
-// innermost (last before the window, first after it), so the reads of
-// the other counters fall outside the whole-path window.
-func takeSnapshot(env *benchEnv, ns *netns.NS, e edges, home int, before bool) (snapshot, error) {
-	var s snapshot
-	// The plugin's window is innermost of all: inside the accountant's
-	// reads, so what it counts is what the accountant's rows divide by.
-	var err error
-	clocks := func() error {
-		c, ok, err := readIdleClocks(env.ncpu, home)
-		if ok {
-			s.clocks = c
-		}
-		if err == nil && e.acct != nil {
-			s.acct, err = e.acct.read()
-		}
-		return err
-	}
-	coll, names := e.coll, e.names
-	if !before {
-		env.marks.end()
-		if err := clocks(); err != nil {
-			return s, err
-		}
-	}
-	if coll != nil {
-		if s.progs, err = progStats(coll, names); err != nil {
-			return s, err
-		}
-	}
-	if s.stat, err = readProcStat(); err != nil {
-		return s, err
-	}
-	if s.lo, err = loStats(ns); err != nil {
-		return s, err
-	}
-	if before {
-		err = clocks()
-		s.mark = env.marks.start()
-	}
-	return s, err
-}
-
-// measureWindow holds BPF_ENABLE_STATS open for the window only and takes
-// before/after snapshots around it, sampling the received packets every
-// second from a thread pinned to the sampler CPU.
-func measureWindow(ctx context.Context, env *benchEnv, ns *netns.NS, e edges, tr *traffic, p wire.BenchParams) (window, error) {
-	type result struct {
-		w   window
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		var w window
-		err := func() error {
-			home := cpuFor([]int{p.SamplerCPU}, 0, []int{wire.DefaultBench().SamplerCPU}, env.ncpu)
-			if err := pinThread(home); err != nil {
-				env.logf("bench: %v", err)
-			}
-			stats, err := ebpf.EnableStats(uint32(unix.BPF_STATS_RUN_TIME))
-			if err != nil {
-				return fmt.Errorf("BPF_ENABLE_STATS: %w", err)
-			}
-			defer func() { _ = stats.Close() }()
-			a, err := takeSnapshot(env, ns, e, home, true)
-			if err != nil {
-				return err
-			}
-			recvA := tr.totalReceived()
-			start := time.Now()
-			last := recvA
-			secs := int(p.Window / time.Second)
-			if secs < 1 {
-				secs = 1
-			}
-			for i := 1; i <= secs; i++ {
-				if err := sleepCtx(ctx, time.Until(start.Add(time.Duration(i)*time.Second))); err != nil {
-					return err
-				}
-				now := tr.totalReceived()
-				w.perSecond = append(w.perSecond, now-last)
-				last = now
-			}
-			w.elapsed = time.Since(start)
-			b, err := takeSnapshot(env, ns, e, home, false)
-			if err != nil {
-				return err
-			}
-			_ = stats.Close()
-			w.received = last - recvA
-			w.exact = a.mark
-			w.progs = progDelta(a.progs, b.progs)
-			w.cpus = cpuDelta(a.stat, b.stat)
-			w.lo = loDelta(a.lo, b.lo)
-			if a.clocks == nil || b.clocks == nil {
-				a.clocks, b.clocks = nil, nil
-			}
-			if w.cost, err = costOf(a.clocks, b.clocks, a.stat, b.stat, w.progs, w.lo); err != nil {
-				return err
-			}
-			addContexts(w.cost, a.acct, b.acct, env.ncpu)
-			return nil
-		}()
-		done <- result{w, err}
-	}()
-	r := <-done
-	return r.w, r.err
-}
-
 func sortedKeys[V any](m map[string]V) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
@@ -428,70 +335,6 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func progTypeName(t ebpf.ProgramType) string {
-	switch t {
-	case ebpf.SchedCLS:
-		return "sched_cls"
-	case ebpf.Tracing:
-		return "tracing"
-	case ebpf.XDP:
-		return "xdp"
-	}
-	return t.String()
-}
-
-func progStats(coll *ebpf.Collection, names []string) ([]wire.ProgStat, error) {
-	var out []wire.ProgStat
-	for _, n := range names {
-		p := coll.Programs[n]
-		s, err := p.Stats()
-		if err != nil {
-			return nil, fmt.Errorf("program %s stats: %w", n, err)
-		}
-		out = append(out, wire.ProgStat{Name: n, Type: progTypeName(p.Type()), RunTimeNs: uint64(s.Runtime), RunCnt: s.RunCount})
-	}
-	return out, nil
-}
-
-func progDelta(a, b []wire.ProgStat) []wire.ProgStat {
-	prev := map[string]wire.ProgStat{}
-	for _, p := range a {
-		prev[p.Name] = p
-	}
-	out := make([]wire.ProgStat, 0, len(b))
-	for _, p := range b {
-		q := prev[p.Name]
-		p.RunTimeNs -= q.RunTimeNs
-		p.RunCnt -= q.RunCnt
-		out = append(out, p)
-	}
-	return out
-}
-
-func loStats(ns *netns.NS) (wire.LoStat, error) {
-	l, err := ns.Link("lo")
-	if err != nil {
-		return wire.LoStat{}, err
-	}
-	s := l.Attrs().Statistics
-	if s == nil {
-		return wire.LoStat{}, errors.New("lo: no statistics from netlink")
-	}
-	return wire.LoStat{
-		RxPackets: s.RxPackets, TxPackets: s.TxPackets,
-		RxErrors: s.RxErrors, TxErrors: s.TxErrors,
-		RxDropped: s.RxDropped, TxDropped: s.TxDropped,
-	}, nil
-}
-
-func loDelta(a, b wire.LoStat) wire.LoStat {
-	return wire.LoStat{
-		RxPackets: b.RxPackets - a.RxPackets, TxPackets: b.TxPackets - a.TxPackets,
-		RxErrors: b.RxErrors - a.RxErrors, TxErrors: b.TxErrors - a.TxErrors,
-		RxDropped: b.RxDropped - a.RxDropped, TxDropped: b.TxDropped - a.TxDropped,
-	}
 }
 
 // readCounters sums the per-CPU stats array and names the keys.

@@ -1,4 +1,7 @@
-package suite
+// Package profile samples the guest kernel's stacks on a set of CPUs and
+// folds them, symbolised from /proc/kallsyms, into the lines a flame
+// graph is drawn from; the bench profiles each variant's window with it.
+package profile
 
 import (
 	"bufio"
@@ -18,7 +21,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/kci-dev/kci/bpf"
-	"github.com/kci-dev/kci/vm/event"
 	"github.com/kci-dev/kci/wire"
 )
 
@@ -33,8 +35,8 @@ type Profiler struct {
 	start  time.Time
 }
 
-// StartProfile starts sampling cpus at freqHz. Stop ends it.
-func StartProfile(cpus []int, freqHz int) (*Profiler, error) {
+// Start starts sampling cpus at freqHz. Stop ends it.
+func Start(cpus []int, freqHz int) (*Profiler, error) {
 	if len(cpus) == 0 {
 		return nil, errors.New("profile: no CPUs to sample")
 	}
@@ -100,9 +102,9 @@ func openCPUClock(cpu, freqHz int) (int, error) {
 // Stop ends sampling and returns the folded stacks ("comm;f1;...;fn N",
 // root first), symbolised from /proc/kallsyms. Call it while the programs
 // under test are still loaded: their JIT symbols leave kallsyms with them.
-func (p *Profiler) Stop() (ProfileStats, string, error) {
+func (p *Profiler) Stop() (Stats, string, error) {
 	defer func() { _ = p.Close() }()
-	st := ProfileStats{CPUs: p.cpus, FreqHz: p.freq}
+	st := Stats{CPUs: p.cpus, FreqHz: p.freq}
 	for _, fd := range p.events {
 		unix.IoctlSetInt(fd, unix.PERF_EVENT_IOC_DISABLE, 0) //nolint:errcheck // closing follows
 	}
@@ -163,8 +165,8 @@ func (p *Profiler) Close() error {
 	return nil
 }
 
-// ProfileStats describes one sampling session.
-type ProfileStats struct {
+// Stats describes one sampling session.
+type Stats struct {
 	CPUs    []int
 	FreqHz  int
 	Elapsed time.Duration
@@ -364,52 +366,4 @@ func loadKallsyms() (*kallsyms, error) {
 		return nil, fmt.Errorf("kallsyms: %w", err)
 	}
 	return parseKallsyms(bytes.NewReader(b))
-}
-
-// trafficCPUs are the CPUs the servers and clients of p run on in a guest
-// of ncpu CPUs, sorted: the ones the user profiles (`perf record -C`).
-func trafficCPUs(p wire.BenchParams, ncpu int) []int {
-	seen := map[int]bool{}
-	var out []int
-	for i := 0; i < p.Pairs; i++ {
-		for _, c := range []int{
-			cpuFor(p.ServerCPUs, i, wire.DefaultBench().ServerCPUs, ncpu),
-			cpuFor(p.ClientCPUs, i, wire.DefaultBench().ClientCPUs, ncpu),
-		} {
-			if !seen[c] {
-				seen[c] = true
-				out = append(out, c)
-			}
-		}
-	}
-	sort.Ints(out)
-	return out
-}
-
-// profileWindow starts sampling the traffic CPUs for one variant's
-// measurement window when the plan asks for profiles (env.profile set).
-// The returned function stops the sampler and emits the profile event; a
-// sampler that fails says so in the event rather than failing the variant.
-func profileWindow(env *benchEnv, p wire.BenchParams, name string) func() {
-	if env.profile == nil {
-		return func() {}
-	}
-	cpus := trafficCPUs(p, env.ncpu)
-	prof, err := StartProfile(cpus, wire.ProfileFreqHz)
-	if err != nil {
-		env.profile(event.Profile, wire.Profile{Variant: name, CPUs: cpus, FreqHz: wire.ProfileFreqHz, Error: err.Error()}) //nolint:errcheck // the variant's own event reports the run
-		return func() {}
-	}
-	return func() {
-		st, folded, err := prof.Stop()
-		out := wire.Profile{Variant: name, Folded: folded, CPUs: st.CPUs, FreqHz: st.FreqHz,
-			Window: st.Elapsed, Samples: st.Samples, Dropped: st.Dropped}
-		if err != nil {
-			out.Error = err.Error()
-		}
-		env.logf("profile: %s: %d samples on CPUs %v", name, st.Samples, st.CPUs)
-		if err := env.profile(event.Profile, out); err != nil {
-			env.logf("profile: %s: %v", name, err)
-		}
-	}
 }

@@ -1,9 +1,8 @@
-package suite
+package profile
 
 import (
 	"errors"
 	"os"
-	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -95,21 +94,6 @@ func TestFoldStacks(t *testing.T) {
 	}
 }
 
-func TestTrafficCPUs(t *testing.T) {
-	p := wire.DefaultBench()
-	if got, want := trafficCPUs(p, 8), []int{0, 1, 2, 3, 4, 5}; !reflect.DeepEqual(got, want) {
-		t.Errorf("8 CPUs: %v, want %v", got, want)
-	}
-	// Folded onto a 2-vCPU emulated guest: servers 0,2,4 → 0; clients 1,3,5 → 1.
-	if got, want := trafficCPUs(p, 2), []int{0, 1}; !reflect.DeepEqual(got, want) {
-		t.Errorf("2 CPUs: %v, want %v", got, want)
-	}
-	p.Pairs = 1
-	if got, want := trafficCPUs(p, 8), []int{0, 1}; !reflect.DeepEqual(got, want) {
-		t.Errorf("1 pair: %v, want %v", got, want)
-	}
-}
-
 func TestCPUClockAttr(t *testing.T) {
 	a := cpuClockAttr(99)
 	if a.Type != unix.PERF_TYPE_SOFTWARE || a.Config != unix.PERF_COUNT_SW_CPU_CLOCK {
@@ -138,7 +122,7 @@ func TestProfileHost(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	p, err := StartProfile([]int{cpu}, 997)
+	p, err := Start([]int{cpu}, 997)
 	if errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOENT) || errors.Is(err, unix.EOPNOTSUPP) {
 		t.Skipf("this kernel refuses the sampler: %v", err)
 	}
@@ -165,7 +149,7 @@ func TestProfileHost(t *testing.T) {
 			t.Fatalf("malformed folded line %q", l)
 		}
 	}
-	if !strings.Contains(folded, "suite.test;") {
+	if !strings.Contains(folded, "profile.test;") {
 		t.Errorf("no sample of the test process itself:\n%s", head(folded, 20))
 	}
 }
