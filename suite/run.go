@@ -1,6 +1,9 @@
-// Package suite is the guest side of kci: sanity checks, capability probe,
-// survival matrix and benchmark, run by cmd/kci-guest inside the VM. What
-// it reports to the host are wire's types; the host never imports suite.
+// Package suite is the guest agent's runner: inside the VM it carries
+// out the host's plan for cmd/kci-guest, step by step: the sanity check
+// (sanity.go), the capability probe (suite/caps), the survival matrix
+// (suite/survival) and the benchmark's variants (suite/bench), each
+// reported as events. What it reports are wire's types; the host never
+// imports suite or the packages under it.
 package suite
 
 import (
