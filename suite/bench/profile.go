@@ -30,7 +30,8 @@ func trafficCPUs(p wire.BenchParams, ncpu int) []int {
 // profileWindow starts sampling the traffic CPUs for one variant's
 // measurement window when the plan asks for profiles (env.profile set).
 // The returned function stops the sampler and hands the profile on; a
-// sampler that fails says so in the event rather than failing the variant.
+// sampler that fails says so in its profile (Error) rather than failing
+// the variant.
 func profileWindow(env *Env, p wire.BenchParams, name string) func() {
 	if env.profile == nil {
 		return func() {}
