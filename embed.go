@@ -15,7 +15,7 @@ var Default embed.FS
 // built from, so host and guest always speak the same protocol.
 // TestAgentSourceComplete keeps the list in step with the imports.
 //
-//go:embed go.mod go.sum cmd/kci-guest/*.go suite/*.go suite/*.s wire/*.go vm/event/*.go
+//go:embed go.mod go.sum cmd/kci-guest/*.go suite/*.go suite/*/*.go suite/bench/*.s wire/*.go vm/event/*.go
 //go:embed bpf/*.go bpf/*.o internal/childenv/*.go internal/kconfig/*.go
 //go:embed internal/lines/*.go internal/proc/*.go
 var AgentSource embed.FS

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kci-dev/kci/suite/survival"
 	"github.com/kci-dev/kci/vm/event"
 	"github.com/kci-dev/kci/wire"
 )
@@ -99,7 +100,7 @@ func TestHostKernelRun(t *testing.T) {
 // runWant is what a run on one kernel tree must show.
 type runWant struct {
 	skips    map[string]string // variant -> exact skip reason; the rest must run and validate
-	extCells string            // what every skb-ext cell must observe: skip or survives
+	extCells string            // what every skb-ext cell must observe (wire.Cell.Observed): skip or survives
 	tolerate map[string]string // variant -> invalid-reason prefix logged instead of failing
 	// acctOptional: the kernel may refuse the context accountant (the
 	// host's may forbid fentry on ksys_read); kci's own kernels must run it.
@@ -116,7 +117,7 @@ const (
 func stockWant() runWant {
 	return runWant{
 		skips:    map[string]string{"ext": lacksExt, "gtp": lacksGtpMap, "gtpchurn": lacksGtpMap, "gtplru": lacksGtp},
-		extCells: skip,
+		extCells: "skip",
 	}
 }
 
@@ -124,13 +125,13 @@ func stockWant() runWant {
 func extWant() runWant {
 	return runWant{
 		skips:    map[string]string{"gtp": lacksGtpMap, "gtpchurn": lacksGtpMap, "gtplru": lacksGtp},
-		extCells: survives,
+		extCells: "survives",
 	}
 }
 
 // gtpWant: the gated tracepoint series, with the rhash map.
 func gtpWant() runWant {
-	return runWant{skips: map[string]string{"ext": lacksExt}, extCells: skip}
+	return runWant{skips: map[string]string{"ext": lacksExt}, extCells: "skip"}
 }
 
 // checkStockRun checks a run on a kernel without the ext and gtp series.
@@ -155,7 +156,7 @@ func checkRun(t *testing.T, evs []event.Event, plan wire.Plan, want runWant) {
 	t.Logf("caps: %s", b)
 
 	cells := decodeAll[wire.Cell](t, evs, event.Cell)
-	if n := len(carriers()) * len(paths()); len(cells) != n {
+	if n := survival.Size(); len(cells) != n {
 		t.Errorf("%d cells, want %d", len(cells), n)
 	}
 	for _, c := range cells {
@@ -169,7 +170,7 @@ func checkRun(t *testing.T, evs []event.Event, plan wire.Plan, want runWant) {
 		if c.Observed != want.extCells {
 			t.Errorf("cell skb-ext × %s: observed %s (%s), want %s", c.Path, c.Observed, c.Reason, want.extCells)
 		}
-		if want.extCells == skip && !strings.HasPrefix(c.Reason, lacksExt) {
+		if want.extCells == "skip" && !strings.HasPrefix(c.Reason, lacksExt) {
 			t.Errorf("cell skb-ext × %s skipped for %q, want the reason to name bpf_dynptr_from_skb_ext", c.Path, c.Reason)
 		}
 	}

@@ -1,6 +1,9 @@
-// Package suite is the guest side of kci: sanity checks, capability probe,
-// survival matrix and benchmark, run by cmd/kci-guest inside the VM. What
-// it reports to the host are wire's types; the host never imports suite.
+// Package suite is the guest agent's runner: inside the VM it carries
+// out the host's plan for cmd/kci-guest, step by step: the sanity check
+// (sanity.go), the capability probe (suite/caps), the survival matrix
+// (suite/survival) and the benchmark's variants (suite/bench), each
+// reported as events. What it reports are wire's types; the host never
+// imports suite or the packages under it.
 package suite
 
 import (
@@ -15,6 +18,9 @@ import (
 	"github.com/cilium/ebpf/rlimit"
 
 	"github.com/kci-dev/kci/internal/proc"
+	"github.com/kci-dev/kci/suite/bench"
+	"github.com/kci-dev/kci/suite/caps"
+	"github.com/kci-dev/kci/suite/survival"
 	"github.com/kci-dev/kci/vm/event"
 	"github.com/kci-dev/kci/wire"
 )
@@ -81,19 +87,21 @@ func (r *runner) run(ctx context.Context) error {
 	if !r.plan.Survival && len(r.plan.Variants) == 0 {
 		return nil
 	}
-	env, err := r.caps(s)
+	have, env, err := r.caps(s)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = env.close() }() // the guest powers off next: a failed detach loses nothing
+	if env != nil {
+		defer func() { _ = env.Close() }() // the guest powers off next: a failed detach loses nothing
+	}
 	if r.plan.Survival {
-		if err := r.survival(ctx, env); err != nil {
+		if err := r.survival(ctx, have); err != nil {
 			return err
 		}
 	}
-	p := withDefaults(r.plan.Bench)
+	p := bench.WithDefaults(r.plan.Bench)
 	for i, name := range r.plan.Variants {
-		v, err := lookupVariant(name)
+		v, err := bench.Lookup(name)
 		if err != nil {
 			return fmt.Errorf("bench: %w", err)
 		}
@@ -101,7 +109,7 @@ func (r *runner) run(ctx context.Context) error {
 			return err
 		}
 		r.logf("bench: variant %d/%d %s", i+1, len(r.plan.Variants), name)
-		res, err := runVariant(ctx, env, v, p, name)
+		res, err := env.Run(ctx, v, p, name)
 		if err != nil {
 			return fmt.Errorf("bench: %w", err)
 		}
@@ -112,45 +120,48 @@ func (r *runner) run(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// caps probes what the kernel offers BPF and reports it: the measuring
-// steps' environment.
-func (r *runner) caps(s wire.Sanity) (*benchEnv, error) {
+// caps probes what the kernel offers BPF and reports it: what the
+// measuring steps may run. With variants to run it also starts the
+// bench's environment, from before the survival matrix as it always was
+// (nil without variants).
+func (r *runner) caps(s wire.Sanity) (wire.Caps, *bench.Env, error) {
+	var have wire.Caps
 	if err := r.step("caps", capsTimeout); err != nil {
-		return nil, err
+		return have, nil, err
 	}
 	if err := rlimit.RemoveMemlock(); err != nil {
-		return nil, fmt.Errorf("caps: %w", err)
+		return have, nil, fmt.Errorf("caps: %w", err)
 	}
 	kernel, err := btf.LoadKernelSpec()
 	if err != nil {
-		return nil, fmt.Errorf("caps: kernel BTF (/sys/kernel/btf/vmlinux): %w", err)
+		return have, nil, fmt.Errorf("caps: kernel BTF (/sys/kernel/btf/vmlinux): %w", err)
 	}
-	caps, err := probeCaps(kernel)
-	if err != nil {
-		return nil, fmt.Errorf("caps: %w", err)
+	if have, err = caps.Probe(kernel); err != nil {
+		return have, nil, fmt.Errorf("caps: %w", err)
 	}
-	if err := r.emit(event.Caps, caps); err != nil {
-		return nil, err
+	if err := r.emit(event.Caps, have); err != nil {
+		return have, nil, err
 	}
-	env := &benchEnv{kernel: kernel, caps: caps, ncpu: max(s.NumCPU, 1), logf: r.logf}
+	if len(r.plan.Variants) == 0 {
+		return have, nil, nil
+	}
+	set := bench.Setup{Kernel: kernel, Caps: have, NCPU: max(s.NumCPU, 1), Logf: r.logf}
 	if r.plan.Profile {
-		env.profile = r.emit
+		set.Profile = func(p wire.Profile) error { return r.emit(event.Profile, p) }
 	}
-	if len(r.plan.Variants) > 0 {
-		startAcct(env)
-		r.logf("bench: GODEBUG=%q (the traffic wants asyncpreemptoff=1)", os.Getenv("GODEBUG"))
-	}
-	return env, nil
+	env := bench.Start(set)
+	r.logf("bench: GODEBUG=%q (the traffic wants asyncpreemptoff=1)", os.Getenv("GODEBUG"))
+	return have, env, nil
 }
 
 // survival runs the matrix, a cell event each, and logs the failures.
-func (r *runner) survival(ctx context.Context, env *benchEnv) error {
+func (r *runner) survival(ctx context.Context, have wire.Caps) error {
 	if err := r.step("survival", survivalTimeout); err != nil {
 		return err
 	}
 	var total int
 	var failures []string
-	err := runSurvival(ctx, env, func(c wire.Cell) error {
+	err := survival.Run(ctx, have, func(c wire.Cell) error {
 		total++
 		if !c.Pass {
 			failures = append(failures, c.Carrier+"×"+c.Path)
@@ -166,22 +177,4 @@ func (r *runner) survival(ctx context.Context, env *benchEnv) error {
 		r.logf("survival: %d cells as expected", total)
 	}
 	return nil
-}
-
-// withDefaults fills the zero fields that have no meaningful zero.
-func withDefaults(p wire.BenchParams) wire.BenchParams {
-	d := wire.DefaultBench()
-	if p.Pairs == 0 {
-		p.Pairs = d.Pairs
-	}
-	if p.PayloadSize == 0 {
-		p.PayloadSize = d.PayloadSize
-	}
-	if p.RateMbit == 0 {
-		p.RateMbit = d.RateMbit
-	}
-	if p.Window == 0 {
-		p.Window = d.Window
-	}
-	return p
 }

@@ -45,13 +45,13 @@ type VariantResult struct {
 	Window    time.Duration     `json:"window_ns"`
 	Valid     bool              `json:"valid"`
 	Invalid   string            `json:"invalid,omitempty"` // why not valid
-	// Cost is the whole-path measurement of the window (suite/cost.go).
+	// Cost is the whole-path measurement of the window (suite/bench/cost.go).
 	Cost *Cost `json:"cost,omitempty"`
 	// Loads are the verifier and JIT facts of each program the variant
 	// loaded; LoadError is why the collection would not load.
 	Loads     []ProgLoad `json:"loads,omitempty"`
 	LoadError string     `json:"load_error,omitempty"`
-	// ExactWindow is the QEMU plugin's window (suite/mark.go) this
+	// ExactWindow is the QEMU plugin's window (suite/bench/mark.go) this
 	// variant's measurement ran in, nil when no window opened; Observer
 	// are the accountant's JIT'd programs, which run inside every window.
 	ExactWindow *int        `json:"exact_window,omitempty"`

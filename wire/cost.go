@@ -13,7 +13,7 @@ const (
 )
 
 // Cost is one variant's whole-path measurement over its window, summed
-// over the guest's CPUs. suite/cost.go says how the guest measures it.
+// over the guest's CPUs. suite/bench/cost.go says how the guest measures it.
 type Cost struct {
 	IdleSource   string `json:"idle_source"`   // IdleTimerList | IdleProcStat
 	ResolutionNs uint64 `json:"resolution_ns"` // granularity of BusyNs per CPU
@@ -23,7 +23,7 @@ type Cost struct {
 	BPFNs        uint64 `json:"bpf_ns"`        // Σ run_time_ns of the variant's programs
 	Packets      uint64 `json:"packets"`
 	PacketSource string `json:"packet_source"` // PacketsRefCnt | PacketsLoTx
-	// Contexts is where the window's CPU time went (suite/acct.go), nil
+	// Contexts is where the window's CPU time went (suite/bench/acct.go), nil
 	// when the accountant did not run; AcctNote says why, or which
 	// interrupts it could not see.
 	Contexts []ContextTime `json:"contexts,omitempty"`

@@ -7,9 +7,9 @@ import (
 )
 
 // The benchmark variants the guest agent knows. The host checks --variants
-// and kci.yaml's bench.variants against them before any build; the guest's
-// table (suite/variants.go) is tested to list exactly these names, in this
-// order.
+// and kci.yaml's bench.variants against them before any build; the
+// guest's table (suite/bench/variants.go) is tested to list exactly these
+// names, in this order.
 
 // NoneVariant is the baseline variant: no program attached.
 const NoneVariant = "none"

@@ -35,7 +35,7 @@ func main() {
 	if env, again := withGODEBUG(os.Environ(), asyncPreemptOff); again {
 		// Go's asynchronous preemption signals would interrupt the
 		// benchmark's real-time traffic threads in their syscalls
-		// (suite/rawsys.go); the runtime reads GODEBUG only at start.
+		// (suite/bench/rawsys.go); the runtime reads GODEBUG only at start.
 		exe, err := os.Executable()
 		if err == nil {
 			err = unix.Exec(exe, os.Args, env)

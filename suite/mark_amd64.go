@@ -1,6 +1,0 @@
-package suite
-
-// Implemented in mark_amd64.s.
-func markStart()
-func markEnd()
-func markArm()
