@@ -174,7 +174,8 @@ type Result struct {
 
 // Test builds, boots and compares; the steps are in teststeps.go.
 func (t *Tester) Test(ctx context.Context, o TestOptions) (Result, error) {
-	r := &testRun{engine: engine{ctx: ctx, log: o.Log, meter: o.Progress, booter: t.Booter}, t: t, o: o}
+	r := &testRun{engine: engine{ctx: ctx, log: o.Log, meter: o.Progress, booter: t.Booter,
+		seeds: seedMap{fixed: o.Seed, first: o.FirstSeed}, bench: o.Bench, benchFor: o.BenchFor}, t: t, o: o}
 	if err := r.judge(); err != nil {
 		return Result{}, err
 	}
