@@ -191,6 +191,20 @@ func (e *engine) record(s bootSpec, res *BootResult, kind string, err error) res
 	return b
 }
 
+// stopped is what a run that ended with err records and returns, in
+// kci test's and kci series' finish alike: the reason it is incomplete
+// ("" when err is nil), "interrupted" with errInterrupted when the user
+// stopped it, else err's first line with err.
+func (e *engine) stopped(err error) (string, error) {
+	switch {
+	case err == nil:
+		return "", nil
+	case e.ctx.Err() != nil:
+		return "interrupted", errInterrupted
+	}
+	return lines.First(err.Error()), err
+}
+
 // bootBlame is the job's error for a boot that failed with kind: the
 // machine's (ExitInternal, and said not to be the patch's) or the
 // kernel's, named by whose (ExitBoot).

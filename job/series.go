@@ -10,7 +10,6 @@ import (
 	"github.com/kci-dev/kci/results/render"
 	"github.com/kci-dev/kci/results/verdict"
 
-	"github.com/kci-dev/kci/internal/lines"
 	"github.com/kci-dev/kci/internal/version"
 
 	"github.com/kci-dev/kci/internal/progress"
@@ -142,13 +141,8 @@ func (st *SeriesTester) Series(ctx context.Context, o SeriesOptions) (string, *r
 	rep := &results.Series{Schema: results.SeriesSchema, ID: id, Start: start, Args: o.Args, KCIVersion: version.String(), FailOnWarnings: o.FailOnWarnings}
 	finish := func(err error) (string, *results.Series, error) {
 		rep.End = time.Now()
-		if err != nil {
-			rep.Incomplete = true
-			rep.IncompleteReason = lines.First(err.Error())
-			if ctx.Err() != nil {
-				rep.IncompleteReason, err = "interrupted", errInterrupted
-			}
-		}
+		rep.IncompleteReason, err = e.stopped(err)
+		rep.Incomplete = err != nil
 		if werr := render.WriteSeries(dir, rep); werr != nil && err == nil {
 			err = werr
 		}

@@ -148,14 +148,7 @@ func (r *testRun) finish(err error) error {
 	if perr != nil {
 		r.logf("kci: %v", perr)
 	}
-	reason := ""
-	if err != nil {
-		reason = lines.First(err.Error())
-		if r.ctx.Err() != nil {
-			reason = "interrupted"
-			err = errInterrupted
-		}
-	}
+	reason, err := r.stopped(err)
 	_ = r.rec.Finish(reason) // in rec.Err, checked below
 	run, rerr := r.rec.Snapshot()
 	var a *verdict.Analysis

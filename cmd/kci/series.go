@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kci-dev/kci/results/render"
+	"github.com/kci-dev/kci/results/verdict"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -140,7 +141,7 @@ func (c *seriesCmd) check(cmd *cobra.Command, args []string) error {
 func (c *seriesCmd) run(cmd *cobra.Command, args []string) error {
 	// A run directory of kci series: render it again.
 	if len(args) == 1 {
-		if rep, err := results.LoadSeries(args[0]); err == nil {
+		if rep, err := loadSeries(args[0]); err == nil {
 			return renderSeries(os.Stdout, rep, c.format)
 		}
 	}
@@ -208,6 +209,19 @@ func (c *seriesCmd) ownSeries(b *job.Builder, args []string) (job.SeriesBuilder,
 		return nil, nil, err
 	}
 	return b.OwnSeries(trees[0], extra)
+}
+
+// loadSeries reads a saved series run and decides its culprits again
+// from its boot records (verdict.RedecideSeries), as kci report decides
+// a test's rows again from run.json: a saved series says what this kci
+// decides of its boots.
+func loadSeries(dir string) (*results.Series, error) {
+	s, err := results.LoadSeries(dir)
+	if err != nil {
+		return nil, err
+	}
+	verdict.RedecideSeries(s)
+	return s, nil
 }
 
 func renderSeries(w io.Writer, rep *results.Series, format string) error {
