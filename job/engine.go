@@ -15,6 +15,7 @@ import (
 	"github.com/kci-dev/kci/internal/progress"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/results"
+	"github.com/kci-dev/kci/vm/event"
 	"github.com/kci-dev/kci/wire"
 )
 
@@ -144,6 +145,9 @@ type bootSpec struct {
 	Label  string // what logs and the progress meter call it
 	Role   string // results.RoleBase or RolePatched
 	Rep    int    // the logical seed: the guest's is seeds.guest(Rep)
+	// Watch and Tee show the boot live (BootRequest's).
+	Watch func(event.Event)
+	Tee   io.Writer
 }
 
 // consoleFile is where the boot's console goes, inside the run
@@ -159,7 +163,8 @@ func (e *engine) boot(ctx context.Context, s bootSpec) (res *BootResult, kind st
 	if err := os.MkdirAll(filepath.Join(e.dir, "console"), 0o755); err != nil {
 		return nil, failure.Infra, classify("results", err)
 	}
-	res, err = e.booter.Boot(ctx, BootRequest{Kernel: s.Kernel, Plan: s.Plan, Console: filepath.Join(e.dir, s.consoleFile()), Label: s.Label, Seed: e.seeds.guest(s.Rep)})
+	res, err = e.booter.Boot(ctx, BootRequest{Kernel: s.Kernel, Plan: s.Plan, Console: filepath.Join(e.dir, s.consoleFile()), Label: s.Label,
+		Seed: e.seeds.guest(s.Rep), Watch: s.Watch, Tee: s.Tee})
 	if res != nil {
 		kind = res.ErrorKind
 	}

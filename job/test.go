@@ -1,6 +1,8 @@
 package job
 
 import (
+	"github.com/kci-dev/kci/vm"
+	"github.com/kci-dev/kci/vm/event"
 	"context"
 	"errors"
 	"fmt"
@@ -35,6 +37,10 @@ type BootRequest struct {
 	// Seed is the guest's random seed under icount (vm.Config.Seed):
 	// the repetition, the same for base and patched.
 	Seed uint64
+	// Watch, when set, sees every agent event as it arrives, and Tee a
+	// copy of the console as it is written (kci run shows both live).
+	Watch func(event.Event)
+	Tee   io.Writer
 }
 
 // BootResult is what one boot produced. Partial results come back with an
@@ -65,6 +71,9 @@ type BootResult struct {
 	// Phases are where the boot's host wall time went (vm.Phase); served
 	// from the result cache they are the stored boot's.
 	Phases []results.BootPhase `json:",omitempty"`
+	// VM is QEMU's own account of the boot (pinning, done, wall time),
+	// which kci run prints; not kept by the result cache.
+	VM *vm.Result `json:"-"`
 }
 
 // RepsByAccel is kci test's TestOptions.RepsFor: under TCG with the
