@@ -1,8 +1,6 @@
 package job
 
 import (
-	"github.com/kci-dev/kci/vm"
-	"github.com/kci-dev/kci/vm/event"
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +17,8 @@ import (
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/project"
 	"github.com/kci-dev/kci/results"
+	"github.com/kci-dev/kci/vm"
+	"github.com/kci-dev/kci/vm/event"
 	"github.com/kci-dev/kci/wire"
 )
 
