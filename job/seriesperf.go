@@ -218,26 +218,37 @@ func LocatePerf(prefixes []int, measure func(k int) (map[string]float64, error),
 // Exact programs (the others, on the clients' grid) need only 3.
 const seriesSeeds = 6
 
-// locateSeeded boots every measured prefix with logical seeds
-// 1..r.nSeeds() that its record does not hold yet (seed 1 and the tree's
-// spread seeds are there already), through the engine's queue, in
-// prefix then seed order, and locates each program's changes from the
-// record through the test (verdict.SeriesCulprits).
-func (r *seriesRun) locateSeeded(prefixes []int, minPct float64) (int, error) {
+// measureAll boots, through the engine's queue, every prefix of
+// prefixes at every logical seed of reps that its record does not hold a
+// measurement of yet, in prefix then seed order, with plan(k, rep). The
+// numbers are then in the record (r.out.Costs).
+func (r *seriesRun) measureAll(prefixes, reps []int, plan func(k, rep int) wire.Plan) error {
 	var queue []queued
 	for _, k := range prefixes {
-		for rep := 1; rep <= r.nSeeds(); rep++ {
+		for _, rep := range reps {
 			if _, ok := r.out.Measurement(k, rep); ok {
 				continue
 			}
 			queue = append(queue, queued{kernel: fmt.Sprint(k), what: fmt.Sprintf("%s prefix %d seed %d", r.tr.Name, k, rep),
-				boot: func(context.Context) error {
-					_, err := r.benchBoot(k, wire.Plan{Variants: r.o.Variants}, rep)
-					return err
-				}})
+				boot: func(context.Context) error { _, err := r.benchBoot(k, plan(k, rep), rep); return err }})
 		}
 	}
-	if err := r.runQueue(queue); err != nil {
+	return r.runQueue(queue)
+}
+
+// benchPlan is a bench boot's plan: the variants alone.
+func (r *seriesRun) benchPlan(int, int) wire.Plan { return wire.Plan{Variants: r.o.Variants} }
+
+// locateSeeded measures every measured prefix at logical seeds
+// 1..r.nSeeds() (seed 1 and the tree's spread seeds are there already)
+// and locates each program's changes from the record through the test
+// (verdict.SeriesCulprits).
+func (r *seriesRun) locateSeeded(prefixes []int, minPct float64) (int, error) {
+	reps := make([]int, r.nSeeds())
+	for i := range reps {
+		reps[i] = i + 1
+	}
+	if err := r.measureAll(prefixes, reps, r.benchPlan); err != nil {
 		return 0, err
 	}
 	r.out.Seeds, r.out.MinEffectPct = r.nSeeds(), minPct
@@ -285,12 +296,7 @@ func (r *seriesRun) locatePerf() error {
 	case seeded:
 		family, err = r.locateSeeded(prefixes, minPct)
 	case err == nil && r.o.Each:
-		for _, k := range prefixes {
-			if _, err = r.measure(k); err != nil {
-				break
-			}
-		}
-		if err == nil {
+		if err = r.measureAll(prefixes, []int{1}, r.benchPlan); err == nil {
 			steps = AdjacentSteps(prefixes, r.out.CostsAt(1), thr)
 		}
 	case err == nil:
@@ -326,14 +332,17 @@ func (r *seriesRun) treeSpread() (map[string]float64, error) {
 	if _, ok := r.out.Measurement(0, 1); ok {
 		seedPlan = r.survival
 	}
-	m, err := r.measure(0)
-	runs := []map[string]float64{m}
-	for _, seed := range spreadSeeds[1:] {
-		if err != nil {
-			break
+	err := r.measureAll([]int{0}, spreadSeeds, func(_, rep int) wire.Plan {
+		if rep == 1 {
+			return r.benchPlan(0, rep)
 		}
-		m, err = r.benchBoot(0, seedPlan, seed)
-		runs = append(runs, m)
+		return seedPlan
+	})
+	var runs []map[string]float64
+	for _, rep := range spreadSeeds {
+		if m, ok := r.out.Costs(0, rep); ok {
+			runs = append(runs, m)
+		}
 	}
 	spread := SeedSpread(runs)
 	if err == nil {
