@@ -145,9 +145,11 @@ type bootSpec struct {
 	Label  string // what logs and the progress meter call it
 	Role   string // results.RoleBase or RolePatched
 	Rep    int    // the logical seed: the guest's is seeds.guest(Rep)
-	// Watch and Tee show the boot live (BootRequest's).
-	Watch func(event.Event)
-	Tee   io.Writer
+	// Watch, Tee, Append and BootTimeout are BootRequest's (kci run's).
+	Watch       func(event.Event)
+	Tee         io.Writer
+	Append      []string
+	BootTimeout time.Duration
 }
 
 // consoleFile is where the boot's console goes, inside the run
@@ -164,7 +166,7 @@ func (e *engine) boot(ctx context.Context, s bootSpec) (res *BootResult, kind st
 		return nil, failure.Infra, classify("results", err)
 	}
 	res, err = e.booter.Boot(ctx, BootRequest{Kernel: s.Kernel, Plan: s.Plan, Console: filepath.Join(e.dir, s.consoleFile()), Label: s.Label,
-		Seed: e.seeds.guest(s.Rep), Watch: s.Watch, Tee: s.Tee})
+		Seed: e.seeds.guest(s.Rep), Watch: s.Watch, Tee: s.Tee, Append: s.Append, BootTimeout: s.BootTimeout})
 	if res != nil {
 		kind = res.ErrorKind
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"path/filepath"
+	"time"
 
 	"github.com/kci-dev/kci/internal/lines"
 	"github.com/kci-dev/kci/kernel"
@@ -21,6 +22,9 @@ type OnceOptions struct {
 	// as it is written (nil: not shown).
 	Watch func(event.Event)
 	Tee   io.Writer
+	// Append and BootTimeout are the boot's own (BootRequest's).
+	Append      []string
+	BootTimeout time.Duration
 }
 
 // Once is one boot kci run made: its result and where its console is.
@@ -39,7 +43,7 @@ func BootOnce(ctx context.Context, b Booter, k *kernel.Artifacts, p wire.Plan, o
 		return Once{}, Classify("accelerator", err)
 	}
 	spec := bootSpec{Kernel: k, Plan: p, Tree: o.Tree, Name: "run", Label: o.Tree + " run", Role: results.RoleBase, Rep: 1,
-		Watch: o.Watch, Tee: o.Tee}
+		Watch: o.Watch, Tee: o.Tee, Append: o.Append, BootTimeout: o.BootTimeout}
 	res, kind, err := e.boot(ctx, spec)
 	once := Once{Result: res, Console: filepath.Join(e.dir, spec.consoleFile())}
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/kci-dev/kci/internal/failure"
 	"github.com/kci-dev/kci/wire"
@@ -27,7 +28,8 @@ func TestBootOnce(t *testing.T) {
 		dir := t.TempDir()
 		f := &fakeBooter{base: []boot{c.boot}}
 		plan := wire.Plan{Command: []string{"uname", "-r"}}
-		once, err := BootOnce(context.Background(), f, fakeKernel("base-stock"), plan, OnceOptions{Dir: dir, Tree: "stock"})
+		o := OnceOptions{Dir: dir, Tree: "stock", Append: []string{"quiet"}, BootTimeout: 3 * time.Minute}
+		once, err := BootOnce(context.Background(), f, fakeKernel("base-stock"), plan, o)
 		var ee *ExitError
 		switch {
 		case c.code == 0 && err != nil:
@@ -44,6 +46,9 @@ func TestBootOnce(t *testing.T) {
 		}
 		if req.Seed != 1 || len(req.Plan.Command) != 2 || once.Result == nil {
 			t.Errorf("%s: seed %d, plan %+v, result %v: want seed 1, the plan given, a result", c.name, req.Seed, req.Plan, once.Result)
+		}
+		if len(req.Append) != 1 || req.Append[0] != "quiet" || req.BootTimeout != 3*time.Minute {
+			t.Errorf("%s: append %q, boot timeout %v: want [quiet], 3m", c.name, req.Append, req.BootTimeout)
 		}
 	}
 }

@@ -41,6 +41,12 @@ type BootRequest struct {
 	// copy of the console as it is written (kci run shows both live).
 	Watch func(event.Event)
 	Tee   io.Writer
+	// Append adds kernel command line arguments to this boot, and
+	// BootTimeout (0: the booter's) bounds its start to ready: kci run's
+	// --append and --boot-timeout, which the accelerator probe does not
+	// take.
+	Append      []string
+	BootTimeout time.Duration
 }
 
 // BootResult is what one boot produced. Partial results come back with an

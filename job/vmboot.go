@@ -122,6 +122,10 @@ func (b *VMBooter) Boot(ctx context.Context, req BootRequest) (*BootResult, erro
 	cfg.StepTimeout = req.Plan.StepTimeout
 	cfg.Seed = req.Seed
 	cfg.Console = req.Tee
+	cfg.Append = append(append([]string(nil), cfg.Append...), req.Append...)
+	if req.BootTimeout > 0 {
+		cfg.BootTimeout = req.BootTimeout
+	}
 	log := b.Log
 	if req.Watch != nil {
 		log = nil // the watcher shows the guest's log lines

@@ -110,8 +110,6 @@ func (b *bootFlags) resolve(ctx context.Context, log io.Writer) (*kernel.Artifac
 		state = "cached"
 	}
 	fmt.Fprintf(log, "kci: initramfs %s (%s in %v)\n", img.Path, state, img.Duration.Round(time.Millisecond))
-	booter.VM.BootTimeout = b.bootTimeout
-	booter.VM.Append = append(booter.VM.Append, b.appendArgs...)
 	return k, booter, nil
 }
 
@@ -175,7 +173,8 @@ func (b *bootFlags) prepare(ctx context.Context, log io.Writer, files ...vmimage
 	}
 	fmt.Fprintf(log, "kci: accelerator %s (%s)\n", accel, why)
 	cfg := booter.VM
-	cfg.Kernel, cfg.Initrd, cfg.Dir = k.BzImage, initrd, dir
+	cfg.Kernel, cfg.Initrd, cfg.Dir, cfg.BootTimeout = k.BzImage, initrd, dir, b.bootTimeout
+	cfg.Append = append(cfg.Append, b.appendArgs...)
 	return cfg, nil
 }
 
@@ -242,7 +241,8 @@ func (b *bootFlags) boot(cmd *cobra.Command, plan wire.Plan, quiet bool) error {
 	if err != nil {
 		return err
 	}
-	o := job.OnceOptions{Dir: dir, Tree: b.tree, Log: errOut, Watch: func(ev event.Event) { printEvent(cmd.OutOrStdout(), ev) }}
+	o := job.OnceOptions{Dir: dir, Tree: b.tree, Log: errOut, Watch: func(ev event.Event) { printEvent(cmd.OutOrStdout(), ev) },
+		Append: b.appendArgs, BootTimeout: b.bootTimeout}
 	if b.kernel != "" {
 		o.Tree = "kernel"
 	}
