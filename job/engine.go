@@ -22,12 +22,12 @@ import (
 // engine is what a verb's run stands on: its directory, its log and
 // progress meter, the Booter, the accelerator the Booter settled once and
 // what is sized by it (the bench, how many boots run at once), the guest
-// seeds, and the boot queue (queue.go). kci test (testRun) and kci series
-// (seriesRun) are two plans over one: each names a kernel, a plan and a
-// logical seed per boot; engine.boot names the console file, calls the
-// Booter and fills in the failure kind, record makes the boot's record,
-// and bootBlame says whose fault a failure is, so both verbs size,
-// seed, queue, record and blame a boot alike.
+// seeds, and the boot queue (queue.go). kci test (testRun), kci series
+// (seriesRun) and kci run (BootOnce) are plans over one: each names a
+// kernel, a plan and a logical seed per boot; engine.boot names the
+// console file, calls the Booter and fills in the failure kind, record
+// makes the boot's record, and bootBlame says whose fault a failure is,
+// so every verb sizes, seeds, queues, records and blames a boot alike.
 type engine struct {
 	ctx    context.Context
 	dir    string          // the run directory
