@@ -66,8 +66,10 @@ patches/rht-no-shrink.patch) on the stock kernel with the tree's fragments; a
 prefix that precedes the patch defining an option the fragments ask for is
 reported as not checked, not as a failure.
 
-Writes series.json, series.txt and series.md into the run directory;
-"kci series RUNDIR" renders a saved one again (--format text|markdown|json).
+Writes series.json (every boot recorded, with its prefix and guest seed),
+series.txt and series.md into the run directory; "kci series RUNDIR"
+renders a saved one again (--format text|markdown|json), its culprits
+decided again from its boot records.
 A patch that adds a compiler warning or a checkpatch error is reported: the
 run exits 0 and kci post's check is neutral. With --fail-on-warnings it exits
 3 as a build failure does, and the check fails; series.json records the
