@@ -156,13 +156,13 @@ func TestResolveParallel(t *testing.T) {
 	}
 	for _, c := range cases {
 		r := &testRun{o: TestOptions{Parallel: c.asked, Clock: c.clock}}
-		err := r.resolveParallel(c.accel)
+		err := r.sizeParallel(c.accel, c.clock, c.asked)
 		if (err != nil) != c.refused || (!c.refused && r.parallel != c.want) {
 			t.Errorf("%s/%s --parallel %d: %d, %v; want %d, refused %v", c.accel, c.clock, c.asked, r.parallel, err, c.want, c.refused)
 		}
 	}
 	r := &testRun{o: TestOptions{Clock: results.ClockICount}}
-	if err := r.resolveParallel("tcg"); err != nil || r.parallel < 1 || r.parallel > 4 {
+	if err := r.sizeParallel("tcg", results.ClockICount, 0); err != nil || r.parallel < 1 || r.parallel > 4 {
 		t.Errorf("icount default: %d, %v; want the host's CPUs, 1..4", r.parallel, err)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/kci-dev/kci/results/render"
 	"github.com/kci-dev/kci/results/verdict"
 
-	"github.com/kci-dev/kci/internal/lines"
 	"github.com/kci-dev/kci/internal/version"
 
 	"github.com/kci-dev/kci/internal/progress"
@@ -123,7 +122,10 @@ func (st *SeriesTester) Series(ctx context.Context, o SeriesOptions) (string, *r
 	id := results.NewID()
 	start := time.Now()
 	dir := runDir(o.Out, start, id)
-	e := &engine{ctx: ctx, dir: dir, log: o.Log, meter: o.Progress, booter: st.Booter}
+	// One boot at a time: a series' noisy location decides each boot
+	// from the last, and its records keep the order of its boots.
+	e := &engine{ctx: ctx, dir: dir, log: o.Log, meter: o.Progress, booter: st.Booter,
+		seeds: seedMap{first: o.FirstSeed}, bench: o.Bench, benchFor: o.BenchFor, parallel: 1}
 	// The trees are chosen before the run directory exists: a series that
 	// applies to no tree, or a tree that is not in kci.yaml, leaves nothing.
 	trees, err := st.chooseTrees(ctx, o.Trees, patches, e.logf)
@@ -136,16 +138,11 @@ func (st *SeriesTester) Series(ctx context.Context, o SeriesOptions) (string, *r
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", nil, classify("results", err)
 	}
-	rep := &results.Series{Schema: 1, ID: id, Start: start, Args: o.Args, KCIVersion: version.String(), FailOnWarnings: o.FailOnWarnings}
+	rep := &results.Series{Schema: results.SeriesSchema, ID: id, Start: start, Args: o.Args, KCIVersion: version.String(), FailOnWarnings: o.FailOnWarnings}
 	finish := func(err error) (string, *results.Series, error) {
 		rep.End = time.Now()
-		if err != nil {
-			rep.Incomplete = true
-			rep.IncompleteReason = lines.First(err.Error())
-			if ctx.Err() != nil {
-				rep.IncompleteReason, err = "interrupted", errInterrupted
-			}
-		}
+		rep.IncompleteReason, err = e.stopped(err)
+		rep.Incomplete = err != nil
 		if werr := render.WriteSeries(dir, rep); werr != nil && err == nil {
 			err = werr
 		}

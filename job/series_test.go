@@ -98,6 +98,7 @@ type fakeSeriesBooter struct {
 	readSeed map[uint64]float64 // guest seed -> percent added to gtp_read
 	boots    []string           // key, "+bench" when the plan measured, " seed N" unless seed 1
 	onBoot   func(BootRequest)  // called as each boot starts
+	clock    string             // the boots' clock: "" is icount
 }
 
 func (f *fakeSeriesBooter) Boot(ctx context.Context, req BootRequest) (*BootResult, error) {
@@ -120,6 +121,9 @@ func (f *fakeSeriesBooter) Boot(ctx context.Context, req BootRequest) (*BootResu
 		return &BootResult{ErrorKind: "crash"}, errors.New("kernel panic: BUG: kernel NULL pointer dereference")
 	}
 	r := &BootResult{Accel: "tcg", Clock: results.ClockICount, Sanity: &wire.Sanity{}}
+	if f.clock != "" {
+		r.Clock = f.clock
+	}
 	if req.Plan.Survival {
 		r.Cells = []wire.Cell{
 			{Carrier: "skb", Path: "lo", Expected: "survives", Observed: "survives", Pass: !f.lose[key]},

@@ -1,6 +1,7 @@
 package job
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -18,23 +19,7 @@ import (
 // spreadSeeds are the guest seeds the tree's kernel is measured with to
 // learn how much each program moves with the guest's randomness alone.
 // Seed 1 is every other boot's seed, so its run doubles as prefix 0.
-var spreadSeeds = []uint64{1, 2, 3}
-
-// progCosts is each valid variant's per-program cost, keyed variant/prog,
-// plus the variant total keyed variant.
-func progCosts(vs []wire.VariantResult) map[string]float64 {
-	m := map[string]float64{}
-	for _, v := range vs {
-		if v.Skipped != "" || !v.Valid {
-			continue
-		}
-		costs, _ := results.PerPacket(results.ProgStatsOf(v.Programs))
-		for _, c := range costs {
-			m[v.Variant+"/"+c.Name] = c.NsPerPkt
-		}
-	}
-	return m
-}
+var spreadSeeds = []int{1, 2, 3}
 
 func deltas(before, after map[string]float64, against int) []results.ProgDelta {
 	var out []results.ProgDelta
@@ -233,50 +218,43 @@ func LocatePerf(prefixes []int, measure func(k int) (map[string]float64, error),
 // Exact programs (the others, on the clients' grid) need only 3.
 const seriesSeeds = 6
 
-// locateSeeded boots every measured prefix with seeds 1..seriesSeeds
-// (seed 1 through measure, whose runs are shared with the rest of the
-// series report; prefix 0's seeds 2 and 3 from runs) and locates each
-// program's changes through the test.
-func locateSeeded(prefixes []int, seeds int, runs []map[string]float64, measure func(k int) (map[string]float64, error),
-	bench func(k int, seed uint64) (map[string]float64, error), minPct float64) ([]verdict.Located, int, error) {
-	vals := map[int]map[string][]float64{}
+// measureAll boots, through the engine's queue, every prefix of
+// prefixes at every logical seed of reps that its record does not hold a
+// measurement of yet, in prefix then seed order, with plan(k, rep). The
+// numbers are then in the record (r.out.Costs).
+func (r *seriesRun) measureAll(prefixes, reps []int, plan func(k, rep int) wire.Plan) error {
+	var queue []queued
 	for _, k := range prefixes {
-		vals[k] = map[string][]float64{}
-		for seed := uint64(1); seed <= uint64(seeds); seed++ {
-			var m map[string]float64
-			var err error
-			switch {
-			case k == 0 && int(seed) <= len(runs):
-				m = runs[seed-1]
-			case seed == 1:
-				m, err = measure(k)
-			default:
-				m, err = bench(k, seed)
+		for _, rep := range reps {
+			if _, ok := r.out.Measurement(k, rep); ok {
+				continue
 			}
-			if err != nil {
-				return nil, 0, err
-			}
-			for key, v := range m {
-				vals[k][key] = append(vals[k][key], v)
-			}
+			queue = append(queue, queued{kernel: fmt.Sprint(k), what: fmt.Sprintf("%s prefix %d seed %d", r.tr.Name, k, rep),
+				boot: func(context.Context) error { _, err := r.benchBoot(k, plan(k, rep), rep); return err }})
 		}
 	}
-	located, family := verdict.LocateSeries(prefixes, vals, minPct)
-	return located, family, nil
+	return r.runQueue(queue)
 }
 
-// culpritsOf turns located changes into the report's culprits.
-func culpritsOf(located []verdict.Located, n int, minPct float64, subject func(k int) string) []results.Culprit {
-	var out []results.Culprit
-	for _, l := range located {
-		c := results.Culprit{Patch: l.Patch, Of: n, Subject: subject(l.Patch), Key: l.Key, Before: l.Before, After: l.After, Pct: l.Pct,
-			Share: l.Share, Unit: "instruction-time", ThrPct: minPct, Lo: l.Lo, Hi: l.Hi, Seeds: l.SeedsA}
-		if !l.Culprit {
-			c.From = l.From + 1
-		}
-		out = append(out, c)
+// benchPlan is a bench boot's plan: the variants alone.
+func (r *seriesRun) benchPlan(int, int) wire.Plan { return wire.Plan{Variants: r.o.Variants} }
+
+// locateSeeded measures every measured prefix at logical seeds
+// 1..r.nSeeds() (seed 1 and the tree's spread seeds are there already)
+// and locates each program's changes from the record through the test
+// (verdict.SeriesCulprits).
+func (r *seriesRun) locateSeeded(prefixes []int, minPct float64) (int, error) {
+	reps := make([]int, r.nSeeds())
+	for i := range reps {
+		reps[i] = i + 1
 	}
-	return out
+	if err := r.measureAll(prefixes, reps, r.benchPlan); err != nil {
+		return 0, err
+	}
+	r.out.Seeds, r.out.MinEffectPct = r.nSeeds(), minPct
+	var family int
+	r.out.Culprits, family = verdict.SeriesCulprits(r.out)
+	return family, nil
 }
 
 // seededNote is a deterministic series' perf note: how its changes were
@@ -310,25 +288,16 @@ func (r *seriesRun) locatePerf() error {
 	if minPct <= 0 {
 		minPct = results.DefaultMinEffectPct
 	}
-	runs, spread, err := r.treeSpread()
+	spread, err := r.treeSpread()
 	thr := func(key string) float64 { return math.Max(minPct, spread[key]) }
 	var steps []PerfStep
 	seeded, family := err == nil && r.rep.Clock == results.ClockICount, 0
 	switch {
 	case seeded:
-		var located []verdict.Located
-		located, family, err = locateSeeded(prefixes, r.seeds(), runs, r.measure, func(k int, seed uint64) (map[string]float64, error) {
-			return r.bench(k, wire.Plan{Variants: r.o.Variants}, seed)
-		}, minPct)
-		r.out.Culprits = culpritsOf(located, len(r.patches), minPct, func(k int) string { return r.patches[k-1].Subject })
+		family, err = r.locateSeeded(prefixes, minPct)
 	case err == nil && r.o.Each:
-		for _, k := range prefixes {
-			if _, err = r.measure(k); err != nil {
-				break
-			}
-		}
-		if err == nil {
-			steps = AdjacentSteps(prefixes, r.perf, thr)
+		if err = r.measureAll(prefixes, []int{1}, r.benchPlan); err == nil {
+			steps = AdjacentSteps(prefixes, r.out.CostsAt(1), thr)
 		}
 	case err == nil:
 		steps, err = LocatePerf(prefixes, r.measure, thr)
@@ -344,8 +313,8 @@ func (r *seriesRun) locatePerf() error {
 	return nil
 }
 
-// seeds is how many guest seeds every measured prefix gets under icount.
-func (r *seriesRun) seeds() int {
+// nSeeds is how many guest seeds every measured prefix gets under icount.
+func (r *seriesRun) nSeeds() int {
 	if r.o.Seeds > 0 {
 		return r.o.Seeds
 	}
@@ -356,40 +325,43 @@ func (r *seriesRun) seeds() int {
 // moves only beyond what a seed change alone does to it there, as any
 // code change perturbs the guest like a seed change. Seed 1's run is
 // prefix 0, paired with the others.
-func (r *seriesRun) treeSpread() ([]map[string]float64, map[string]float64, error) {
+func (r *seriesRun) treeSpread() (map[string]float64, error) {
 	// The extra seeds run the plan seed 1 had: with --each and
 	// validation boots, survival ran before the bench.
 	seedPlan := wire.Plan{Variants: r.o.Variants}
-	if _, ok := r.perf[0]; ok {
+	if _, ok := r.out.Measurement(0, 1); ok {
 		seedPlan = r.survival
 	}
-	m, err := r.measure(0)
-	runs := []map[string]float64{m}
-	for _, seed := range spreadSeeds[1:] {
-		if err != nil {
-			break
+	err := r.measureAll([]int{0}, spreadSeeds, func(_, rep int) wire.Plan {
+		if rep == 1 {
+			return r.benchPlan(0, rep)
 		}
-		m, err = r.bench(0, seedPlan, seed)
-		runs = append(runs, m)
+		return seedPlan
+	})
+	var runs []map[string]float64
+	for _, rep := range spreadSeeds {
+		if m, ok := r.out.Costs(0, rep); ok {
+			runs = append(runs, m)
+		}
 	}
 	spread := SeedSpread(runs)
 	if err == nil {
-		r.logf("kci: [%s] spread of the tree kernel over seeds %d–%d: %s", r.tr.Name, r.guestSeed(1), r.guestSeed(uint64(len(spreadSeeds))), spreadLine(spread))
+		r.logf("kci: [%s] spread of the tree kernel over seeds %d–%d: %s", r.tr.Name, r.seeds.guest(1), r.seeds.guest(len(spreadSeeds)), spreadLine(spread))
 	}
-	return runs, spread, err
+	return spread, err
 }
 
-// bench boots prefix k (0: the tree's kernel) with plan p and guest seed
-// seed, and returns its per-program costs.
-func (r *seriesRun) bench(k int, p wire.Plan, seed uint64) (map[string]float64, error) {
-	label, kern := "base bench", r.base
+// benchBoot boots prefix k (0: the tree's kernel) with plan p at logical
+// seed rep, and returns its per-program costs.
+func (r *seriesRun) benchBoot(k int, p wire.Plan, rep int) (map[string]float64, error) {
+	label := "base bench"
 	if k > 0 {
-		label, kern = fmt.Sprintf("patch %d of %d bench", k, len(r.patches)), r.built[k]
+		label = fmt.Sprintf("patch %d of %d bench", k, len(r.patches))
 	}
-	if seed != 1 {
-		label += fmt.Sprintf(" seed %d", seed)
+	if rep != 1 {
+		label += fmt.Sprintf(" seed %d", rep)
 	}
-	pb, res, err := r.boot(kern, label, p, seed)
+	pb, res, err := r.boot(k, label, p, rep)
 	r.benchRuns++
 	if err != nil {
 		return nil, err
@@ -397,20 +369,15 @@ func (r *seriesRun) bench(k int, p wire.Plan, seed uint64) (map[string]float64, 
 	if pb.Result != results.StepOK || res == nil {
 		return nil, fmt.Errorf("%s: %s", label, pb.Error)
 	}
-	return progCosts(res.Variants), nil
+	return results.ProgCosts(results.VariantsOf(res.Variants)), nil
 }
 
-// measure is prefix k's seed-1 costs, booted once.
+// measure is prefix k's seed-1 costs: its record's, or booted once.
 func (r *seriesRun) measure(k int) (map[string]float64, error) {
-	if m, ok := r.perf[k]; ok {
+	if m, ok := r.out.Costs(k, 1); ok {
 		return m, nil
 	}
-	m, err := r.bench(k, wire.Plan{Variants: r.o.Variants}, 1)
-	if err != nil {
-		return nil, err
-	}
-	r.perf[k] = m
-	return m, nil
+	return r.benchBoot(k, wire.Plan{Variants: r.o.Variants}, 1)
 }
 
 // noteSteps turns the noisy rule's steps into culprits, puts each
@@ -426,17 +393,17 @@ func (r *seriesRun) noteSteps(steps []PerfStep, seeded bool, family int, minPct 
 		out.Culprits = append(out.Culprits, results.Culprit{Patch: s.Patch, Of: n, Subject: r.patches[s.Patch-1].Subject,
 			Key: s.Key, Before: s.Before, After: s.After, Pct: s.Pct, Share: s.Share, Unit: unit, ThrPct: s.ThrPct})
 	}
-	prev := 0
+	perf, prev := out.CostsAt(1), 0
 	for i := range out.Patches {
 		k := out.Patches[i].Index
-		if m, ok := r.perf[k]; ok {
-			out.Patches[i].Perf = deltas(r.perf[prev], m, prev)
+		if m, ok := perf[k]; ok {
+			out.Patches[i].Perf = deltas(perf[prev], m, prev)
 			prev = k
 		}
 	}
 	out.PerfBoots = r.benchRuns
 	if out.PerfNote == "" && seeded {
-		out.PerfNote = seededNote(r.guestSeed(1), r.seeds(), family, r.benchRuns, minPct, len(out.Culprits))
+		out.PerfNote = seededNote(r.seeds.guest(1), r.nSeeds(), family, r.benchRuns, minPct, len(out.Culprits))
 	}
 	if out.PerfNote != "" {
 		return
@@ -446,7 +413,7 @@ func (r *seriesRun) noteSteps(steps []PerfStep, seeded bool, family int, minPct 
 		how = "every prefix measured"
 	}
 	out.PerfNote = fmt.Sprintf("%s, threshold max(%.1f %%, each program's spread over seeds 1–%d of the tree kernel), %d bench boot(s) (%s)",
-		how, minPct, len(spreadSeeds), len(r.perf)+len(spreadSeeds)-1, unit)
+		how, minPct, len(spreadSeeds), len(perf)+len(spreadSeeds)-1, unit)
 	if len(steps) == 0 {
 		out.PerfNote = "the series moves no program beyond the threshold: " + out.PerfNote
 	}

@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/kci-dev/kci/results"
 )
 
 // TestSeriesSeedsOption: --seeds 4 boots every measured prefix with
@@ -253,6 +255,38 @@ func TestMovedByResolution(t *testing.T) {
 	for _, c := range cases {
 		if got := movedBy(c.a, c.b, c.thr); got != c.want {
 			t.Errorf("movedBy(%v, %v, %v%%) = %v, want %v", c.a, c.b, c.thr, got, c.want)
+		}
+	}
+}
+
+// TestSeriesPerfNoisy: under a noisy clock the series is not located
+// through the test: the tree's kernel is measured over seeds 1-3 for its
+// spread, then prefixes are bisected (one boot each, from the record) or,
+// with --each, every prefix's validation boot is its measurement.
+func TestSeriesPerfNoisy(t *testing.T) {
+	for _, each := range []bool{false, true} {
+		b := &fakeSeriesBuilder{treeLog: filepath.Join(warnDir, "0-tree.log")}
+		boot := &fakeSeriesBooter{clock: results.ClockHost, perf: map[string]float64{"tree": 100, "prefix-1": 100, "prefix-2": 100, "prefix-3": 200, "prefix-4": 200}}
+		rep, _, _ := runSeries(t, seriesTester(b, boot), SeriesOptions{Patches: []string{writeDiffs(t, 4)}, Trees: []string{"stock"},
+			Boot: true, Survival: true, Variants: []string{"gtp"}, Each: each})
+		tr := rep.Trees[0]
+		want := []string{"tree", "prefix-1", "prefix-2", "prefix-3", "prefix-4", "tree+bench", "tree+bench seed 2", "tree+bench seed 3", "prefix-4+bench", "prefix-2+bench", "prefix-3+bench"}
+		note := "binary search over prefixes, threshold max(0.5 %, each program's spread over seeds 1–3 of the tree kernel), 6 bench boot(s) (wall, one boot: noisy)"
+		if each {
+			want = []string{"tree+bench", "prefix-1+bench", "prefix-2+bench", "prefix-3+bench", "prefix-4+bench", "tree+bench seed 2", "tree+bench seed 3"}
+			note = "every prefix measured, threshold max(0.5 %, each program's spread over seeds 1–3 of the tree kernel), 7 bench boot(s) (wall, one boot: noisy)"
+		}
+		if !reflect.DeepEqual(boot.boots, want) {
+			t.Errorf("--each %v: boots %v, want %v", each, boot.boots, want)
+		}
+		if len(tr.Culprits) != 1 || tr.Culprits[0].Patch != 3 || tr.Culprits[0].Key != "gtp-gtp/gtp_write" || tr.Culprits[0].Pct != 100 || tr.Culprits[0].Seeds != 0 {
+			t.Errorf("--each %v: culprits %+v, want patch 3's gtp_write +100 %%, not seeded", each, tr.Culprits)
+		}
+		if tr.PerfNote != note {
+			t.Errorf("--each %v: note %q, want %q", each, tr.PerfNote, note)
+		}
+		if tr.Seeds != 0 {
+			t.Errorf("--each %v: record says located over %d seeds: want 0 (not through the test)", each, tr.Seeds)
 		}
 	}
 }

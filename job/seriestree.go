@@ -25,14 +25,15 @@ type seriesRun struct {
 	rep     *results.Series
 	save    func(*results.SeriesTree) error // the report so far, after every prefix
 
+	// out is the tree's record: its rows, and every boot (out.Boots),
+	// from which the perf numbers are read (out.Costs).
 	out       *results.SeriesTree
 	base      *kernel.Artifacts
 	accelDone bool
-	survival  wire.Plan                  // a validation boot's plan
-	perf      map[int]map[string]float64 // prefix (0: the tree) -> variant/prog -> ns/pkt, seed 1
-	baseCells []wire.Cell                // the tree kernel's survival: the reference
-	built     map[int]*kernel.Artifacts  // prefixes that built
-	benchRuns int                        // bench boots
+	survival  wire.Plan                 // a validation boot's plan
+	baseCells []wire.Cell               // the tree kernel's survival: the reference
+	built     map[int]*kernel.Artifacts // prefixes that built
+	benchRuns int                       // bench boots
 
 	// Bisectability: a break in the middle, repaired later.
 	prevBuilt bool
@@ -46,7 +47,7 @@ type seriesRun struct {
 // after every prefix.
 func (st *SeriesTester) tree(e *engine, tr *project.Tree, patches []kernel.Patch, o SeriesOptions, rep *results.Series, save func(*results.SeriesTree) error) (*results.SeriesTree, error) {
 	r := &seriesRun{engine: e, st: st, tr: tr, patches: patches, o: o, rep: rep, save: save,
-		out: &results.SeriesTree{Tree: tr.Name}, perf: map[int]map[string]float64{}, built: map[int]*kernel.Artifacts{}, prevBuilt: true}
+		out: &results.SeriesTree{Tree: tr.Name}, built: map[int]*kernel.Artifacts{}, prevBuilt: true}
 	began := time.Now()
 	defer func() { r.out.Time = time.Since(began) }()
 	err := r.run()
@@ -112,22 +113,19 @@ func (r *seriesRun) bootTree() error {
 	if !r.o.Boot {
 		return nil
 	}
-	pb, res, err := r.boot(r.base, "base", r.survival, 1)
+	pb, res, err := r.boot(0, "base", r.survival, 1)
 	r.out.BaseBoot = pb
 	if err != nil {
 		return err
 	}
 	if res != nil {
 		r.baseCells = res.Cells
-		if len(r.survival.Variants) > 0 {
-			r.perf[0] = progCosts(res.Variants)
-		}
 	}
 	return nil
 }
 
 // resolve settles the accelerator once, before the first boot, and
-// sizes the bench for it.
+// sizes the bench for it (the engine's size, as kci test's).
 func (r *seriesRun) resolve() error {
 	if r.accelDone {
 		return nil
@@ -136,36 +134,33 @@ func (r *seriesRun) resolve() error {
 	if !r.resolves() {
 		return nil
 	}
-	accel, why, err := r.settleAccel(r.base)
+	accel, why, err := r.size(r.base)
 	if err != nil {
 		return err
 	}
 	r.rep.Accel, r.rep.AccelReason = accel, why
-	if r.o.BenchFor != nil {
-		r.o.Bench = r.o.BenchFor(accel)
-	}
 	return nil
 }
 
-// guestSeed is the guest seed logical seed k boots with (FirstSeed).
-func (r *seriesRun) guestSeed(k uint64) uint64 {
-	return k + max(r.o.FirstSeed, 1) - 1
-}
-
-// boot runs one kernel with guest seed seed (1 for every boot but the
-// extra seeds of perf location, so that all prefixes stay paired). A
-// failure the kernel caused is the returned boot's; one of the
-// machine's is the error.
-func (r *seriesRun) boot(k *kernel.Artifacts, label string, p wire.Plan, seed uint64) (*results.PatchBoot, *BootResult, error) {
+// boot runs prefix's kernel (0: the tree's) with plan p at logical seed
+// rep (1 for every boot but the extra seeds of perf location, so that
+// all prefixes stay paired) and records it in the tree's boots. A
+// failure the kernel caused is the returned boot's; one of the machine's
+// is the error.
+func (r *seriesRun) boot(prefix int, label string, p wire.Plan, rep int) (*results.PatchBoot, *BootResult, error) {
 	if err := r.resolve(); err != nil {
 		return nil, nil, err
 	}
+	k, role := r.base, results.RoleBase
+	if prefix > 0 {
+		k, role = r.built[prefix], results.RolePatched
+	}
 	p.Sanity = true
 	if len(p.Variants) > 0 {
-		p.Bench = r.o.Bench
+		p.Bench = r.bench
 	}
-	p.StepTimeout = stepTimeout(r.o.Bench) // as kci test: survival steps get the same bound
-	spec := bootSpec{Kernel: k, Plan: p, Tree: r.tr.Name, Name: label, Label: r.tr.Name + " " + label, Seed: r.guestSeed(seed)}
+	p.StepTimeout = stepTimeout(r.bench) // as kci test: survival steps get the same bound
+	spec := bootSpec{Kernel: k, Plan: p, Tree: r.tr.Name, Name: label, Label: r.tr.Name + " " + label, Role: role, Rep: rep}
 	meter := r.meter
 	meter.Begin("[%s] boot %s", r.tr.Name, label)
 	s := time.Now()
@@ -173,6 +168,9 @@ func (r *seriesRun) boot(k *kernel.Artifacts, label string, p wire.Plan, seed ui
 	pb := &results.PatchBoot{Result: results.StepOK, Time: time.Since(s), ConsoleLog: spec.consoleFile()}
 	if res != nil {
 		r.noteBoot(res, pb)
+	}
+	if r.ctx.Err() == nil { // an interrupted boot has no result, and is nobody's fault
+		r.addBoot(r.record(spec, res, kind, err), prefix, len(p.Variants) > 0)
 	}
 	if err == nil {
 		meter.End("done")
@@ -187,6 +185,15 @@ func (r *seriesRun) boot(k *kernel.Artifacts, label string, p wire.Plan, seed ui
 		return pb, res, blame
 	}
 	return pb, res, nil // the prefix's own failure: its row says so
+}
+
+// addBoot records b, a boot of prefix, numbered within the whole series.
+func (r *seriesRun) addBoot(b results.Boot, prefix int, bench bool) {
+	b.Seq = len(r.out.Boots) + 1
+	for _, t := range r.rep.Trees {
+		b.Seq += len(t.Boots)
+	}
+	r.out.Boots = append(r.out.Boots, results.SeriesBoot{Boot: b, Prefix: prefix, Bench: bench})
 }
 
 // noteBoot takes what a boot says of the host into the report, and its
@@ -224,7 +231,7 @@ func (r *seriesRun) prefix(k int, warnings kernel.WarningSet) (*results.PatchRes
 		row.Apply, row.Build = results.StepBlocked, results.StepBlocked
 		return row, nil
 	}
-	a, logFile, err := r.build(k, row)
+	logFile, err := r.build(k, row)
 	if err != nil && r.ctx.Err() != nil {
 		return nil, err // interrupted: the prefix has no result
 	}
@@ -238,16 +245,13 @@ func (r *seriesRun) prefix(k int, warnings kernel.WarningSet) (*results.PatchRes
 	if row.Build != results.StepOK || !r.o.Boot {
 		return row, nil
 	}
-	pb, res, err := r.boot(a, fmt.Sprintf("patch %d of %d", k, n), r.survival, 1)
+	pb, res, err := r.boot(k, fmt.Sprintf("patch %d of %d", k, n), r.survival, 1)
 	row.Boot = pb
 	if r.ctx.Err() != nil {
 		row.Boot = nil // interrupted: no result, and nobody's fault
 	}
 	if res != nil && row.Boot != nil {
 		pb.Lost = lostCells(r.baseCells, res.Cells)
-		if len(r.survival.Variants) > 0 && err == nil && pb.Result == results.StepOK {
-			r.perf[k] = progCosts(res.Variants)
-		}
 	}
 	return row, err
 }
@@ -265,8 +269,9 @@ func (r *seriesRun) applyFailed() bool {
 // build applies and builds prefix k into row: a patch that does not
 // apply, a build or config failure, or a prefix not yet verifiable is
 // the row's result; the error is only for what is not the series'
-// doing. It returns the kernel (nil unless built) and the build log.
-func (r *seriesRun) build(k int, row *results.PatchResult) (*kernel.Artifacts, string, error) {
+// doing. It returns the build log; the kernel, when built, is
+// r.built[k].
+func (r *seriesRun) build(k int, row *results.PatchResult) (string, error) {
 	n := len(r.patches)
 	meter := r.meter
 	meter.Begin("[%s] building patch %d/%d", r.tr.Name, k, n)
@@ -283,10 +288,10 @@ func (r *seriesRun) build(k int, row *results.PatchResult) (*kernel.Artifacts, s
 		meter.End("%s", hitOrBuilt(a))
 		row.Release, row.BuildKey, row.CacheHit = a.Release, a.Key, a.CacheHit
 		r.built[k] = a
-		return a, a.Log, nil
+		return a.Log, nil
 	case r.ctx.Err() != nil:
 		meter.End("interrupted")
-		return nil, "", r.ctx.Err()
+		return "", r.ctx.Err()
 	case errors.As(err, &ae):
 		meter.End("does not apply")
 		row.Apply, row.Build = results.StepFail, results.StepSkipped
@@ -297,7 +302,7 @@ func (r *seriesRun) build(k int, row *results.PatchResult) (*kernel.Artifacts, s
 		if be.First != "" {
 			row.BuildError = strings.TrimPrefix(be.First, "../") // make runs in O=.kci-o
 		}
-		return nil, be.Log, nil
+		return be.Log, nil
 	case errors.As(err, &ve):
 		// Built, but what the series adds so far is not all in BTF: in
 		// the middle of a series that can be legitimate (a kfunc declared
@@ -318,9 +323,9 @@ func (r *seriesRun) build(k int, row *results.PatchResult) (*kernel.Artifacts, s
 		}
 	default:
 		meter.End("failed")
-		return nil, "", classify(fmt.Sprintf("tree %s: patch %d/%d", r.tr.Name, k, n), err)
+		return "", classify(fmt.Sprintf("tree %s: patch %d/%d", r.tr.Name, k, n), err)
 	}
-	return nil, "", nil
+	return "", nil
 }
 
 // newWarnings are the warnings of prefix k's build log that the previous

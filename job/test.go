@@ -17,6 +17,8 @@ import (
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/project"
 	"github.com/kci-dev/kci/results"
+	"github.com/kci-dev/kci/vm"
+	"github.com/kci-dev/kci/vm/event"
 	"github.com/kci-dev/kci/wire"
 )
 
@@ -35,6 +37,16 @@ type BootRequest struct {
 	// Seed is the guest's random seed under icount (vm.Config.Seed):
 	// the repetition, the same for base and patched.
 	Seed uint64
+	// Watch, when set, sees every agent event as it arrives, and Tee a
+	// copy of the console as it is written (kci run shows both live).
+	Watch func(event.Event)
+	Tee   io.Writer
+	// Append adds kernel command line arguments to this boot, and
+	// BootTimeout (0: the booter's) bounds its start to ready: kci run's
+	// --append and --boot-timeout, which the accelerator probe does not
+	// take.
+	Append      []string
+	BootTimeout time.Duration
 }
 
 // BootResult is what one boot produced. Partial results come back with an
@@ -65,6 +77,9 @@ type BootResult struct {
 	// Phases are where the boot's host wall time went (vm.Phase); served
 	// from the result cache they are the stored boot's.
 	Phases []results.BootPhase `json:",omitempty"`
+	// VM is QEMU's own account of the boot (pinning, done, wall time),
+	// which kci run prints; not kept by the result cache.
+	VM *vm.Result `json:"-"`
 }
 
 // RepsByAccel is kci test's TestOptions.RepsFor: under TCG with the
@@ -174,7 +189,8 @@ type Result struct {
 
 // Test builds, boots and compares; the steps are in teststeps.go.
 func (t *Tester) Test(ctx context.Context, o TestOptions) (Result, error) {
-	r := &testRun{engine: engine{ctx: ctx, log: o.Log, meter: o.Progress, booter: t.Booter}, t: t, o: o}
+	r := &testRun{engine: engine{ctx: ctx, log: o.Log, meter: o.Progress, booter: t.Booter,
+		seeds: seedMap{fixed: o.Seed, first: o.FirstSeed}, bench: o.Bench, benchFor: o.BenchFor}, t: t, o: o}
 	if err := r.judge(); err != nil {
 		return Result{}, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -65,8 +64,6 @@ type testRun struct {
 	// autoReps: the user gave no --reps (nor kci.yaml), so the number of
 	// seeds is the adaptive rule's to choose under icount.
 	autoReps bool
-	// parallel is how many boots run at once (resolveAccel settles it).
-	parallel int
 	// mu orders what concurrent boots share: the count, the profiles, the
 	// log. The recorder locks itself.
 	mu sync.Mutex
@@ -151,14 +148,7 @@ func (r *testRun) finish(err error) error {
 	if perr != nil {
 		r.logf("kci: %v", perr)
 	}
-	reason := ""
-	if err != nil {
-		reason = lines.First(err.Error())
-		if r.ctx.Err() != nil {
-			reason = "interrupted"
-			err = errInterrupted
-		}
-	}
+	reason, err := r.stopped(err)
 	_ = r.rec.Finish(reason) // in rec.Err, checked below
 	run, rerr := r.rec.Snapshot()
 	var a *verdict.Analysis
@@ -301,51 +291,26 @@ func (r *testRun) buildKernels() error {
 }
 
 // resolveAccel settles the accelerator before booting: it decides the
-// plan's size.
+// plan's size (the engine's bench, the reps, how many boots at once).
 func (r *testRun) resolveAccel() error {
 	if !r.resolves() {
-		return r.resolveParallel("")
+		return r.sizeParallel("", r.o.Clock, r.o.Parallel)
 	}
 	var accel, why string
-	if err := r.phase("accel", "", "", func() (err error) { accel, why, err = r.settleAccel(r.jobs[0].base); return }); err != nil {
+	if err := r.phase("accel", "", "", func() (err error) { accel, why, err = r.size(r.jobs[0].base); return }); err != nil {
 		return err
 	}
 	_ = r.rec.Update(func(run *results.Run) { run.Host.Accel, run.Host.AccelReason = accel, why })
 	switch {
-	case accel == "tcg" && r.o.Clock == results.ClockICount:
+	case accel == results.AccelTCG && r.o.Clock == results.ClockICount:
 		r.logf("kci: emulated (TCG, icount): numbers are %s", results.InstructionTimeLabel)
-	case accel == "tcg":
+	case accel == results.AccelTCG:
 		r.logf("kci: emulated (TCG): numbers are %s", results.EmulatedLabel)
-	}
-	if r.o.BenchFor != nil {
-		r.o.Bench = r.o.BenchFor(accel)
 	}
 	if r.o.Reps <= 0 && r.o.RepsFor != nil {
 		r.o.Reps = r.o.RepsFor(accel)
 	}
-	return r.resolveParallel(accel)
-}
-
-// resolveParallel settles how many boots run at once: see
-// TestOptions.Parallel. Without an accelerator choice (a scripted
-// booter) the number asked for stands.
-func (r *testRun) resolveParallel(accel string) error {
-	deterministic := accel == "tcg" && r.o.Clock == results.ClockICount
-	switch {
-	case r.o.Parallel > 1 && accel != "" && !deterministic:
-		return &ExitError{Code: ExitInternal, Cause: fmt.Sprintf("--parallel %d: only deterministic boots (TCG with the instruction clock) may run together; "+
-			"%s boots would measure each other", r.o.Parallel, accel)}
-	case r.o.Parallel > 0:
-		r.parallel = r.o.Parallel
-	case deterministic:
-		r.parallel = min(runtime.NumCPU(), 4)
-	default:
-		r.parallel = 1
-	}
-	if r.parallel > 1 {
-		r.logf("kci: %d boots at a time: under icount a boot's numbers do not depend on what runs beside it", r.parallel)
-	}
-	return nil
+	return r.sizeParallel(accel, r.o.Clock, r.o.Parallel)
 }
 
 // bootAll boots base and patched alternately, a fresh boot each, so drift
@@ -356,7 +321,7 @@ func (r *testRun) bootAll() error {
 	if r.reps <= 0 {
 		r.reps = 1
 	}
-	r.plan = wire.Plan{Sanity: true, Variants: r.o.Variants, Bench: r.o.Bench, Profile: r.o.Profile, StepTimeout: stepTimeout(r.o.Bench)}
+	r.plan = wire.Plan{Sanity: true, Variants: r.o.Variants, Bench: r.bench, Profile: r.o.Profile, StepTimeout: stepTimeout(r.bench)}
 	_ = r.rec.SetPlan(results.PlanOf(r.plan))
 	r.roles = []string{results.RoleBase, results.RolePatched}
 	if len(r.patches) == 0 {
@@ -404,7 +369,7 @@ func (r *testRun) boot(ctx context.Context, s bootSlot) error {
 		p.Variants = s.variants
 	}
 	spec := bootSpec{Kernel: k, Plan: p, Tree: j.tree.Name, Name: fmt.Sprintf("%s-%d", role, rep),
-		Label: fmt.Sprintf("%s %s rep %d/%d", j.tree.Name, role, rep, r.reps), Seed: r.seed(rep)}
+		Label: fmt.Sprintf("%s %s rep %d/%d", j.tree.Name, role, rep, r.reps), Role: role, Rep: rep}
 	label := spec.Label
 	end := r.beginBoot(label)
 	var res *BootResult
@@ -417,28 +382,12 @@ func (r *testRun) boot(ctx context.Context, s bootSlot) error {
 	defer r.mu.Unlock()
 	r.done++
 	end(err)
-	b := results.Boot{Tree: j.tree.Name, Role: role, Rep: rep, ConsoleLog: spec.consoleFile(), ErrorKind: kind}
-	if res != nil && res.Clock == results.ClockICount {
-		b.Seed = r.seed(rep) // only icount boots repeat from their seed
-	}
-	if res != nil {
-		b.Accel, b.BootToReady = res.Accel, res.BootToReady
-		b.Sanity, b.Caps = results.SanityOf(res.Sanity), results.CapsOf(res.Caps)
-		b.Cells, b.Variants = results.CellsOf(res.Cells), results.VariantsOf(res.Variants)
-		withExact(b.Variants, res.Exact)
-		b.Clock, b.TSCkHz, b.Clocksource = res.Clock, res.TSCkHz, res.Clocksource
-		b.Cache = res.Cache
-		b.CPU = res.CPU
-		b.Phases = res.Phases
-	}
+	b := r.record(spec, res, kind, err)
 	cancelled := err != nil && r.ctx.Err() == nil && errors.Is(context.Cause(ctx), errCancelledBeside)
-	switch {
-	case cancelled:
+	if cancelled {
 		// Not the machine's fault nor this kernel's: it was stopped.
 		b.Error, b.ErrorKind = context.Cause(ctx).Error(), failure.Cancelled
 		err = context.Cause(ctx)
-	case err != nil:
-		b.Error = lines.First(err.Error())
 	}
 	_, _ = r.rec.AddBoot(b)
 	if res != nil {
@@ -539,16 +488,7 @@ func (r *testRun) beginBoot(label string) func(err error) {
 
 // seed is repetition rep's guest seed: --seed, or the rep-th from
 // --first-seed (1, 2, 3... by default).
-func (r *testRun) seed(rep int) uint64 {
-	if r.o.Seed != 0 {
-		return r.o.Seed
-	}
-	first := r.o.FirstSeed
-	if first == 0 {
-		first = 1
-	}
-	return first + uint64(rep) - 1
-}
+func (r *testRun) seed(rep int) uint64 { return r.seeds.guest(rep) }
 
 // exitOf is the exit status the run's analysis gives: a survival
 // regression, a variant invalid on the patched kernel only, then a

@@ -121,13 +121,26 @@ func (b *VMBooter) Boot(ctx context.Context, req BootRequest) (*BootResult, erro
 	cfg.Kernel, cfg.Initrd, cfg.Dir = req.Kernel.BzImage, initrd, tmp
 	cfg.StepTimeout = req.Plan.StepTimeout
 	cfg.Seed = req.Seed
+	cfg.Console = req.Tee
+	cfg.Append = append(append([]string(nil), cfg.Append...), req.Append...)
+	if req.BootTimeout > 0 {
+		cfg.BootTimeout = req.BootTimeout
+	}
+	log := b.Log
+	if req.Watch != nil {
+		log = nil // the watcher shows the guest's log lines
+	}
 	out := &BootResult{}
 	var decodeErr, consoleErr error
 	res, err := vm.Run(ctx, cfg, func(ev event.Event) {
-		if derr := collect(out, ev, b.Log, req.Label); derr != nil && decodeErr == nil {
+		if req.Watch != nil {
+			req.Watch(ev)
+		}
+		if derr := collect(out, ev, log, req.Label); derr != nil && decodeErr == nil {
 			decodeErr = derr
 		}
 	})
+	out.VM = res
 	if res != nil {
 		out.Accel, out.BootToReady, out.Clock = string(res.Accel), res.BootToReady, string(res.Clock)
 		out.CPU, out.CPUReason = res.CPU, res.CPUReason

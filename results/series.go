@@ -69,6 +69,14 @@ type SeriesTree struct {
 	// Time is the whole tree's validation, wall.
 	BaseBuildTime time.Duration `json:"base_build_ns,omitempty"`
 	Time          time.Duration `json:"time_ns,omitempty"`
+	// Boots are every boot of the tree's kernel and its prefixes, in
+	// order (schema 2): the perf rows and culprits are decided from them.
+	Boots []SeriesBoot `json:"boots,omitempty"`
+	// MinEffectPct and Seeds are what the culprits were located with:
+	// the smallest change, and the logical seeds per measured prefix
+	// under icount (0: not located through the test).
+	MinEffectPct float64 `json:"min_effect_pct,omitempty"`
+	Seeds        int     `json:"seeds,omitempty"`
 }
 
 // Cost sums the per-prefix build and boot times.

@@ -62,7 +62,7 @@ nothing.`,
 				return err
 			}
 			if _, err := os.Stat(filepath.Join(args[0], results.SeriesFile)); err == nil {
-				s, err := results.LoadSeries(args[0])
+				s, err := loadSeries(args[0])
 				if err != nil {
 					return notRunDir("post", args[0], err)
 				}

@@ -41,7 +41,7 @@ func (b *bootFlags) register(cmd *cobra.Command) {
 	f.StringVar(&b.tree, "tree", "stock", "tree from kci.yaml whose kernel to build (cached) and boot")
 	f.DurationVar(&b.bootTimeout, "boot-timeout", 0, "deadline for the guest agent to be ready (default 60s)")
 	f.StringArrayVar(&b.appendArgs, "append", nil, "extra kernel command line argument (repeatable)")
-	f.StringVar(&b.dir, "dir", "", "directory for the console log and initramfs (default: a new temporary directory)")
+	f.StringVar(&b.dir, "dir", "", "directory for the console log (kci shell: and the initramfs) (default: a new temporary directory)")
 	b.vmo.register(f)
 }
 
@@ -73,14 +73,11 @@ func (b *bootFlags) check() error {
 	return b.vmo.validate()
 }
 
-// prepare resolves the kernel (a path, or the tree's cached build plus
-// patches) and the image with files appended, and returns the guest
-// config with its accelerator settled (through the same booter as kci
-// test).
-func (b *bootFlags) prepare(ctx context.Context, log io.Writer, files ...vmimage.File) (vm.Config, error) {
-	var none vm.Config
+// resolve finds the kernel (a path, or the tree's cached build plus
+// patches) and the booter kci test boots with, its initramfs built.
+func (b *bootFlags) resolve(ctx context.Context, log io.Writer) (*kernel.Artifacts, *job.VMBooter, error) {
 	if err := b.check(); err != nil {
-		return none, err
+		return nil, nil, err
 	}
 	var builder *job.Builder
 	var tree *project.Tree
@@ -91,49 +88,79 @@ func (b *bootFlags) prepare(ctx context.Context, log io.Writer, files ...vmimage
 		builder, tree, err = newBuilder(b.tree, 0)
 	}
 	if err != nil {
-		return none, err
+		return nil, nil, err
 	}
 	booter, err := b.vmo.booter(builder.Cache.Root, builder.Project)
 	if err != nil {
-		return none, err
+		return nil, nil, err
 	}
 	k := &kernel.Artifacts{BzImage: b.kernel}
 	if b.kernel == "" {
-		var ps []kernel.Patch
-		if len(b.patches) > 0 {
-			// Checked before the tree's kernel is built, as kci test does.
-			if ps, err = kernel.LoadSeries(b.patches...); err != nil {
-				return none, job.Usage(err)
-			}
-			if err := checkApplies(ctx, builder, tree, ps); err != nil {
-				return none, err
-			}
-		}
-		if k, err = builder.Tree(ctx, tree); err != nil {
-			return none, job.Classify("tree "+tree.Name, err) // kci test's exit codes
-		}
-		if len(ps) > 0 {
-			if k, err = builder.Patched(ctx, tree, k, ps); err != nil {
-				return none, job.Classify("patched kernel of tree "+tree.Name, err)
-			}
+		if k, err = b.build(ctx, builder, tree); err != nil {
+			return nil, nil, err
 		}
 		fmt.Fprintf(log, "kci: kernel %s\n", k.BzImage)
 	}
 	img, err := booter.Image(ctx)
 	if err != nil {
-		return none, fmt.Errorf("initramfs: %w", err)
+		return nil, nil, fmt.Errorf("initramfs: %w", err)
 	}
 	state := "built"
 	if img.Cached {
 		state = "cached"
 	}
 	fmt.Fprintf(log, "kci: initramfs %s (%s in %v)\n", img.Path, state, img.Duration.Round(time.Millisecond))
-	dir := b.dir
-	if dir == "" {
-		if dir, err = os.MkdirTemp("", "kci-run-"); err != nil {
-			return none, err
+	return k, booter, nil
+}
+
+// build is the tree's kernel plus the patches, checked before the
+// tree's kernel is built, as kci test does, with its exit codes.
+func (b *bootFlags) build(ctx context.Context, builder *job.Builder, tree *project.Tree) (*kernel.Artifacts, error) {
+	var ps []kernel.Patch
+	var err error
+	if len(b.patches) > 0 {
+		if ps, err = kernel.LoadSeries(b.patches...); err != nil {
+			return nil, job.Usage(err)
 		}
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := checkApplies(ctx, builder, tree, ps); err != nil {
+			return nil, err
+		}
+	}
+	k, err := builder.Tree(ctx, tree)
+	if err != nil {
+		return nil, job.Classify("tree "+tree.Name, err)
+	}
+	if len(ps) > 0 {
+		if k, err = builder.Patched(ctx, tree, k, ps); err != nil {
+			return nil, job.Classify("patched kernel of tree "+tree.Name, err)
+		}
+	}
+	return k, nil
+}
+
+// runDir is --dir, made if missing, or a new temporary directory.
+func (b *bootFlags) runDir() (string, error) {
+	if b.dir == "" {
+		return os.MkdirTemp("", "kci-run-")
+	}
+	return b.dir, os.MkdirAll(b.dir, 0o755)
+}
+
+// prepare is kci shell's guest: the kernel, the image with files
+// appended, and the config with the accelerator settled through the
+// booter kci test boots with.
+func (b *bootFlags) prepare(ctx context.Context, log io.Writer, files ...vmimage.File) (vm.Config, error) {
+	var none vm.Config
+	k, booter, err := b.resolve(ctx, log)
+	if err != nil {
+		return none, err
+	}
+	img, err := booter.Image(ctx)
+	if err != nil {
+		return none, fmt.Errorf("initramfs: %w", err)
+	}
+	dir, err := b.runDir()
+	if err != nil {
 		return none, err
 	}
 	initrd := filepath.Join(dir, "initrd.cpio")
@@ -164,7 +191,9 @@ func newRunCmd() *cobra.Command {
 		Long: `Boot a kernel in QEMU with kci's initramfs and run, inside the guest, either
 CMD (after --) or a plan: the sanity check and the survival matrix by default,
 or the JSON wire.Plan in --plan. The console goes to the terminal (unless
---quiet) and to console.log; the agent's events are printed as they arrive.
+--quiet) and to console/<tree>-run.log under --dir; the agent's events are
+printed as they arrive. The boot goes through kci test's engine: the same
+accelerator choice, initramfs, plan delivery and failure classes.
 A run succeeds only when the agent's final done event arrives and says ok.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if stepTO <= 0 {
@@ -186,22 +215,7 @@ A run succeeds only when the agent's final done event arrives and says ok.`,
 			if len(args) > 0 {
 				plan = wire.Plan{Command: args, StepTimeout: stepTO}
 			}
-			pb, err := json.Marshal(plan)
-			if err != nil {
-				return err
-			}
-			errOut := cmd.ErrOrStderr()
-			cfg, err := bf.prepare(cmd.Context(), errOut, vmimage.File{Path: wire.PlanPath, Data: pb})
-			if err != nil {
-				return err
-			}
-			cfg.StepTimeout = plan.StepTimeout
-			if !quiet {
-				cfg.Console = errOut
-			}
-			res, err := vm.Run(cmd.Context(), cfg, func(ev event.Event) { printEvent(cmd.OutOrStdout(), ev) })
-			printResult(errOut, res)
-			return runExit(err)
+			return bf.boot(cmd, plan, quiet)
 		},
 	}
 	bf.register(cmd)
@@ -211,6 +225,35 @@ A run succeeds only when the agent's final done event arrives and says ok.`,
 	f.DurationVar(&stepTO, "step-timeout", 10*time.Minute, "deadline for a guest step that sets none")
 	f.BoolVarP(&quiet, "quiet", "q", false, "do not copy the console to the terminal")
 	return cmd
+}
+
+// boot is kci run's one boot, through the engine kci test boots with
+// (job.BootOnce): the console copied to the terminal unless quiet, the
+// agent's events printed as they arrive.
+func (b *bootFlags) boot(cmd *cobra.Command, plan wire.Plan, quiet bool) error {
+	errOut := cmd.ErrOrStderr()
+	k, booter, err := b.resolve(cmd.Context(), errOut)
+	if err != nil {
+		return err
+	}
+	booter.PluginDir = "" // kci run shows the agent's events, not exact counts
+	dir, err := b.runDir()
+	if err != nil {
+		return err
+	}
+	o := job.OnceOptions{Dir: dir, Tree: b.tree, Log: errOut, Watch: func(ev event.Event) { printEvent(cmd.OutOrStdout(), ev) },
+		Append: b.appendArgs, BootTimeout: b.bootTimeout}
+	if b.kernel != "" {
+		o.Tree = "kernel"
+	}
+	if !quiet {
+		o.Tee = errOut
+	}
+	once, err := job.BootOnce(cmd.Context(), booter, k, plan, o)
+	if once.Result != nil {
+		printResult(errOut, once.Result.VM, once.Console)
+	}
+	return err
 }
 
 // runExit gives a failed boot kci test's exit code for its class.
@@ -286,7 +329,8 @@ func printEvent(w io.Writer, ev event.Event) {
 	}
 }
 
-func printResult(w io.Writer, res *vm.Result) {
+// printResult sums up a boot on one line, then where its console is.
+func printResult(w io.Writer, res *vm.Result, console string) {
 	if res == nil {
 		return
 	}
@@ -302,7 +346,7 @@ func printResult(w io.Writer, res *vm.Result) {
 	}
 	parts = append(parts, fmt.Sprintf("done %v", res.Done), fmt.Sprintf("total %v", res.Duration.Round(time.Millisecond)))
 	fmt.Fprintf(w, "kci: %s\n", strings.Join(parts, ", "))
-	if res.Console != "" {
-		fmt.Fprintf(w, "kci: console log %s\n", res.Console)
+	if console != "" {
+		fmt.Fprintf(w, "kci: console log %s\n", console)
 	}
 }

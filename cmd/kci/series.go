@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/kci-dev/kci/results/render"
+	"github.com/kci-dev/kci/results/verdict"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -65,8 +66,10 @@ patches/rht-no-shrink.patch) on the stock kernel with the tree's fragments; a
 prefix that precedes the patch defining an option the fragments ask for is
 reported as not checked, not as a failure.
 
-Writes series.json, series.txt and series.md into the run directory;
-"kci series RUNDIR" renders a saved one again (--format text|markdown|json).
+Writes series.json (every boot recorded, with its prefix and guest seed),
+series.txt and series.md into the run directory; "kci series RUNDIR"
+renders a saved one again (--format text|markdown|json), its culprits
+decided again from its boot records.
 A patch that adds a compiler warning or a checkpatch error is reported: the
 run exits 0 and kci post's check is neutral. With --fail-on-warnings it exits
 3 as a build failure does, and the check fails; series.json records the
@@ -140,7 +143,7 @@ func (c *seriesCmd) check(cmd *cobra.Command, args []string) error {
 func (c *seriesCmd) run(cmd *cobra.Command, args []string) error {
 	// A run directory of kci series: render it again.
 	if len(args) == 1 {
-		if rep, err := results.LoadSeries(args[0]); err == nil {
+		if rep, err := loadSeries(args[0]); err == nil {
 			return renderSeries(os.Stdout, rep, c.format)
 		}
 	}
@@ -208,6 +211,19 @@ func (c *seriesCmd) ownSeries(b *job.Builder, args []string) (job.SeriesBuilder,
 		return nil, nil, err
 	}
 	return b.OwnSeries(trees[0], extra)
+}
+
+// loadSeries reads a saved series run and decides its culprits again
+// from its boot records (verdict.RedecideSeries), as kci report decides
+// a test's rows again from run.json: a saved series says what this kci
+// decides of its boots.
+func loadSeries(dir string) (*results.Series, error) {
+	s, err := results.LoadSeries(dir)
+	if err != nil {
+		return nil, err
+	}
+	verdict.RedecideSeries(s)
+	return s, nil
 }
 
 func renderSeries(w io.Writer, rep *results.Series, format string) error {

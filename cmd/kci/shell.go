@@ -40,7 +40,9 @@ to console.log.`,
 			}
 			fmt.Fprintln(errOut, "kci: booting; leave the shell with 'shutdown reboot' or Ctrl-A x")
 			res, err := vm.Run(cmd.Context(), cfg, nil)
-			printResult(errOut, res)
+			if res != nil {
+				printResult(errOut, res, res.Console)
+			}
 			return runExit(err)
 		},
 	}

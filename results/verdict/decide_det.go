@@ -226,6 +226,13 @@ func rowPtrs(ab *TreeAB) []*Row {
 // and the change clears both floors; otherwise no change, with the change it would have shown
 // with 90 % power at the level a lone change must pass.
 func decideDet(r *Row, minEffect, perLook, level float64) {
+	decideDetAt(r, r.PAdj, minEffect, perLook, level)
+}
+
+// decideDetAt is decideDet with p the row's p to pass perLook: Holm's
+// adjusted p in a family, the raw one for a test that stands alone
+// (narrowing a series' change); the row's own P and PAdj stay as they are.
+func decideDetAt(r *Row, p, minEffect, perLook, level float64) {
 	if !detTestable(r) {
 		if r.Verdict != NotComparable && r.Verdict != TooFew {
 			r.Verdict = NoChange
@@ -240,7 +247,7 @@ func decideDet(r *Row, minEffect, perLook, level float64) {
 	// on: with 3, all of one side's seeds can land in one lump of a lumpy
 	// seed distribution, leaving a near-zero variance no t test survives
 	// (a null run with two-lump write rows flagged 1.75 % of runs so).
-	sig := r.PAdj <= perLook && (r.exact || r.Seeds >= MinSpreadSeeds || math.Abs(r.DeltaPct) >= grossChangePct)
+	sig := p <= perLook && (r.exact || r.Seeds >= MinSpreadSeeds || math.Abs(r.DeltaPct) >= grossChangePct)
 	pct := math.Abs(r.DeltaPct) >= minEffect
 	big := pct && math.Abs(r.w.Diff) >= ResolutionNs
 	switch {

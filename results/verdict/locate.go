@@ -3,6 +3,8 @@ package verdict
 import (
 	"sort"
 
+	"github.com/kci-dev/kci/results"
+
 	"github.com/kci-dev/kci/internal/stats"
 )
 
@@ -30,11 +32,44 @@ type Located struct {
 	SeedsB, SeedsA int
 }
 
+// Seeded are one program's values at one prefix, each with the guest
+// seed of the boot it came from (as bootSeed reads a record's).
+type Seeded struct {
+	Vals  []float64
+	Seeds []uint64
+}
+
+func (s *Seeded) add(v float64, seed uint64) {
+	s.Vals, s.Seeds = append(s.Vals, v), append(s.Seeds, seed)
+}
+
+// SeriesValues are the per-seed values of every measured prefix (in
+// order, 0 = the tree's kernel) at logical seeds 1..reps, read from the
+// tree's boot records (SeriesTree.Measurement) with each boot's own seed.
+func SeriesValues(t *results.SeriesTree, prefixes []int, reps int) map[int]map[string]Seeded {
+	vals := map[int]map[string]Seeded{}
+	for _, k := range prefixes {
+		vals[k] = map[string]Seeded{}
+		for rep := 1; rep <= reps; rep++ {
+			b, ok := t.Measurement(k, rep)
+			if !ok {
+				continue
+			}
+			for key, v := range results.ProgCosts(b.Variants) {
+				s := vals[k][key]
+				s.add(v, bootSeed(b.Boot))
+				vals[k][key] = s
+			}
+		}
+	}
+	return vals
+}
+
 // LocateSeries locates the changes of every program over the measured
-// prefixes (in order, 0 = the tree's kernel); vals[k][key] are the
-// per-seed values of prefix k, seed i at index i. It returns the changes
-// and the size of the family they were tested in.
-func LocateSeries(prefixes []int, vals map[int]map[string][]float64, minEffect float64) ([]Located, int) {
+// prefixes (in order, 0 = the tree's kernel); vals[k][key] are prefix
+// k's values with their seeds (SeriesValues). It returns the changes and
+// the size of the family they were tested in.
+func LocateSeries(prefixes []int, vals map[int]map[string]Seeded, minEffect float64) ([]Located, int) {
 	type test struct {
 		key      string
 		from, to int // indexes into the key's prefixes
@@ -54,7 +89,8 @@ func LocateSeries(prefixes []int, vals map[int]map[string][]float64, minEffect f
 	}
 	sort.Strings(keys)
 	cmp := func(key string, a, b int) Row {
-		return compareDet(key, vals[a][key], vals[b][key], seedIdx(len(vals[a][key])), seedIdx(len(vals[b][key])))
+		va, vb := vals[a][key], vals[b][key]
+		return compareDet(key, va.Vals, vb.Vals, va.Seeds, vb.Seeds)
 	}
 	for _, key := range keys {
 		p := ks[key]
@@ -93,8 +129,8 @@ func LocateSeries(prefixes []int, vals map[int]map[string][]float64, minEffect f
 	}
 	for i := range out {
 		p := ks[out[i].Key]
-		first, _ := stats.MeanVar(vals[p[0]][out[i].Key])
-		last, _ := stats.MeanVar(vals[p[len(p)-1]][out[i].Key])
+		first, _ := stats.MeanVar(vals[p[0]][out[i].Key].Vals)
+		last, _ := stats.MeanVar(vals[p[len(p)-1]][out[i].Key].Vals)
 		if total := last - first; total != 0 {
 			out[i].Share = (out[i].After - out[i].Before) / total * 100
 		}
@@ -111,10 +147,7 @@ func LocateSeries(prefixes []int, vals map[int]map[string][]float64, minEffect f
 func narrow(p []int, cmp func(a, b int) Row, whole Row, minEffect, level float64) (from, to int, r Row) {
 	passes := func(a, b int) (Row, bool) {
 		r := cmp(p[a], p[b])
-		if detTestable(&r) {
-			r.PAdj = r.P
-		}
-		decideDet(&r, minEffect, level, level)
+		decideDetAt(&r, r.P, minEffect, level, level) // alone: its raw p
 		return r, r.Verdict.moved()
 	}
 	lo, hi, best := 0, len(p)-1, whole
@@ -138,14 +171,4 @@ func narrow(p []int, cmp func(a, b int) Row, whole Row, minEffect, level float64
 func locatedOf(key string, from, to int, culprit bool, r Row) Located {
 	return Located{Key: key, From: from, Patch: to, Culprit: culprit, Before: r.w.MeanA, After: r.w.MeanA + r.w.Diff,
 		Pct: r.DeltaPct, Lo: r.Shift.Lo, Hi: r.Shift.Hi, SeedsB: r.seedsB, SeedsA: r.seedsP}
-}
-
-// seedIdx names n values' seeds 1..n: every prefix is booted with the
-// same seeds, seed i at index i.
-func seedIdx(n int) []uint64 {
-	out := make([]uint64, n)
-	for i := range out {
-		out[i] = uint64(i) + 1
-	}
-	return out
 }

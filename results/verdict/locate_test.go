@@ -76,7 +76,7 @@ func TestLocateSeriesThroughTheTest(t *testing.T) {
 		var right, wrong, spread, any int
 		for range runs {
 			prefixes, vals := simSeries(rng, 3, c.seeds, seriesProgs, c.step, from)
-			found, _ := LocateSeries(prefixes, vals, results.DefaultMinEffectPct)
+			found, _ := LocateSeries(prefixes, withSeeds(vals), results.DefaultMinEffectPct)
 			ok, bad, sp := false, false, false
 			for _, l := range found {
 				_, shifted := c.step[l.Patch][l.Key]
@@ -157,13 +157,30 @@ func TestLocateExactRowsWithArtefacts(t *testing.T) {
 	}
 	for i := 0; i < 1000; i++ {
 		p, v := draw(nil)
-		if found, _ := LocateSeries(p, v, results.DefaultMinEffectPct); len(found) > 0 {
+		if found, _ := LocateSeries(p, withSeeds(v), results.DefaultMinEffectPct); len(found) > 0 {
 			t.Fatalf("null series, run %d: named %+v", i, found)
 		}
 		p, v = draw(map[int]float64{2: 20})
-		found, _ := LocateSeries(p, v, results.DefaultMinEffectPct)
+		found, _ := LocateSeries(p, withSeeds(v), results.DefaultMinEffectPct)
 		if len(found) != 1 || !found[0].Culprit || found[0].Patch != 2 || found[0].Key != "hash/hash_write" {
 			t.Fatalf("patch 2 +20 ns, run %d: located %+v, want patch 2 alone\nvalues %v", i, found, v)
 		}
 	}
+}
+
+// withSeeds gives simulated values the seeds their prefixes were booted
+// with: every prefix seeds 1..n, value i from seed i+1.
+func withSeeds(vals map[int]map[string][]float64) map[int]map[string]Seeded {
+	out := map[int]map[string]Seeded{}
+	for k, m := range vals {
+		out[k] = map[string]Seeded{}
+		for key, xs := range m {
+			s := Seeded{Vals: xs}
+			for i := range xs {
+				s.Seeds = append(s.Seeds, uint64(i)+1)
+			}
+			out[k][key] = s
+		}
+	}
+	return out
 }

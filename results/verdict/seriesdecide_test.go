@@ -85,3 +85,18 @@ func TestDecideSeriesOldRecord(t *testing.T) {
 		t.Errorf("check %+v, want neutral", c)
 	}
 }
+
+// TestRedecideSeriesOldRecord: a schema 1 series.json has no boot
+// records: re-deciding it keeps what it was saved with.
+func TestRedecideSeriesOldRecord(t *testing.T) {
+	s, err := results.LoadSeries("../testdata/series-v1-no-policy")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Trees[0].Culprits = []results.Culprit{{Patch: 1, Key: "k"}}
+	s.Trees[0].Seeds = 6 // even when it says so, no records: nothing to decide from
+	RedecideSeries(s)
+	if want := []results.Culprit{{Patch: 1, Key: "k"}}; !reflect.DeepEqual(s.Trees[0].Culprits, want) {
+		t.Errorf("culprits %+v, want the saved %+v", s.Trees[0].Culprits, want)
+	}
+}
