@@ -320,12 +320,30 @@ static void on_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb);
 static void on_trans_unarmed(qemu_plugin_id_t id, struct qemu_plugin_tb *tb);
 static void on_atexit(qemu_plugin_id_t id, void *udata);
 
-/* on_reset runs once QEMU has flushed every translated block, at a
- * block boundary between two guest instructions (so where it lands is
- * deterministic): it installs the translation callback the state wants
- * now. A reset drops every callback, so both are registered again. */
+/* QEMU 7.2 internals (exported by its executable, not plugin API) that
+ * arm=marker needs: a reset frees every block's memory-callback array,
+ * but 7.2 leaves the vCPU's pointer to the current one set after some
+ * block-ending instructions (upstream fixed this after 7.2, clearing it
+ * on every flush). The next memory access a helper makes for an
+ * uninstrumented block (an interrupt frame, xrstor) then calls through
+ * freed memory ("qemu_plugin_vcpu_mem_cb: code should not be reached").
+ * on_reset clears the pointer as the later QEMUs do. Weak: a QEMU without
+ * them refuses arm=marker at install. */
+extern __thread void *current_cpu __attribute__((weak));
+extern void qemu_plugin_disable_mem_helpers(void *cpu) __attribute__((weak));
+
+/* on_reset runs once QEMU has flushed every translated block, on the
+ * vCPU's thread at a block boundary between two guest instructions (so
+ * where it lands is deterministic): it installs the translation callback
+ * the state wants now. A reset drops every callback, so both are
+ * registered again. */
 static void on_reset(qemu_plugin_id_t id)
 {
+	if (&current_cpu == NULL || current_cpu == NULL) {
+		fprintf(stderr, "kcicount: reset outside a vCPU thread\n");
+		abort();
+	}
+	qemu_plugin_disable_mem_helpers(current_cpu);
 	pthread_mutex_lock(&st.lock);
 	st.pending = false;
 	st.installed = st.open || (st.cache && st.armed);
@@ -657,6 +675,11 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		return -1;
 	}
 	if (parse_args(argc, argv, &out) != 0) {
+		return -1;
+	}
+	if (st.arm_marker && (&current_cpu == NULL || qemu_plugin_disable_mem_helpers == NULL)) {
+		fprintf(stderr, "kcicount: arm=marker needs QEMU 7.2's current_cpu and "
+				"qemu_plugin_disable_mem_helpers (not exported by this QEMU)\n");
 		return -1;
 	}
 	if (st.cache && model_init(&st.model) != 0) {
