@@ -3,12 +3,16 @@
  * kcicount: a QEMU TCG plugin (API v1, QEMU 7.2) that counts what a guest
  * executes between two marker instructions, for one vCPU under icount.
  *
- * Counting scheme, and why it is exact. Every translated instruction gets
- * an inline "add 1" on the counter of its translation block's slot (one
- * slot per TB start address, shared by every translation of that address).
- * Inline ops run just before their instruction, so a TB that leaves early
- * (a fault mid-block) counts the instructions up to the faulting one and
- * none after; a per-TB add would count the whole block. The faulting
+ * Counting scheme, and why it is exact. Instructions are counted by
+ * inline adds on the counter of their translation block's slot (one slot
+ * per TB start address, shared by every translation of that address).
+ * Inline ops run just before their instruction, and a TB leaves early
+ * only at an instruction that faults or does I/O; so every instruction
+ * that can (x86safe.h: anything but register-only forms) gets an add of
+ * the instructions since the previous add, itself included, as do the
+ * TB's last two and the one before a marker (see on_trans). A TB that leaves early counts
+ * the instructions up to the faulting one and none after; a per-TB add
+ * would count the whole block. The faulting
  * instruction itself is counted each time it is attempted, as QEMU's own
  * insn plugin counts it. A TB re-executed after an I/O recompile under
  * icount is translated "memory only" (CF_MEMI_ONLY): QEMU drops its exec
@@ -40,6 +44,7 @@
 
 #include "qemu-plugin.h"
 #include "cache.h"
+#include "x86safe.h"
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
@@ -577,6 +582,7 @@ static void on_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	struct slot *s = slot_for(qemu_plugin_tb_vaddr(tb));
 	pthread_mutex_unlock(&st.lock);
 	uint64_t next = UINT64_MAX;
+	uint64_t pending = 0; /* instructions since the last counting add */
 	size_t n = qemu_plugin_tb_n_insns(tb);
 	for (size_t i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
@@ -586,8 +592,22 @@ static void on_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 							       (void *)(uintptr_t)m);
 			continue;
 		}
-		qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64,
-							   &s->insns, 1);
+		/* An add runs before its instruction and counts it and those
+		 * since the last add: exact if every instruction that can stop
+		 * the block has one, as do the one before a marker (whose
+		 * snapshot must see them) and the block's last two. The last
+		 * may never run: QEMU 7.2's x86 translator drops an instruction
+		 * that turns out to cross into the next page and ends the
+		 * block before it, but the plugin still lists it (with the
+		 * bytes read so far), so it counts only itself. */
+		pending++;
+		bool before_mark = i + 1 < n && is_mark(qemu_plugin_tb_get_insn(tb, i + 1));
+		if (i + 2 >= n || before_mark ||
+		    !x86_cannot_leave(qemu_plugin_insn_data(insn), qemu_plugin_insn_size(insn))) {
+			qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64,
+								   &s->insns, pending);
+			pending = 0;
+		}
 		if (!st.cache) {
 			qemu_plugin_register_vcpu_mem_inline(insn, QEMU_PLUGIN_MEM_RW,
 							     QEMU_PLUGIN_INLINE_ADD_U64, &s->mem, 1);
