@@ -76,6 +76,31 @@ func ownGolden(t *testing.T, name, got string) {
 	golden(t, dir, name, got)
 }
 
+// benchLine is one sample of a Go benchmark format file.
+type benchLine struct {
+	name, unit string
+	n          int
+	value      float64
+}
+
+// benchLines are the samples of a Go benchmark format file, failing the
+// test on a line that starts like one and does not parse.
+func benchLines(t *testing.T, file string) []benchLine {
+	t.Helper()
+	var out []benchLine
+	for _, l := range strings.Split(file, "\n") {
+		if !strings.HasPrefix(l, "Benchmark") {
+			continue
+		}
+		var b benchLine
+		if _, err := fmt.Sscanf(l, "%s %d %g %s", &b.name, &b.n, &b.value, &b.unit); err != nil {
+			t.Fatalf("bench line %q: %v", l, err)
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
 func loadRun(t *testing.T, dir string) *results.Run {
 	t.Helper()
 	run, err := results.Load(dir)
@@ -182,10 +207,8 @@ func TestBenchFormatSkipsProgramsThatNeverRan(t *testing.T) {
 		t.Fatal(err)
 	}
 	names := map[string]int{}
-	for _, l := range strings.Split(b.String(), "\n") {
-		if f := strings.Fields(l); len(f) == 4 && strings.HasPrefix(f[0], "Benchmark") {
-			names[f[0]]++
-		}
+	for _, l := range benchLines(t, b.String()) {
+		names[l.name]++
 	}
 	if names["Benchmarkgtp/gtp_reap"] != 0 || names["Benchmarkgtp/gtp_write"] != 3 {
 		t.Errorf("bench file has %d gtp_reap and %d gtp_write lines, want 0 and 3 (one a boot):\n%s",
