@@ -61,7 +61,7 @@ func TestCompareCostRows(t *testing.T) {
 				Variants: []results.VariantResult{costVariant("none", 4_000_000, 0, 10_000), costVariant("ext", 5_500_000+extra+uint64(rep), 700_000, 10_000)}})
 		}
 	}
-	ab := compareOf(run, "ext")
+	ab := reportOf(run, "ext").Perf
 	var ext *verdict.VariantAB
 	for i := range ab.Variants {
 		if ab.Variants[i].Variant == "ext" {
@@ -92,7 +92,7 @@ func TestCompareCostRows(t *testing.T) {
 	}
 	// A boot whose agent measured no cost: the rows go, rather than read 0.
 	run.Boots[0].Variants[1].Cost = nil
-	for _, v := range compareOf(run, "ext").Variants {
+	for _, v := range reportOf(run, "ext").Perf.Variants {
 		for _, r := range v.Programs {
 			if v.Variant == "ext" && (r.Name == verdict.WholePathRow || r.Name == verdict.MarginalRow) {
 				t.Errorf("row %s kept although one boot has no cost", r.Name)
@@ -233,7 +233,7 @@ func TestConcludeMeasuredOnly(t *testing.T) {
 	var titles strings.Builder
 	check := func(name string) {
 		t.Helper()
-		c := concludeOf(run, "stock")
+		c := reportOf(run, "stock").Conclusion
 		if c.State != verdict.Neutral {
 			t.Errorf("%s: concluded %+v, want neutral", name, c)
 		}

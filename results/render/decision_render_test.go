@@ -21,7 +21,7 @@ func TestFailedBootExcludedEntirely(t *testing.T) {
 	run.Boots = append(run.Boots,
 		results.Boot{Seq: 13, Tree: "gtp", Role: results.RolePatched, Rep: 7, Error: "Kernel panic - not syncing", ErrorKind: "crash", Variants: []results.VariantResult{crash}},
 		results.Boot{Seq: 14, Tree: "gtp", Role: results.RolePatched, Rep: 8, Error: "qemu: cannot allocate memory", ErrorKind: failure.Infra, Variants: []results.VariantResult{crash}})
-	ab := compareOf(run, "gtp")
+	ab := reportOf(run, "gtp").Perf
 	tot := ab.Variants[0].Total
 	if tot.Patched.N != 6 || tot.Patched.Max > 1000 {
 		t.Errorf("patched n=%d max=%.0f: a failed boot's numbers entered the statistics", tot.Patched.N, tot.Patched.Max)
@@ -46,7 +46,7 @@ func TestFailedBootExcludedEntirely(t *testing.T) {
 		t.Errorf("%d gtp-x totals in the benchstat file, want the 6 good boots'", totals)
 	}
 	run.Boots[len(run.Boots)-1].Error = "" // an infra failure is neither blamed nor counted; a clean boot is
-	if n := compareOf(run, "gtp").Variants[0].Total.Patched.N; n != 7 {
+	if n := reportOf(run, "gtp").Perf.Variants[0].Total.Patched.N; n != 7 {
 		t.Errorf("n=%d after the boot succeeds, want 7", n)
 	}
 }
@@ -56,7 +56,7 @@ func TestScaleWarningsNameTheBoots(t *testing.T) {
 	for i := range run.Boots {
 		run.Boots[i].TSCkHz, run.Boots[i].Clocksource = 2995000, "tsc"
 	}
-	if w := compareOf(run, "gtp").Warnings; len(w) != 0 {
+	if w := reportOf(run, "gtp").Perf.Warnings; len(w) != 0 {
 		t.Fatalf("uniform boots flagged: %v", w)
 	}
 	run.Boots[3].TSCkHz = 2995000 + 1000 // 0.03 %: within tolerance

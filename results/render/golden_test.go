@@ -2,8 +2,8 @@ package render
 
 import (
 	"encoding/json"
-	"fmt"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -99,6 +99,14 @@ func benchLines(t *testing.T, file string) []benchLine {
 		out = append(out, b)
 	}
 	return out
+}
+
+// reportOf is tree's report in run, as verdict.AnalyzeRun makes it.
+// (results/internal/runtest cannot offer it: verdict's own tests import
+// runtest, so runtest cannot import verdict.)
+func reportOf(run *results.Run, tree string) verdict.TreeReport {
+	tr, _ := verdict.AnalyzeRun(run).Tree(tree)
+	return tr
 }
 
 func loadRun(t *testing.T, dir string) *results.Run {

@@ -116,7 +116,7 @@ func checkDOM(t *testing.T, fixture string, run *results.Run, dom string) {
 	figs := figureRE.FindAllStringSubmatch(dom, -1)
 	want := map[string]bool{}
 	for _, tree := range run.TreeNames() {
-		for _, v := range compareOf(run, tree).Variants {
+		for _, v := range reportOf(run, tree).Perf.Variants {
 			want[v.Variant+" total"] = v.Total.Ran()
 			for _, p := range v.Programs {
 				want[v.Variant+"/"+p.Name] = p.Ran()

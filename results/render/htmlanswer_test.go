@@ -221,7 +221,7 @@ func checkOrder(t *testing.T, name string, run *results.Run, page string) {
 // changedLabels are a tree's rows with a decided change, by chart label.
 func changedLabels(run *results.Run, tree string) map[string]bool {
 	out := map[string]bool{}
-	for _, v := range compareOf(run, tree).Variants {
+	for _, v := range reportOf(run, tree).Perf.Variants {
 		out[v.Variant+" total"] = verdict.Changed(v.Total)
 		for _, p := range v.Programs {
 			out[v.Variant+"/"+p.Name] = verdict.Changed(p)

@@ -109,21 +109,21 @@ func TestConclude(t *testing.T) {
 		fmt.Fprintf(&words, "== %s: %s\ntitle: %s\nsummary:\n%s\n\n", name, c.State, c.Title, c.Summary)
 	}
 	run := fullRun(results.AccelKVM)
-	check("survival regression", concludeOf(run, "gtp"), verdict.Failure)
+	check("survival regression", reportOf(run, "gtp").Conclusion, verdict.Failure)
 
 	// Without survival cells: gtp-gtp is invalid in one patched boot and
 	// in no base boot: the patch's doing, a failure that names the reason.
 	for i := range run.Boots {
 		run.Boots[i].Cells = nil
 	}
-	check("invalid on the patched kernel only", concludeOf(run, "gtp"), verdict.Failure)
+	check("invalid on the patched kernel only", reportOf(run, "gtp").Conclusion, verdict.Failure)
 	// The same invalid result on the base side instead: gtpchurn is much
 	// faster, gtp unchanged; the summary still reports the invalid
 	// repetition.
 	run.Boots[2].Variants[0], run.Boots[3].Variants[0] = run.Boots[3].Variants[0], run.Boots[2].Variants[0]
-	c := concludeOf(run, "gtp")
+	c := reportOf(run, "gtp").Conclusion
 	check("speed-up, invalid on the base kernel only", c, verdict.Success)
-	if v := compareOf(run, "gtp").Variants; v[1].Variant != "gtp-gtpchurn" || v[1].Total.Verdict != verdict.Faster {
+	if v := reportOf(run, "gtp").Perf.Variants; v[1].Variant != "gtp-gtpchurn" || v[1].Total.Verdict != verdict.Faster {
 		t.Errorf("speed-up: %s is %s, want gtp-gtpchurn faster", v[1].Variant, v[1].Total.Verdict)
 	}
 
@@ -132,24 +132,24 @@ func TestConclude(t *testing.T) {
 		tcg.Boots[i].Cells = nil
 	}
 	tcg.Boots[2].Variants[0], tcg.Boots[3].Variants[0] = tcg.Boots[3].Variants[0], tcg.Boots[2].Variants[0]
-	check("emulated speed-up", concludeOf(tcg, "gtp"), verdict.Neutral)
+	check("emulated speed-up", reportOf(tcg, "gtp").Conclusion, verdict.Neutral)
 
 	few := runtest.AbRun("gtp", results.AccelKVM, []float64{500, 501, 502}, []float64{400, 401, 402})
-	check("3 samples a side", concludeOf(few, "gtp"), verdict.Neutral)
-	if v := compareOf(few, "gtp").Variants[0].Total.Verdict; v != verdict.TooFew {
+	check("3 samples a side", reportOf(few, "gtp").Conclusion, verdict.Neutral)
+	if v := reportOf(few, "gtp").Perf.Variants[0].Total.Verdict; v != verdict.TooFew {
 		t.Errorf("3 samples: verdict %s, want %s", v, verdict.TooFew)
 	}
 
 	slow := runtest.AbRun("gtp", results.AccelKVM, runtest.Normal(60, 8, 500, 0.01), runtest.Normal(61, 8, 560, 0.01))
-	check("significant slowdown on KVM", concludeOf(slow, "gtp"), verdict.Failure)
+	check("significant slowdown on KVM", reportOf(slow, "gtp").Conclusion, verdict.Failure)
 
 	crash := runtest.AbRun("gtp", results.AccelKVM, runtest.Normal(62, 8, 500, 0.01), nil)
 	crash.Boots = append(crash.Boots, results.Boot{Seq: 99, Tree: "gtp", Role: results.RolePatched, Rep: 1, Error: "Kernel panic - not syncing: Fatal exception", ErrorKind: "crash"})
-	check("patched kernel panics", concludeOf(crash, "gtp"), verdict.Failure)
+	check("patched kernel panics", reportOf(crash, "gtp").Conclusion, verdict.Failure)
 	// An infrastructure failure is not blamed on the patch.
 	infra := runtest.AbRun("gtp", results.AccelKVM, []float64{1, 2, 3}, nil)
 	infra.Boots = append(infra.Boots, results.Boot{Seq: 99, Tree: "gtp", Role: results.RolePatched, Rep: 1, Error: "qemu-system-x86_64 not found", ErrorKind: failure.Infra})
-	check("infrastructure failure", concludeOf(infra, "gtp"), verdict.Neutral)
+	check("infrastructure failure", reportOf(infra, "gtp").Conclusion, verdict.Neutral)
 	ownGolden(t, "conclusions.txt", words.String())
 }
 
@@ -315,7 +315,7 @@ func TestBenchstatAcceptsBenchFormat(t *testing.T) {
 		t.Errorf("benchstat mixes variant totals into the programs' table:\n%s", out)
 	}
 	// Cross-check: kci's own verdict agrees with benchstat's.
-	ab := compareOf(run, "gtp")
+	ab := reportOf(run, "gtp").Perf
 	if ab.Variants[1].Total.Verdict != verdict.Faster || ab.Variants[0].Total.Verdict != verdict.NoChange {
 		t.Errorf("kci verdicts %q / %q disagree with benchstat", ab.Variants[0].Total.Verdict, ab.Variants[1].Total.Verdict)
 	}

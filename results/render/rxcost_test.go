@@ -45,7 +45,7 @@ func TestRxSoftirqRows(t *testing.T) {
 		}
 	}
 	rows := map[string]verdict.Row{}
-	for _, v := range compareOf(run, "ext").Variants {
+	for _, v := range reportOf(run, "ext").Perf.Variants {
 		for _, r := range v.Programs {
 			rows[v.Variant+"/"+r.Name] = r
 		}
@@ -95,8 +95,8 @@ func TestDeterminismChecksContexts(t *testing.T) {
 			Variants: []results.VariantResult{withContexts(costVariant("none", 4_000_000, 0, 10_000), 2_800_000, 900_000)}})
 	}
 	// The titles are the golden testdata/TestDeterminismChecksContexts/titles.txt.
-	titles := concludeOf(run, "ext").Title + "\n"
+	titles := reportOf(run, "ext").Conclusion.Title + "\n"
 	run.Boots[1].Variants[0].Cost.Contexts[7].Ns++
-	titles += concludeOf(run, "ext").Title + "\n"
+	titles += reportOf(run, "ext").Conclusion.Title + "\n"
 	ownGolden(t, "titles.txt", titles)
 }
