@@ -92,7 +92,7 @@ func TestMergeKeepsIncompleteAndTCG(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !m.Incomplete || !strings.Contains(m.IncompleteReason, "runner lost") {
+	if want := "shard " + b.ID + ": runner lost"; !m.Incomplete || m.IncompleteReason != want {
 		t.Errorf("incomplete %v %q", m.Incomplete, m.IncompleteReason)
 	}
 	if !m.Emulated("gtp") {

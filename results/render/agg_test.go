@@ -220,11 +220,14 @@ func TestAggLongSetNamesWidenColumns(t *testing.T) {
 }
 
 func TestAggErrors(t *testing.T) {
-	if _, err := verdict.AggTrees([]string{t.TempDir()}, nil); err == nil || !strings.Contains(err.Error(), "no .bpfstats") {
+	empty := t.TempDir()
+	if _, err := verdict.AggTrees([]string{empty}, nil); err == nil || err.Error() != "results: agg: "+empty+": no .bpfstats files and no run.json" {
 		t.Errorf("empty dir: err %v, want one naming the missing .bpfstats files", err)
 	}
 	d := t.TempDir()
 	os.WriteFile(filepath.Join(d, "v.bpfstats"), []byte("# c\n[{\"name\": \"x\","), 0o644)
+	// A fact in the error, targeted: the file's name (the rest is the
+	// JSON decoder's words).
 	if _, err := verdict.AggTrees([]string{d}, nil); err == nil || !strings.Contains(err.Error(), "v.bpfstats") {
 		t.Errorf("bad JSON: err %v, want one naming the file", err)
 	}
@@ -244,7 +247,7 @@ func TestAggRunDir(t *testing.T) {
 	add(results.RolePatched, 1, runtest.Vr("cnt", runtest.Pc{Name: "cnt_ingress", Ns: 31}), runtest.Vr("gtp", runtest.Pc{Name: "gtp_write", Ns: 400}))
 	add(results.RoleBase, 2, runtest.Vr("cnt", runtest.Pc{Name: "cnt_ingress", Ns: 34}), runtest.Vr("gtp", runtest.Pc{Name: "gtp_write", Ns: 520}))
 	add(results.RolePatched, 2, runtest.Vr("cnt", runtest.Pc{Name: "cnt_ingress", Ns: 33}), bad)
-	dir := t.TempDir()
+	dir := filepath.Join(t.TempDir(), "run") // the tables' titles name it
 	if err := results.Save(dir, run); err != nil {
 		t.Fatal(err)
 	}
@@ -256,8 +259,8 @@ func TestAggRunDir(t *testing.T) {
 		t.Fatalf("got %d tables, want base and patched", len(tables))
 	}
 	base, patched := tables[0], tables[1]
-	if !strings.HasPrefix(base.Title, "base kernels") || !strings.Contains(base.Title, results.EmulatedLabel) {
-		t.Errorf("base title %q: want the role and the emulated label", base.Title)
+	if base.Metric != "emulated wall-time" || base.Unit != "ns/pkt" {
+		t.Errorf("base table metric %q unit %q, want emulated wall-time ns/pkt", base.Metric, base.Unit)
 	}
 	if got := strings.Join(base.Sets, ","); got != "rep-1,rep-2" {
 		t.Errorf("base sets %s, want rep-1,rep-2", got)
@@ -273,8 +276,12 @@ func TestAggRunDir(t *testing.T) {
 	if !math.IsNaN(pg.Totals[1]) || pg.Mean != 400 {
 		t.Errorf("patched gtp-gtp totals %v mean %v: the invalid repetition must be left out", pg.Totals, pg.Mean)
 	}
-	out := AggString(patched)
-	if !strings.Contains(out, "invalid: FREE_REAPED 10 != EGRESS 12") {
-		t.Errorf("the invalid repetition and its reason are not listed:\n%s", out)
+	if len(patched.Notes) != 1 {
+		t.Errorf("patched notes %q, want the invalid repetition", patched.Notes)
 	}
+	// The titles (the role, the emulated label) and the invalid
+	// repetition's note with its reason are the goldens
+	// testdata/TestAggRunDir/.
+	ownGolden(t, "base.txt", AggString(base))
+	ownGolden(t, "patched.txt", AggString(patched))
 }

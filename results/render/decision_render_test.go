@@ -1,6 +1,8 @@
 package render
 
 import (
+	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -19,7 +21,7 @@ func TestFailedBootExcludedEntirely(t *testing.T) {
 	run.Boots = append(run.Boots,
 		results.Boot{Seq: 13, Tree: "gtp", Role: results.RolePatched, Rep: 7, Error: "Kernel panic - not syncing", ErrorKind: "crash", Variants: []results.VariantResult{crash}},
 		results.Boot{Seq: 14, Tree: "gtp", Role: results.RolePatched, Rep: 8, Error: "qemu: cannot allocate memory", ErrorKind: failure.Infra, Variants: []results.VariantResult{crash}})
-	ab := compareOf(run, "gtp")
+	ab := reportOf(run, "gtp").Perf
 	tot := ab.Variants[0].Total
 	if tot.Patched.N != 6 || tot.Patched.Max > 1000 {
 		t.Errorf("patched n=%d max=%.0f: a failed boot's numbers entered the statistics", tot.Patched.N, tot.Patched.Max)
@@ -28,12 +30,23 @@ func TestFailedBootExcludedEntirely(t *testing.T) {
 		t.Errorf("excluded %+v, want both failed boots listed", ab.Excluded)
 	}
 	var bench strings.Builder
-	BenchFormat(&bench, run, "gtp", results.RolePatched)
-	if strings.Contains(bench.String(), "50000.000") {
-		t.Errorf("a failed boot's numbers are in the benchstat file:\n%s", bench.String())
+	if err := BenchFormat(&bench, run, "gtp", results.RolePatched); err != nil {
+		t.Fatal(err)
+	}
+	totals := 0
+	for _, l := range benchLines(t, bench.String()) {
+		if l.value > 1000 {
+			t.Errorf("a failed boot's numbers are in the benchstat file: %+v", l)
+		}
+		if l.name == "Benchmarkgtp-x/total" {
+			totals++
+		}
+	}
+	if totals != 6 {
+		t.Errorf("%d gtp-x totals in the benchstat file, want the 6 good boots'", totals)
 	}
 	run.Boots[len(run.Boots)-1].Error = "" // an infra failure is neither blamed nor counted; a clean boot is
-	if n := compareOf(run, "gtp").Variants[0].Total.Patched.N; n != 7 {
+	if n := reportOf(run, "gtp").Perf.Variants[0].Total.Patched.N; n != 7 {
 		t.Errorf("n=%d after the boot succeeds, want 7", n)
 	}
 }
@@ -43,57 +56,95 @@ func TestScaleWarningsNameTheBoots(t *testing.T) {
 	for i := range run.Boots {
 		run.Boots[i].TSCkHz, run.Boots[i].Clocksource = 2995000, "tsc"
 	}
-	if w := compareOf(run, "gtp").Warnings; len(w) != 0 {
+	if w := reportOf(run, "gtp").Perf.Warnings; len(w) != 0 {
 		t.Fatalf("uniform boots flagged: %v", w)
 	}
 	run.Boots[3].TSCkHz = 2995000 + 1000 // 0.03 %: within tolerance
 	run.Boots[4].TSCkHz = 2890000        // −3.5 %
 	run.Boots[1].Clocksource = "hpet"
-	w := compareOf(run, "gtp").Warnings
-	if len(w) != 2 || !strings.Contains(w[0], "boot 5 (base rep 3) 2890000 kHz") || strings.Contains(w[0], "boot 4") ||
-		!strings.Contains(w[1], `boot 2 (patched rep 1) "hpet"`) {
-		t.Errorf("warnings %q", w)
+	// The warnings' words, and where the reports show them, are the
+	// goldens testdata/TestScaleWarningsNameTheBoots/.
+	a := verdict.AnalyzeRun(run)
+	tr, _ := a.Tree("gtp")
+	if w := tr.Perf.Warnings; len(w) != 2 {
+		t.Errorf("warnings %q, want one for boot 5's tsc_khz and one for boot 2's clocksource", w)
 	}
 	var txt strings.Builder
-	Text(&txt, verdict.AnalyzeRun(run), TextOptions{})
-	if !strings.Contains(txt.String(), "warning: guest tsc_khz differs") || !strings.Contains(Markdown(verdict.AnalyzeRun(run), "gtp"), "tsc\\_khz differs") && !strings.Contains(Markdown(verdict.AnalyzeRun(run), "gtp"), "tsc_khz differs") {
-		t.Errorf("scale warnings missing from the reports")
+	if err := Text(&txt, a, TextOptions{}); err != nil {
+		t.Fatal(err)
 	}
-	if c := concludeOf(run, "gtp"); !strings.Contains(c.Summary, "clocksource differs") {
-		t.Errorf("summary lacks the clocksource flag: %q", c.Summary)
-	}
+	ownGolden(t, "warnings.txt", strings.Join(tr.Perf.Warnings, "\n")+"\n")
+	ownGolden(t, "report.txt", txt.String())
+	ownGolden(t, "comment.md", Markdown(a, "gtp"))
+	ownGolden(t, "summary.txt", tr.Conclusion.Summary+"\n")
 }
 
 // Instruction-time numbers are labelled as such everywhere, never as real
 // ns.
+// The words, and the unit of the bench file, are the goldens
+// testdata/TestDeterministicLabels/; report.json says the clock and the
+// spread.
 func TestDeterministicLabels(t *testing.T) {
 	run := runtest.IcountRun(t, func(string, string) float64 { return 1 })
+	a := verdict.AnalyzeRun(run)
 	var txt strings.Builder
-	Text(&txt, verdict.AnalyzeRun(run), TextOptions{})
-	md := Markdown(verdict.AnalyzeRun(run), "gtp")
+	if err := Text(&txt, a, TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	var bench strings.Builder
-	BenchFormat(&bench, run, "gtp", results.RoleBase)
-	for what, s := range map[string]string{"text": txt.String(), "markdown": md, "benchstat": bench.String()} {
-		if !strings.Contains(s, results.InstructionTimeLabel) {
-			t.Errorf("%s lacks %q", what, results.InstructionTimeLabel)
+	if err := BenchFormat(&bench, run, "gtp", results.RoleBase); err != nil {
+		t.Fatal(err)
+	}
+	ownGolden(t, "report.txt", txt.String())
+	ownGolden(t, "comment.md", Markdown(a, "gtp"))
+	ownGolden(t, "bench-gtp-base.txt", bench.String())
+	lines := benchLines(t, bench.String())
+	if len(lines) == 0 {
+		t.Errorf("no samples in the bench file:\n%s", bench.String())
+	}
+	for _, l := range lines {
+		want := "insn-ns/pkt"
+		if strings.HasSuffix(l.name, "/total") {
+			want = TotalUnitPrefix + want
 		}
-		if strings.Contains(s, "performance, ns/pkt") || strings.Contains(s, "Performance, ns/pkt") || strings.Contains(s, " ns/pkt\n") {
-			t.Errorf("%s shows instruction time as real ns:\n%s", what, s)
+		if l.unit != want {
+			t.Errorf("bench line %+v: unit %q, want %q", l, l.unit, want)
 		}
 	}
-	if !strings.Contains(bench.String(), "insn-ns/pkt\n") || !strings.Contains(txt.String(), "per-seed means") || strings.Contains(txt.String(), "p adj") {
-		t.Errorf("benchstat unit or deterministic table wrong:\n%s\n%s", bench.String(), txt.String())
-	}
-	dir := t.TempDir()
+	dir := filepath.Join(t.TempDir(), "run") // the tables' titles name it
 	if err := results.Save(dir, run); err != nil {
 		t.Fatal(err)
 	}
 	tables, err := verdict.AggTrees([]string{dir}, nil)
-	if err != nil || len(tables) == 0 || !strings.Contains(tables[0].Title, results.InstructionTimeLabel) {
-		t.Errorf("agg title: %v %+v", err, tables)
+	if err != nil || len(tables) == 0 {
+		t.Fatalf("agg: %v %+v", err, tables)
 	}
-	js, err := JSON(verdict.AnalyzeRun(run))
-	if err != nil || !strings.Contains(string(js), `"clock": "icount"`) || !strings.Contains(string(js), `"spread_pct"`) {
-		t.Errorf("JSON report of a deterministic run: %v", err)
+	if tables[0].Metric != "instruction-time" {
+		t.Errorf("agg metric %q, want instruction-time", tables[0].Metric)
+	}
+	ownGolden(t, "agg.txt", AggString(tables[0]))
+	js, err := JSON(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Trees []struct {
+			Perf struct {
+				Clock    string
+				Variants []struct {
+					Total struct {
+						Base struct {
+							Spread *float64 `json:"spread_pct"`
+						}
+					}
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(js, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if p := rep.Trees[0].Perf; p.Clock != results.ClockICount || len(p.Variants) == 0 || p.Variants[0].Total.Base.Spread == nil {
+		t.Errorf("JSON report of a deterministic run: clock %q, variants %+v, want icount with a spread", p.Clock, p.Variants)
 	}
 }

@@ -93,6 +93,10 @@ func TestHTMLInChromium(t *testing.T) {
 		if fixture != demoDir {
 			continue
 		}
+		// Targeted: facts of the DOM the browser built (the answer, a
+		// hostile patch subject as text), where a golden would pin
+		// Chromium's serialisation; the page kci writes is golden
+		// (TestGoldenEveryFormat).
 		for _, s := range []string{"gtp: faster (gtp -30.0% [-30.1, -29.9], 3+3 boots; gtp/gtp_write -41.6%", "&lt;script&gt;alert(1)&lt;/script&gt;"} {
 			if !strings.Contains(dom, s) {
 				t.Errorf("DOM lacks %q", s)
@@ -112,7 +116,7 @@ func checkDOM(t *testing.T, fixture string, run *results.Run, dom string) {
 	figs := figureRE.FindAllStringSubmatch(dom, -1)
 	want := map[string]bool{}
 	for _, tree := range run.TreeNames() {
-		for _, v := range compareOf(run, tree).Variants {
+		for _, v := range reportOf(run, tree).Perf.Variants {
 			want[v.Variant+" total"] = v.Total.Ran()
 			for _, p := range v.Programs {
 				want[v.Variant+"/"+p.Name] = p.Ran()
@@ -152,6 +156,7 @@ func checkDOM(t *testing.T, fixture string, run *results.Run, dom string) {
 	if n := strings.Count(dom, `<td class="cell ok">`) + strings.Count(dom, `<td class="cell fail">`); n != cells {
 		t.Errorf("%s: %d survival cells in the DOM, want %d", fixture, n, cells)
 	}
+	// A fact, targeted: the link to the flame graph beside the page.
 	if !strings.Contains(dom, `href="profiles/gtp-patched-rep1-gtp.svg"`) {
 		t.Errorf("%s: no flame graph link", fixture)
 	}
@@ -204,6 +209,8 @@ func TestHTMLSelfContained(t *testing.T) {
 	}
 	// SVG's namespace names are identifiers, never fetched.
 	page := strings.NewReplacer(`xmlns="http://www.w3.org/2000/svg"`, "", `xmlns:xlink="http://www.w3.org/1999/xlink"`, "").Replace(b.String())
+	// A property of the whole page, not of its words: targeted, since a
+	// golden rewritten by -update would take a fetch in.
 	for _, bad := range []string{"<script", "http://", "https://", "@import", "url(", "src="} {
 		if strings.Contains(page, bad) {
 			t.Errorf("report.html contains %q", bad)

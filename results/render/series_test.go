@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -38,17 +39,18 @@ func TestSeriesText(t *testing.T) {
 		{Index: 1, Of: 2, Subject: "a", Apply: results.StepOK, Build: results.StepOK, BuildTime: 40 * time.Second, Boot: &results.PatchBoot{Result: results.StepOK, Time: 50 * time.Second, Cells: 4, Passed: 4}},
 		{Index: 2, Of: 2, Subject: "b", Apply: results.StepOK, Build: results.StepOK, BuildTime: 30 * time.Second, Boot: &results.PatchBoot{Result: results.StepOK, Time: 20 * time.Second, Cells: 4, Passed: 4}},
 	}}}}
+	// The report's words are the goldens testdata/TestSeriesText/.
 	var b strings.Builder
-	SeriesText(&b, s)
-	if !strings.Contains(b.String(), "cost: 2 prefixes, builds 1m10s, boots 1m10s") {
-		t.Errorf("cost line:\n%s", b.String())
+	if err := SeriesText(&b, s); err != nil {
+		t.Fatal(err)
 	}
+	ownGolden(t, "clean.txt", b.String())
 	s.Trees[0].Patches[1].NewWarnings = []results.Warning{{File: "a.c", Line: 3, Message: "unused variable 'x'", Option: "-Wunused-variable"}}
 	b.Reset()
-	SeriesText(&b, s)
-	if !strings.Contains(b.String(), "patch 2/2 new warning: a.c:3: unused variable 'x' [-Wunused-variable]") {
-		t.Errorf("text:\n%s", b.String())
+	if err := SeriesText(&b, s); err != nil {
+		t.Fatal(err)
 	}
+	ownGolden(t, "new-warning.txt", b.String())
 }
 
 func TestSeriesConclude(t *testing.T) {
@@ -59,29 +61,28 @@ func TestSeriesConclude(t *testing.T) {
 			{Tree: "ext", Patches: []results.PatchResult{{Index: 1, Of: 1, Subject: "a", Apply: results.StepOK, Build: results.StepOK, Boot: &results.PatchBoot{Result: results.StepOK}}}},
 		}}
 	}
+	// Each case's state is asserted; the check run's words are the golden
+	// testdata/TestSeriesConclude/conclusions.txt.
+	var words strings.Builder
+	check := func(name string, c verdict.Conclusion, want string) {
+		t.Helper()
+		if c.State != want {
+			t.Errorf("%s: state %s, want %s: %+v", name, c.State, want, c)
+		}
+		fmt.Fprintf(&words, "== %s: %s\ntitle: %s\nsummary:\n%s\n\n", name, c.State, c.Title, c.Summary)
+	}
 	s := clean()
-	if c := verdict.SeriesConclude(s, "gtp"); c.State != verdict.Success || !strings.Contains(c.Title, "1 patches") || !strings.Contains(c.Summary, "gtp_write") {
-		t.Errorf("clean series: %+v, want success with the perf culprit in the summary", c)
-	}
+	check("clean series, a perf culprit", verdict.SeriesConclude(s, "gtp"), verdict.Success)
 	s.Trees[1].Patches[0].Build, s.Trees[1].Patches[0].BuildError = results.StepFail, "net/core/skbuff.c:12: error: expected ';'"
-	if c := verdict.SeriesConclude(s, "ext"); c.State != verdict.Failure || c.Title != "ext: patch 1/1 does not build: net/core/skbuff.c:12: error: expected ';'" ||
-		!strings.Contains(c.Summary, "patch 1/1 build failed: net/core/skbuff.c:12") {
-		t.Errorf("broken build: %+v, want failure naming the patch and the error", c)
-	}
-	if c := verdict.SeriesConclude(s, "gtp"); c.State != verdict.Success {
-		t.Errorf("gtp is sound whatever ext does: %+v", c)
-	}
+	check("ext's patch 1 does not build", verdict.SeriesConclude(s, "ext"), verdict.Failure)
+	check("gtp, sound whatever ext does", verdict.SeriesConclude(s, "gtp"), verdict.Success)
 	s = clean()
 	s.Incomplete, s.IncompleteReason = true, "interrupted"
-	if c := verdict.SeriesConclude(s, "gtp"); c.State != verdict.Neutral || !strings.Contains(c.Title, "interrupted") {
-		t.Errorf("incomplete: %+v, want neutral", c)
-	}
-	if c := verdict.SeriesConclude(s, "nope"); c.State != verdict.Neutral {
-		t.Errorf("unknown tree: %+v, want neutral", c)
-	}
-	if md := SeriesTreeMarkdown(clean(), "ext"); strings.Contains(md, "tree gtp") || !strings.Contains(md, "tree ext") {
-		t.Errorf("one tree's Markdown shows others:\n%s", md)
-	}
+	check("incomplete", verdict.SeriesConclude(s, "gtp"), verdict.Neutral)
+	check("unknown tree", verdict.SeriesConclude(s, "nope"), verdict.Neutral)
+	ownGolden(t, "conclusions.txt", words.String())
+	// One tree's Markdown shows that tree alone.
+	ownGolden(t, "ext.md", SeriesTreeMarkdown(clean(), "ext"))
 }
 
 // TestCulpritThreshold: a culprit names the threshold its program had to

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -63,10 +64,14 @@ func TestTwentyFourRowsSeparatedSlowerIsRegression(t *testing.T) {
 			}
 		}
 	}
+	// Its words are the golden testdata/<test>/conclusion.txt.
 	c := concludeOf(run, "gtp")
-	if c.State != Failure || !strings.Contains(c.Title, "slower") || strings.Contains(c.Title, string(NoChange)) {
+	if c.State != Failure {
 		t.Errorf("conclusion %+v, want a failure: slower", c)
 	}
+	var w conclusionWords
+	w.add("every row 11 % slower", c)
+	golden(t, "conclusion.txt", w.String())
 }
 
 // A variant invalid on the patched kernel only (a reaper leak) plus a
@@ -91,19 +96,25 @@ func TestPatchedOnlyInvalidFailsNamingReason(t *testing.T) {
 	if c.State != Failure {
 		t.Errorf("state %s, want failure: %+v", c.State, c)
 	}
-	if !strings.Contains(c.Title, reason) || !strings.Contains(c.Summary, "invalid on the patched kernel only: gtp invalid in 6 boots: "+reason) {
-		t.Errorf("the reason is not named: %+v", c)
+	if got, want := reportOf(run, "gtp").PatchedOnlyInvalid(), []string{"gtp invalid in 6 boots: " + reason}; !slices.Equal(got, want) {
+		t.Errorf("patched only invalid %q, want %q", got, want)
 	}
-	if !strings.Contains(c.Summary, "slower: cnt +29.0%") {
-		t.Errorf("the slower cnt is not reported: %q", c.Summary)
+	if r := rowsOf(compareOf(run, "gtp"))["cnt/total"]; r.Verdict != Slower || math.Abs(r.changePct()-29) > 0.05 {
+		t.Errorf("cnt: %s %+.2f%%, want slower +29.0%%", r.Verdict, r.changePct())
 	}
+	// The words (the reason named in title and summary, the slower cnt)
+	// are the golden testdata/<test>/conclusions.txt.
+	var w conclusionWords
+	w.add("invalid on the patched kernel only", c)
 	// The same reason on both kernels is not the patch's doing.
 	for i := range run.Boots {
 		run.Boots[i].Variants[1].Valid, run.Boots[i].Variants[1].Invalid = false, reason
 	}
-	if c := concludeOf(run, "gtp"); strings.Contains(c.Title, reason) {
-		t.Errorf("invalid on both kernels blamed on the patch: %+v", c)
+	if inv := reportOf(run, "gtp").PatchedOnlyInvalid(); len(inv) != 0 {
+		t.Errorf("invalid on both kernels blamed on the patch: %q", inv)
 	}
+	w.add("invalid on both kernels", concludeOf(run, "gtp"))
+	golden(t, "conclusions.txt", w.String())
 }
 
 // One outlier boot (base CV inflated to ~9 %) masked a significant 3.5 %
@@ -121,7 +132,7 @@ func TestOutlierBootDoesNotMaskSlowdown(t *testing.T) {
 	if tot.Verdict != Slower || tot.InNoise {
 		t.Errorf("verdict %s in-noise=%v (shift %+.1f%% %+.1f..%+.1f, p adj %.4f), want slower", tot.Verdict, tot.InNoise, tot.Shift.Est, tot.Shift.Lo, tot.Shift.Hi, tot.PAdj)
 	}
-	if c := concludeOf(run, "gtp"); c.State != Failure || !strings.Contains(c.Title, "slower") {
+	if c := concludeOf(run, "gtp"); c.State != Failure {
 		t.Errorf("conclusion %+v, want failure: slower", c)
 	}
 	if AnalyzeRun(run).FailOnRegression(3) == nil {
@@ -146,10 +157,14 @@ func TestCannotDecideNamesBootsNeeded(t *testing.T) {
 			t.Errorf("%s: %s need %d, want cannot decide, needs 5 boots per kernel", v.Variant, v.Total.Verdict, v.Total.Need)
 		}
 	}
+	// Its words are the golden testdata/<test>/conclusion.txt.
 	c := concludeOf(run, "gtp")
-	if c.State != Neutral || !strings.Contains(c.Title, "cannot decide: needs >= 5 boots per kernel") {
-		t.Errorf("conclusion %+v", c)
+	if c.State != Neutral {
+		t.Errorf("conclusion %+v, want neutral", c)
 	}
+	var w conclusionWords
+	w.add("4+4 boots, 4 totals", c)
+	golden(t, "conclusion.txt", w.String())
 	if got := bootsNeeded(24); got != 7 {
 		t.Errorf("bootsNeeded(24) = %d, want 7 (6+6 reaches 0.00216*24 > 0.05)", got)
 	}
@@ -173,18 +188,23 @@ func TestDeterministicNull(t *testing.T) {
 			t.Errorf("%s: %s p=%v (%+.3f%%, %d seeds), want no change tested over 3 seeds", k, r.Verdict, r.P, r.DeltaPct, r.Seeds)
 		}
 	}
+	// Its words, labelled instruction time, are the golden
+	// testdata/<test>/conclusion.txt.
 	c := concludeOf(run, "gtp")
-	if c.State != Success || !strings.Contains(c.Title, results.InstructionTimeLabel) {
-		t.Errorf("conclusion %+v, want success, labelled instruction time", c)
+	if c.State != Success {
+		t.Errorf("conclusion %+v, want success", c)
 	}
+	var w conclusionWords
+	w.add("the same kernel on both sides", c)
+	golden(t, "conclusion.txt", w.String())
 	// Every program's seeds agree within less than an instruction
 	// (cnt_egress 73.38..74.16, hash_consume 333.32..334.09: an interrupt
 	// in one boot's window): each row is exact, decided at 3 seeds, and
 	// none is left "not ruled out".
-	if strings.Contains(c.Summary, "not ruled out") {
-		t.Errorf("summary %q: an exact row left not ruled out", c.Summary)
-	}
 	for k, r := range rowsOf(ab) {
+		if r.undecided(results.DefaultMinEffectPct) {
+			t.Errorf("%s: left not ruled out", k)
+		}
 		if !r.exact {
 			t.Errorf("%s: seeds %v / %v not exact", k, r.Base.Values, r.Patched.Values)
 		}
@@ -226,9 +246,12 @@ func TestDeterministicOneProgramPlusOnePercent(t *testing.T) {
 			t.Errorf("%s: %s (%+.2f%%, spread %.2f/%.2f%%), want %s", k, r.Verdict, r.DeltaPct, r.Base.Spread, r.Patched.Spread, want)
 		}
 	}
-	c := concludeOf(run, "gtp")
-	if !strings.Contains(c.Summary, "hash/hash_write slower +1.0%") || !strings.Contains(c.Title, "hash/hash_write") {
-		t.Errorf("conclusion does not name the program: %+v", c)
+	// The conclusions, naming the program, are the golden
+	// testdata/<test>/conclusions.txt.
+	var w conclusionWords
+	w.add("hash_write +1 %, 6 seeds", concludeOf(run, "gtp"))
+	if r := rows["hash/hash_write"]; math.Abs(r.changePct()-1) > 0.05 {
+		t.Errorf("hash_write %+.2f%%, want +1.0%%", r.changePct())
 	}
 	// A +2 % on hash_write moves the hash total by ~0.9 %: both flagged,
 	// a failure, and --fail-on-regression agrees.
@@ -248,12 +271,16 @@ func TestDeterministicOneProgramPlusOnePercent(t *testing.T) {
 			t.Errorf("+2%%: %s: %s (%+.2f%%), want %s", k, r.Verdict, r.DeltaPct, want)
 		}
 	}
-	if c := concludeOf(run, "gtp"); c.State != Failure || !strings.Contains(c.Title, "hash +0.9%") {
+	c := concludeOf(run, "gtp")
+	if c.State != Failure {
 		t.Errorf("conclusion %+v, want failure: slower: hash +0.9%%", c)
 	}
+	w.add("hash_write +2 %, 6 seeds", c)
+	golden(t, "conclusions.txt", w.String())
 	var re *regressionError
-	if err := AnalyzeRun(run).FailOnRegression(0.5); !errors.As(err, &re) || !strings.Contains(err.Error(), results.InstructionTimeLabel) {
-		t.Errorf("fail-on-regression: %v, want the hash regression labelled instruction time", err)
+	if err := AnalyzeRun(run).FailOnRegression(0.5); !errors.As(err, &re) || re.Variant != "hash" || re.Label != results.InstructionTimeLabel ||
+		fmt.Sprintf("%+.1f", re.ChangePct) != "+0.9" {
+		t.Errorf("fail-on-regression: %v, want the hash regression +0.9%% labelled instruction time", err)
 	}
 	// +2 % of cnt_egress is 1.5 ns, over one instruction, beside a 0.8 ns
 	// seed range: the old range rule could not see it; 6 seeds a side

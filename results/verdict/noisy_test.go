@@ -80,6 +80,8 @@ func TestNoisyBelowSmallestEffectUsesTheAdjustedInterval(t *testing.T) {
 	if b.Verdict != Slower || b.InNoise || b.Base.N != 12 || b.Patched.N != 12 || b.Adjusted == nil {
 		t.Errorf("b +2 %%: %s in noise %v, %d+%d boots, adjusted %v, want slower on 12+12 with its family's interval", b.Verdict, b.InNoise, b.Base.N, b.Patched.N, b.Adjusted)
 	}
+	// Targeted: the summary's number is the row's shown estimate (a golden
+	// would take whatever number the summary prints).
 	if c := concludeOf(run, "gtp"); !strings.Contains(c.Summary, fmt.Sprintf("b %+.1f%%", b.changePct())) {
 		t.Errorf("conclusion %q does not use the shown estimate %+.1f%%", c.Summary, b.changePct())
 	}

@@ -354,11 +354,15 @@ func TestOneSeedIsADeterminismCheck(t *testing.T) {
 			t.Errorf("%s: %s (%s), want no comparison from one seed", k, r.Verdict, r.Note)
 		}
 	}
-	if c := concludeOf(run, "gtp"); c.State != Neutral || !strings.Contains(c.Title, "determinism check") || !strings.Contains(c.Title, "agree exactly") {
-		t.Errorf("conclusion %+v", c)
+	// The conclusions' words (a determinism check whose boots agree
+	// exactly, then differ) are the golden testdata/<test>/conclusions.txt.
+	var w conclusionWords
+	c := concludeOf(run, "gtp")
+	if c.State != Neutral {
+		t.Errorf("conclusion %+v, want neutral", c)
 	}
+	w.add("seed 7 on both kernels", c)
 	run.Boots[2].Variants = []results.VariantResult{runtest.Vr("hash", runtest.Pc{Name: "hash_write", Ns: 531}, runtest.Pc{Name: "hash_read", Ns: 204})}
-	if c := concludeOf(run, "gtp"); !strings.Contains(c.Title, "differ") {
-		t.Errorf("boots of seed 7 disagree, conclusion %q", c.Title)
-	}
+	w.add("seed 7, one base boot off", concludeOf(run, "gtp"))
+	golden(t, "conclusions.txt", w.String())
 }
