@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/kci-dev/kci/internal/golden"
 	"strings"
 	"testing"
 )
@@ -33,7 +34,7 @@ func TestBenchFromRunDir(t *testing.T) {
 	}
 	// saveRun's boots are KVM boots of gtp, 8 repetitions, no seeds: the
 	// table is the golden testdata/TestBenchFromRunDir/bench.txt.
-	golden(t, "bench.txt", out.String())
+	golden.Own(t, "bench.txt", out.String())
 	// Targeted: the refusal names the directory (a fact).
 	bad := t.TempDir()
 	if err := benchFromDirs(&out, []string{bad}); err == nil || !strings.Contains(err.Error(), bad) {

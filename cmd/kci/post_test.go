@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/kci-dev/kci/internal/golden"
 	"os"
 	"path/filepath"
 	"strings"
@@ -53,12 +54,12 @@ func TestPostDryRun(t *testing.T) {
 	// check run, to octo/bench#12) and the step summary are the goldens
 	// testdata/TestPostDryRun/.
 	out := dryRunPost(t, dir)
-	golden(t, "dry-run.txt", strings.ReplaceAll(out.String(), dir, "$RUN"))
+	golden.Own(t, "dry-run.txt", strings.ReplaceAll(out.String(), dir, "$RUN"))
 	b, err := os.ReadFile(summary)
 	if err != nil {
 		t.Fatalf("step summary not written: %v", err)
 	}
-	golden(t, "summary.md", string(b))
+	golden.Own(t, "summary.md", string(b))
 }
 
 func TestPostNeedsATarget(t *testing.T) {
@@ -117,7 +118,7 @@ func TestPostSeriesDryRun(t *testing.T) {
 	// The comment, marked gtp.series, and its failing check run are the
 	// golden testdata/TestPostSeriesDryRun/dry-run.txt.
 	out := dryRunPost(t, dir)
-	golden(t, "dry-run.txt", strings.ReplaceAll(out.String(), dir, "$RUN"))
+	golden.Own(t, "dry-run.txt", strings.ReplaceAll(out.String(), dir, "$RUN"))
 	// Targeted as well: no golden rewritten by -update may let a
 	// subject's HTML through.
 	if strings.Contains(out.String(), "<b>map</b>") {
@@ -177,7 +178,7 @@ func TestPostDryRunShowsCheckRunAndLink(t *testing.T) {
 	dir := writeRun(t, "gtp")
 	// Both are the golden testdata/TestPostDryRunShowsCheckRunAndLink/with-sha.txt.
 	out := dryRunPost(t, dir, "--report-url", "https://example.org/a/report.html").String()
-	golden(t, "with-sha.txt", strings.ReplaceAll(out, dir, "$RUN"))
+	golden.Own(t, "with-sha.txt", strings.ReplaceAll(out, dir, "$RUN"))
 
 	var stdout, errOut bytes.Buffer
 	cmd := newPostCmd()
@@ -189,5 +190,5 @@ func TestPostDryRunShowsCheckRunAndLink(t *testing.T) {
 	}
 	// Without --sha: the comment alone, and one line on stderr saying
 	// there is no check run: without-sha.txt.
-	golden(t, "without-sha.txt", strings.ReplaceAll("stdout:\n"+stdout.String()+"stderr:\n"+errOut.String(), dir, "$RUN"))
+	golden.Own(t, "without-sha.txt", strings.ReplaceAll("stdout:\n"+stdout.String()+"stderr:\n"+errOut.String(), dir, "$RUN"))
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/kci-dev/kci/internal/golden"
 	"os"
 	"path/filepath"
 	"strings"
@@ -33,7 +34,7 @@ func TestProfileRerender(t *testing.T) {
 	}
 	// The output (top symbols, the diff, the files written) is the golden
 	// testdata/TestProfileRerender/output.txt.
-	golden(t, "output.txt", strings.ReplaceAll(out.String(), run, "$RUN"))
+	golden.Own(t, "output.txt", strings.ReplaceAll(out.String(), run, "$RUN"))
 	for _, f := range []string{"stock-base-rep1-hash.svg", "stock-patched-rep1-hash.pb.gz", "stock-hash-diff.md", "summary.md"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Error(err)

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"github.com/kci-dev/kci/internal/golden"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -51,7 +52,7 @@ func TestReportFormats(t *testing.T) {
 		if err := runReport(&out, &out, []string{dir}, reportOptions{format: format, failOnPerf: -1}); err != nil {
 			t.Fatalf("%s: %v", format, err)
 		}
-		golden(t, format, out.String())
+		golden.Own(t, format, out.String())
 		// Targeted as well: colour follows the terminal, whatever a golden
 		// rewritten by -update holds.
 		if strings.Contains(out.String(), "\x1b[") {
@@ -84,7 +85,7 @@ func TestReportFailOnRegression(t *testing.T) {
 		t.Fatalf("err %v: want the regression error with its exit code", err)
 	}
 	// The report is printed before failing: testdata/TestReportFailOnRegression/fail-10.txt.
-	golden(t, "fail-10.txt", out.String())
+	golden.Own(t, "fail-10.txt", out.String())
 	if err := runReport(&out, &out, []string{dir}, reportOptions{format: "text", failOnPerf: 20}); err != nil {
 		t.Errorf("15%% under a 20%% limit: %v", err)
 	}
@@ -95,7 +96,7 @@ func TestReportFailOnRegression(t *testing.T) {
 		t.Errorf("--min-effect 25: %v", err)
 	}
 	// The report says the change is within ±25 %: min-effect-25.txt.
-	golden(t, "min-effect-25.txt", out.String())
+	golden.Own(t, "min-effect-25.txt", out.String())
 }
 
 func TestReportAggAndMerge(t *testing.T) {
@@ -108,7 +109,7 @@ func TestReportAggAndMerge(t *testing.T) {
 	if err := runReport(&out, &out, []string{set}, reportOptions{agg: true, format: "text", failOnPerf: -1}); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "agg.txt", strings.ReplaceAll(out.String(), root, "$ROOT"))
+	golden.Own(t, "agg.txt", strings.ReplaceAll(out.String(), root, "$ROOT"))
 
 	a, b, m := filepath.Join(root, "a"), filepath.Join(root, "b"), filepath.Join(root, "merged")
 	saveRun(t, a, "aaaa0001", 3)
@@ -130,7 +131,7 @@ func TestReportAggAndMerge(t *testing.T) {
 		t.Errorf("merged %d boots, %d+%d in the total; report:\n%s", len(run.Boots), tot.Base.N, tot.Patched.N, out.String())
 	}
 	// The merged run's ID is random.
-	golden(t, "merged.txt", strings.NewReplacer(root, "$ROOT", run.ID, "$MERGED_ID").Replace(out.String()))
+	golden.Own(t, "merged.txt", strings.NewReplacer(root, "$ROOT", run.ID, "$MERGED_ID").Replace(out.String()))
 	for _, f := range []string{"report.txt", "report.md", "report.json", "report.html", render.BenchFile("gtp", results.RoleBase), render.BenchFile("gtp", results.RolePatched)} {
 		if _, err := os.Stat(filepath.Join(m, f)); err != nil {
 			t.Errorf("report --merge did not write %s: %v", f, err)
@@ -149,12 +150,12 @@ func TestAggFlags(t *testing.T) {
 	}
 	// The tables, totalled by the median with the unit in the title, are
 	// the goldens testdata/TestAggFlags/.
-	golden(t, "agg.txt", txt.String())
+	golden.Own(t, "agg.txt", txt.String())
 	var md strings.Builder
 	if err := runReport(&md, &md, []string{dir}, reportOptions{agg: true, format: "markdown", failOnPerf: -1}); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "agg.md", md.String())
+	golden.Own(t, "agg.md", md.String())
 	var js strings.Builder
 	if err := runReport(&js, &js, []string{dir}, reportOptions{agg: true, format: "json", failOnPerf: -1}); err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/kci-dev/kci/internal/golden"
 	"strings"
 	"testing"
 	"time"
@@ -31,7 +32,7 @@ func TestSeriesRerender(t *testing.T) {
 		if err := renderSeries(&b, rep, format); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, format, b.String())
+		golden.Own(t, format, b.String())
 	}
 	if err := renderSeries(&strings.Builder{}, rep, "html"); err == nil {
 		t.Error("an unknown format is accepted")

@@ -3,6 +3,7 @@ package render
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/kci-dev/kci/internal/golden"
 	"math"
 	"os"
 	"path/filepath"
@@ -282,6 +283,6 @@ func TestAggRunDir(t *testing.T) {
 	// The titles (the role, the emulated label) and the invalid
 	// repetition's note with its reason are the goldens
 	// testdata/TestAggRunDir/.
-	ownGolden(t, "base.txt", AggString(base))
-	ownGolden(t, "patched.txt", AggString(patched))
+	golden.Own(t, "base.txt", AggString(base))
+	golden.Own(t, "patched.txt", AggString(patched))
 }

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"github.com/kci-dev/kci/internal/golden"
 	"math"
 	"slices"
 	"strings"
@@ -146,7 +147,7 @@ func TestBuildBench(t *testing.T) {
 	// designs with their marginal rows, the ratio with its interval, and
 	// no tick-sampled softirq column (1000 ns/pkt here): the traffic wakes
 	// on the tick, which then always finds idle.
-	ownGolden(t, "bench.txt", BenchString(bt))
+	golden.Own(t, "bench.txt", BenchString(bt))
 }
 
 // TestBuildBenchPatched: a kci test run's patched boots are a tree of
@@ -248,5 +249,5 @@ func TestConcludeMeasuredOnly(t *testing.T) {
 	check("seed 1 thrice")
 	run.Boots[2].Variants[1].Cost.BusyNs++
 	check("seed 1 thrice, one whole-path ns off")
-	ownGolden(t, "titles.txt", titles.String())
+	golden.Own(t, "titles.txt", titles.String())
 }

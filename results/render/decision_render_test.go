@@ -2,6 +2,7 @@ package render
 
 import (
 	"encoding/json"
+	"github.com/kci-dev/kci/internal/golden"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -73,10 +74,10 @@ func TestScaleWarningsNameTheBoots(t *testing.T) {
 	if err := Text(&txt, a, TextOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	ownGolden(t, "warnings.txt", strings.Join(tr.Perf.Warnings, "\n")+"\n")
-	ownGolden(t, "report.txt", txt.String())
-	ownGolden(t, "comment.md", Markdown(a, "gtp"))
-	ownGolden(t, "summary.txt", tr.Conclusion.Summary+"\n")
+	golden.Own(t, "warnings.txt", strings.Join(tr.Perf.Warnings, "\n")+"\n")
+	golden.Own(t, "report.txt", txt.String())
+	golden.Own(t, "comment.md", Markdown(a, "gtp"))
+	golden.Own(t, "summary.txt", tr.Conclusion.Summary+"\n")
 }
 
 // Instruction-time numbers are labelled as such everywhere, never as real
@@ -95,9 +96,9 @@ func TestDeterministicLabels(t *testing.T) {
 	if err := BenchFormat(&bench, run, "gtp", results.RoleBase); err != nil {
 		t.Fatal(err)
 	}
-	ownGolden(t, "report.txt", txt.String())
-	ownGolden(t, "comment.md", Markdown(a, "gtp"))
-	ownGolden(t, "bench-gtp-base.txt", bench.String())
+	golden.Own(t, "report.txt", txt.String())
+	golden.Own(t, "comment.md", Markdown(a, "gtp"))
+	golden.Own(t, "bench-gtp-base.txt", bench.String())
 	lines := benchLines(t, bench.String())
 	if len(lines) == 0 {
 		t.Errorf("no samples in the bench file:\n%s", bench.String())
@@ -122,7 +123,7 @@ func TestDeterministicLabels(t *testing.T) {
 	if tables[0].Metric != "instruction-time" {
 		t.Errorf("agg metric %q, want instruction-time", tables[0].Metric)
 	}
-	ownGolden(t, "agg.txt", AggString(tables[0]))
+	golden.Own(t, "agg.txt", AggString(tables[0]))
 	js, err := JSON(a)
 	if err != nil {
 		t.Fatal(err)

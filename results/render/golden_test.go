@@ -2,9 +2,8 @@ package render
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
-	"os"
+	"github.com/kci-dev/kci/internal/golden"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -36,44 +35,6 @@ func runFixtures(t *testing.T) []string {
 		t.Fatal(err)
 	}
 	return append([]string{demoDir}, dirs...)
-}
-
-// golden compares got with dir/name, or rewrites it with -update
-// (schema_test.go's flag).
-func golden(t *testing.T, dir, name, got string) {
-	t.Helper()
-	path := filepath.Join(dir, name)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -run %s -update to write it)", err, t.Name())
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from the golden file (go test -run %s -update rewrites it):\n--- got\n%s\n--- want\n%s", path, t.Name(), got, want)
-	}
-}
-
-// ownGoldenDir holds the goldens of this package's own tests, one
-// directory per test: prose a test would otherwise pin by fragments.
-const ownGoldenDir = "testdata"
-
-// ownGolden compares got with testdata/<test>/<name>, or rewrites it with
-// -update (go test -run <test> -update: the flag rewrites the goldens of
-// every test that runs).
-func ownGolden(t *testing.T, name, got string) {
-	t.Helper()
-	dir := filepath.Join(ownGoldenDir, strings.SplitN(t.Name(), "/", 2)[0])
-	if *update {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	golden(t, dir, name, got)
 }
 
 // benchLine is one sample of a Go benchmark format file.
@@ -124,19 +85,19 @@ func TestGoldenText(t *testing.T) {
 		if err := Text(&b, verdict.AnalyzeRun(loadRun(t, dir)), TextOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		golden(t, dir, "report.txt.golden", b.String())
+		golden.Check(t, filepath.Join(dir, "report.txt.golden"), b.String())
 	}
 }
 
 func TestGoldenMarkdown(t *testing.T) {
 	for _, dir := range runFixtures(t) {
-		golden(t, dir, "report.md.golden", MarkdownRun(verdict.AnalyzeRun(loadRun(t, dir))))
+		golden.Check(t, filepath.Join(dir, "report.md.golden"), MarkdownRun(verdict.AnalyzeRun(loadRun(t, dir))))
 	}
 }
 
 func TestGoldenBrief(t *testing.T) {
 	for _, dir := range runFixtures(t) {
-		golden(t, dir, "brief.txt.golden", BriefText(verdict.AnalyzeRun(loadRun(t, dir)), nil, TextWidth))
+		golden.Check(t, filepath.Join(dir, "brief.txt.golden"), BriefText(verdict.AnalyzeRun(loadRun(t, dir)), nil, TextWidth))
 	}
 }
 
@@ -291,7 +252,5 @@ func TestAggRunTables(t *testing.T) {
 			}
 		}
 	}
-	ownGolden(t, "gtp.txt", AggString(tables[0]))
+	golden.Own(t, "gtp.txt", AggString(tables[0]))
 }
-
-var update = flag.Bool("update", false, "rewrite the golden files (under ../testdata and testdata) from the fixtures")

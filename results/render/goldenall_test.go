@@ -3,6 +3,7 @@ package render
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/kci-dev/kci/internal/golden"
 	"os"
 	"path/filepath"
 	"strings"
@@ -163,7 +164,7 @@ func analysisJSON(t *testing.T, a *verdict.Analysis) string {
 func TestGoldenEveryFormat(t *testing.T) {
 	for _, g := range goldenRuns(t) {
 		dir := filepath.Join(goldenRoot, g.name)
-		if *update {
+		if *golden.Update {
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				t.Fatal(err)
 			}
@@ -171,7 +172,7 @@ func TestGoldenEveryFormat(t *testing.T) {
 		a := verdict.AnalyzeRun(g.run)
 		before := analysisJSON(t, a)
 		for name, got := range goldenOutputs(t, a) {
-			golden(t, dir, name, got)
+			golden.Check(t, filepath.Join(dir, name), got)
 		}
 		// The renderers read the analysis and change nothing in it (nor
 		// in its run): it is what a fresh analysis of the run says.

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"github.com/kci-dev/kci/internal/golden"
 	"strings"
 	"testing"
 	"time"
@@ -22,8 +23,8 @@ func TestReportsNameGuestCPU(t *testing.T) {
 	if err := Text(&txt, verdict.AnalyzeRun(run), TextOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	ownGolden(t, "report.txt", txt.String())
-	ownGolden(t, "report.md", MarkdownRun(verdict.AnalyzeRun(run)))
+	golden.Own(t, "report.txt", txt.String())
+	golden.Own(t, "report.md", MarkdownRun(verdict.AnalyzeRun(run)))
 	// Requested accelerators and TCG's default model say no more than that.
 	if got := guestCPU(results.Host{AccelReason: "requested", GuestCPU: "max"}); len(got) != 1 || got[0] != "-cpu max" {
 		t.Errorf("requested tcg: %q", got)
@@ -37,9 +38,9 @@ func TestReportsNameGuestCPU(t *testing.T) {
 	if err := SeriesText(&st, s); err != nil {
 		t.Fatal(err)
 	}
-	ownGolden(t, "series.txt", st.String())
+	golden.Own(t, "series.txt", st.String())
 	md := SeriesMarkdown(s)
-	ownGolden(t, "series.md", md)
+	golden.Own(t, "series.md", md)
 	// Targeted as well: no golden rewritten by -update may let the
 	// record's mention or markup through.
 	if strings.Contains(md, "@maintainer") || strings.Contains(md, "<b>") {

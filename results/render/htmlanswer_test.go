@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"github.com/kci-dev/kci/internal/golden"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -131,7 +132,7 @@ func answerBox(t *testing.T, page string) string {
 // testdata/TestHTMLFailedRunStatesCause/.
 func TestHTMLFailedRunStatesCause(t *testing.T) {
 	page := renderPage(t, failedRun(t, hostileCause))
-	ownGolden(t, "failed.html", answerBox(t, page))
+	golden.Own(t, "failed.html", answerBox(t, page))
 	// Targeted as well: no golden rewritten by -update may let the
 	// record's markup through.
 	if strings.Contains(page, "<script>") || strings.Contains(page, "<b>more") {
@@ -140,10 +141,10 @@ func TestHTMLFailedRunStatesCause(t *testing.T) {
 	// A run stopped after measuring: its briefs and, above them, why.
 	run := loadRun(t, demoDir)
 	run.Incomplete, run.IncompleteReason = true, "interrupted"
-	ownGolden(t, "incomplete.html", answerBox(t, renderPage(t, run)))
+	golden.Own(t, "incomplete.html", answerBox(t, renderPage(t, run)))
 	// A dead run's record says it did not finish.
 	run.IncompleteReason = ""
-	ownGolden(t, "incomplete-no-reason.html", answerBox(t, renderPage(t, run)))
+	golden.Own(t, "incomplete-no-reason.html", answerBox(t, renderPage(t, run)))
 }
 
 // The failed run's page in the browser: the cause is text in the box.

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"github.com/kci-dev/kci/internal/golden"
 	"strings"
 	"testing"
 
@@ -40,7 +41,7 @@ func TestLoads(t *testing.T) {
 	for _, n := range notes {
 		out += fmt.Sprintf("note: %q\n", n)
 	}
-	ownGolden(t, "table.txt", out)
+	golden.Own(t, "table.txt", out)
 }
 
 // TestLoadsInTextOnce: the text report shows the verifier table once per

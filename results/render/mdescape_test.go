@@ -1,6 +1,7 @@
 package render
 
 import (
+	"github.com/kci-dev/kci/internal/golden"
 	"regexp"
 	"strings"
 	"testing"
@@ -33,8 +34,8 @@ func TestMarkdownEscapesRunRecord(t *testing.T) {
 	// the checks below are targeted as well, so that no golden rewritten
 	// by -update lets the record's HTML, mentions or blocks through.
 	comment, run := Markdown(verdict.AnalyzeRun(r), "gtp"), MarkdownRun(verdict.AnalyzeRun(r))
-	ownGolden(t, "comment.md", comment)
-	ownGolden(t, "report.md", run)
+	golden.Own(t, "comment.md", comment)
+	golden.Own(t, "report.md", run)
 	for name, md := range map[string]string{"Markdown": comment, "MarkdownRun": run} {
 		if strings.Contains(md, "<!--") || strings.Contains(md, "<img") || strings.Contains(md, "-->") {
 			t.Errorf("%s: HTML from the record survives:\n%s", name, md)

@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"github.com/kci-dev/kci/internal/golden"
 	"strings"
 	"testing"
 
@@ -42,7 +43,7 @@ func TestGoldenRareWording(t *testing.T) {
 	if r := reportOf(seed, "gtp").Perf.Variants[0].Total; r.Verdict != verdict.TooFew || r.Note != verdict.NoteOneSeed {
 		t.Errorf("one seed: %s (%s), want a determinism check", r.Verdict, r.Note)
 	}
-	ownGolden(t, "one-seed.txt", textReport(t, seed))
+	golden.Own(t, "one-seed.txt", textReport(t, seed))
 
 	// Exact counts on every seed, the same on both kernels.
 	still := runtest.WithExact(runtest.MkRun(results.AccelTCG, results.ClockICount, 3, 3, []runtest.VarSpec{{Name: "hash", Progs: []string{"hash_write"}}},
@@ -53,7 +54,7 @@ func TestGoldenRareWording(t *testing.T) {
 		t.Fatalf("where %+v, want a Where without rows", tr.Where)
 	}
 	h := htmlWhereOf(still, tr)
-	ownGolden(t, "no-function-moved.txt", textReport(t, still)+"html: "+h.Heading+" "+h.Note+"\n")
+	golden.Own(t, "no-function-moved.txt", textReport(t, still)+"html: "+h.Heading+" "+h.Note+"\n")
 
 	// A complete run that measured no tree.
 	empty := &results.Run{Schema: results.SchemaVersion, ID: "e0e0e0e0"}
@@ -61,7 +62,7 @@ func TestGoldenRareWording(t *testing.T) {
 	if err := HTML(&page, verdict.AnalyzeRun(empty), ""); err != nil {
 		t.Fatal(err)
 	}
-	ownGolden(t, "no-tree.html", answerBox(t, page.String()))
+	golden.Own(t, "no-tree.html", answerBox(t, page.String()))
 
 	// Config drift, one option not deliberate, which the patch changes;
 	// and survival cells that fail on both kernels.
@@ -81,12 +82,12 @@ func TestGoldenRareWording(t *testing.T) {
 	if ch := reportOf(drift, "gtp").Changes; len(ch) != 0 {
 		t.Errorf("survival changes %+v, want none", ch)
 	}
-	ownGolden(t, "drift-and-survival.txt", textReport(t, drift))
+	golden.Own(t, "drift-and-survival.txt", textReport(t, drift))
 
 	// A program that fails to load on the base kernel only.
 	tab, notes := loadsTable([]verdict.LoadRow{{Variant: "cnt", Program: "cnt_egress",
 		Base: verdict.LoadSide{Failed: "load program: invalid argument\nverifier log"}, Patched: verdict.LoadSide{VerifiedInsns: "9", Boots: 1}}})
-	ownGolden(t, "loads-now.txt", tab.text("")+strings.Join(notes, "\n")+"\n")
+	golden.Own(t, "loads-now.txt", tab.text("")+strings.Join(notes, "\n")+"\n")
 
 	// Two designs measured on one seed: a ratio without an interval.
 	one := &results.Run{}
@@ -94,7 +95,7 @@ func TestGoldenRareWording(t *testing.T) {
 		one.Boots = append(one.Boots, results.Boot{Seq: len(one.Boots) + 1, Tree: tree, Role: results.RoleBase, Rep: 1, Seed: 1, Clock: results.ClockICount,
 			Variants: []results.VariantResult{costVariant("none", 4_000_000, 0, 10_000), costVariant(tree, 5_000_000, 500_000, 10_000)}})
 	}
-	ownGolden(t, "bench-one-seed.txt", BenchString(verdict.BuildBench(one)))
+	golden.Own(t, "bench-one-seed.txt", BenchString(verdict.BuildBench(one)))
 
 	// A series: a cached build, a perf change, an incomplete end.
 	s := &results.Series{Incomplete: true, IncompleteReason: "interrupted", Trees: []results.SeriesTree{{Tree: "gtp", Patches: []results.PatchResult{
@@ -107,6 +108,6 @@ func TestGoldenRareWording(t *testing.T) {
 	if err := SeriesText(&st, s); err != nil {
 		t.Fatal(err)
 	}
-	ownGolden(t, "series.txt", st.String())
-	ownGolden(t, "series.md", SeriesMarkdown(s))
+	golden.Own(t, "series.txt", st.String())
+	golden.Own(t, "series.md", SeriesMarkdown(s))
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/kci-dev/kci/internal/golden"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -150,7 +151,7 @@ func TestConclude(t *testing.T) {
 	infra := runtest.AbRun("gtp", results.AccelKVM, []float64{1, 2, 3}, nil)
 	infra.Boots = append(infra.Boots, results.Boot{Seq: 99, Tree: "gtp", Role: results.RolePatched, Rep: 1, Error: "qemu-system-x86_64 not found", ErrorKind: failure.Infra})
 	check("infrastructure failure", reportOf(infra, "gtp").Conclusion, verdict.Neutral)
-	ownGolden(t, "conclusions.txt", words.String())
+	golden.Own(t, "conclusions.txt", words.String())
 }
 
 // TestMarkdown: the PR comment without a report URL is the golden

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"github.com/kci-dev/kci/internal/golden"
 	"math"
 	"testing"
 
@@ -83,7 +84,7 @@ func TestRxSoftirqRows(t *testing.T) {
 	}
 	// The table, with its rx-softirq, rx-marginal and syscalls rows and
 	// the breakdown's legend, is the golden testdata/TestRxSoftirqRows/bench.txt.
-	ownGolden(t, "bench.txt", BenchString(bt))
+	golden.Own(t, "bench.txt", BenchString(bt))
 }
 
 // TestDeterminismChecksContexts: boots of one seed must agree in every
@@ -98,5 +99,5 @@ func TestDeterminismChecksContexts(t *testing.T) {
 	titles := reportOf(run, "ext").Conclusion.Title + "\n"
 	run.Boots[1].Variants[0].Cost.Contexts[7].Ns++
 	titles += reportOf(run, "ext").Conclusion.Title + "\n"
-	ownGolden(t, "titles.txt", titles)
+	golden.Own(t, "titles.txt", titles)
 }

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"github.com/kci-dev/kci/internal/golden"
 	"strings"
 	"testing"
 	"time"
@@ -44,13 +45,13 @@ func TestSeriesText(t *testing.T) {
 	if err := SeriesText(&b, s); err != nil {
 		t.Fatal(err)
 	}
-	ownGolden(t, "clean.txt", b.String())
+	golden.Own(t, "clean.txt", b.String())
 	s.Trees[0].Patches[1].NewWarnings = []results.Warning{{File: "a.c", Line: 3, Message: "unused variable 'x'", Option: "-Wunused-variable"}}
 	b.Reset()
 	if err := SeriesText(&b, s); err != nil {
 		t.Fatal(err)
 	}
-	ownGolden(t, "new-warning.txt", b.String())
+	golden.Own(t, "new-warning.txt", b.String())
 }
 
 func TestSeriesConclude(t *testing.T) {
@@ -80,9 +81,9 @@ func TestSeriesConclude(t *testing.T) {
 	s.Incomplete, s.IncompleteReason = true, "interrupted"
 	check("incomplete", verdict.SeriesConclude(s, "gtp"), verdict.Neutral)
 	check("unknown tree", verdict.SeriesConclude(s, "nope"), verdict.Neutral)
-	ownGolden(t, "conclusions.txt", words.String())
+	golden.Own(t, "conclusions.txt", words.String())
 	// One tree's Markdown shows that tree alone.
-	ownGolden(t, "ext.md", SeriesTreeMarkdown(clean(), "ext"))
+	golden.Own(t, "ext.md", SeriesTreeMarkdown(clean(), "ext"))
 }
 
 // TestCulpritThreshold: a culprit names the threshold its program had to

@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"fmt"
+	"github.com/kci-dev/kci/internal/golden"
 	"slices"
 	"strings"
 	"testing"
@@ -45,8 +46,8 @@ func TestWhereRendered(t *testing.T) {
 		t.Fatal(err)
 	}
 	md := Markdown(a, "gtp")
-	ownGolden(t, "report.txt", b.String())
-	ownGolden(t, "comment.md", md)
+	golden.Own(t, "report.txt", b.String())
+	golden.Own(t, "comment.md", md)
 	var h bytes.Buffer
 	if err := HTML(&h, a, ""); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package verdict
 import (
 	"errors"
 	"fmt"
+	"github.com/kci-dev/kci/internal/golden"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -71,7 +72,7 @@ func TestTwentyFourRowsSeparatedSlowerIsRegression(t *testing.T) {
 	}
 	var w conclusionWords
 	w.add("every row 11 % slower", c)
-	golden(t, "conclusion.txt", w.String())
+	golden.Own(t, "conclusion.txt", w.String())
 }
 
 // A variant invalid on the patched kernel only (a reaper leak) plus a
@@ -114,7 +115,7 @@ func TestPatchedOnlyInvalidFailsNamingReason(t *testing.T) {
 		t.Errorf("invalid on both kernels blamed on the patch: %q", inv)
 	}
 	w.add("invalid on both kernels", concludeOf(run, "gtp"))
-	golden(t, "conclusions.txt", w.String())
+	golden.Own(t, "conclusions.txt", w.String())
 }
 
 // One outlier boot (base CV inflated to ~9 %) masked a significant 3.5 %
@@ -164,7 +165,7 @@ func TestCannotDecideNamesBootsNeeded(t *testing.T) {
 	}
 	var w conclusionWords
 	w.add("4+4 boots, 4 totals", c)
-	golden(t, "conclusion.txt", w.String())
+	golden.Own(t, "conclusion.txt", w.String())
 	if got := bootsNeeded(24); got != 7 {
 		t.Errorf("bootsNeeded(24) = %d, want 7 (6+6 reaches 0.00216*24 > 0.05)", got)
 	}
@@ -196,7 +197,7 @@ func TestDeterministicNull(t *testing.T) {
 	}
 	var w conclusionWords
 	w.add("the same kernel on both sides", c)
-	golden(t, "conclusion.txt", w.String())
+	golden.Own(t, "conclusion.txt", w.String())
 	// Every program's seeds agree within less than an instruction
 	// (cnt_egress 73.38..74.16, hash_consume 333.32..334.09: an interrupt
 	// in one boot's window): each row is exact, decided at 3 seeds, and
@@ -276,7 +277,7 @@ func TestDeterministicOneProgramPlusOnePercent(t *testing.T) {
 		t.Errorf("conclusion %+v, want failure: slower: hash +0.9%%", c)
 	}
 	w.add("hash_write +2 %, 6 seeds", c)
-	golden(t, "conclusions.txt", w.String())
+	golden.Own(t, "conclusions.txt", w.String())
 	var re *regressionError
 	if err := AnalyzeRun(run).FailOnRegression(0.5); !errors.As(err, &re) || re.Variant != "hash" || re.Label != results.InstructionTimeLabel ||
 		fmt.Sprintf("%+.1f", re.ChangePct) != "+0.9" {

@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"fmt"
+	"github.com/kci-dev/kci/internal/golden"
 	"math/rand/v2"
 	"sort"
 	"strings"
@@ -364,5 +365,5 @@ func TestOneSeedIsADeterminismCheck(t *testing.T) {
 	w.add("seed 7 on both kernels", c)
 	run.Boots[2].Variants = []results.VariantResult{runtest.Vr("hash", runtest.Pc{Name: "hash_write", Ns: 531}, runtest.Pc{Name: "hash_read", Ns: 204})}
 	w.add("seed 7, one base boot off", concludeOf(run, "gtp"))
-	golden(t, "conclusions.txt", w.String())
+	golden.Own(t, "conclusions.txt", w.String())
 }
