@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -37,6 +38,10 @@ func newReportCmd() *cobra.Command {
 		Use:   "report [--agg] [--merge --out DIR] [--format text|markdown|json|benchstat] DIR...",
 		Short: "Re-render saved runs (or the user's bpfstats sets) without rerunning anything",
 		Long: `Re-render saved kci runs without rerunning anything.
+
+A kci series run directory (series.json) is shown as kci series RUNDIR
+shows it, its culprits decided again from its boot records (--format
+text|markdown|json).
 
 --agg prints the cross-set table of the user's bpfstats workflow: DIRs are
 directories of <variant>.bpfstats files (raw bpftool -j prog show output,
@@ -96,6 +101,15 @@ func runReport(w, errOut io.Writer, dirs []string, o reportOptions) error {
 	}
 	if o.agg {
 		return runAgg(w, dirs, o)
+	}
+	if len(dirs) == 1 && isSeriesDir(dirs[0]) {
+		// A kci series run: its culprits decided again from its boot
+		// records, as kci series RUNDIR shows it.
+		s, err := loadSeries(dirs[0])
+		if err != nil {
+			return err
+		}
+		return renderSeries(w, s, o.format)
 	}
 	analyses, err := drawRuns(errOut, dirs, o)
 	if err != nil {
@@ -290,4 +304,11 @@ func runAgg(w io.Writer, dirs []string, o reportOptions) error {
 		return err
 	}
 	return render.RenderAgg(w, tables)
+}
+
+// isSeriesDir tells a kci series run directory (series.json, no run.json).
+func isSeriesDir(dir string) bool {
+	_, serr := os.Stat(filepath.Join(dir, results.SeriesFile))
+	_, rerr := os.Stat(filepath.Join(dir, "run.json"))
+	return serr == nil && errors.Is(rerr, os.ErrNotExist)
 }

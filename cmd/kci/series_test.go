@@ -37,4 +37,15 @@ func TestSeriesRerender(t *testing.T) {
 	if err := renderSeries(&strings.Builder{}, rep, "html"); err == nil {
 		t.Error("an unknown format is accepted")
 	}
+	// kci report on the directory shows the same as kci series RUNDIR.
+	var viaReport, viaSeries strings.Builder
+	if err := runReport(&viaReport, &strings.Builder{}, []string{dir}, reportOptions{format: "markdown", failOnPerf: -1}); err != nil {
+		t.Fatalf("kci report on a series directory: %v", err)
+	}
+	if err := renderSeries(&viaSeries, rep, "markdown"); err != nil {
+		t.Fatal(err)
+	}
+	if viaReport.String() != viaSeries.String() {
+		t.Errorf("kci report shows a series directory otherwise than kci series RUNDIR:\n%s\n--- series:\n%s", viaReport.String(), viaSeries.String())
+	}
 }
