@@ -73,6 +73,7 @@ const (
 	whereNeedsICount = "needs TCG's instruction clock: exact counts come from a QEMU plugin under icount"
 	whereNoCounts    = "no exact counts in this run (the QEMU plugin was not loaded: see the run's log)"
 	whereFewSeeds    = "needs two guest seeds a side: every function is tested over seeds, and this run's exact counts come from fewer (--seed boots one seed)"
+	whereOneSide     = "nothing to compare: this run's exact counts are of one kernel (run.json has them per boot)"
 )
 
 // whereTrees is every tree's Where (names, the run's trees): the
@@ -82,7 +83,7 @@ func whereTrees(run *results.Run, names []string) map[string]*Where {
 	out := make(map[string]*Where, len(names))
 	cands := map[string][]*whereCand{}
 	models := map[string]string{}
-	counted := map[string]bool{}
+	counted := map[string]countedSides{}
 	var fam []*WhereDelta
 	for _, t := range names {
 		if run.ClockMode(t) != results.ClockICount {
@@ -106,15 +107,22 @@ func whereTrees(run *results.Run, names []string) map[string]*Where {
 	return out
 }
 
+// countedSides says whether a tree's boots had exact counts at all
+// (any), and on both kernels of some variant (both).
+type countedSides struct{ any, both bool }
+
 // whereOf is one tree's Where from its tested functions (own), once
 // Holm has corrected the run's family (of family deltas): the rows called
 // a change at level, largest first within each variant; counted says
-// whether the tree's boots had exact counts at all.
-func whereOf(own []*whereCand, model string, counted bool, family int, level float64) *Where {
-	if len(own) == 0 && counted {
+// which of the tree's boots had exact counts.
+func whereOf(own []*whereCand, model string, counted countedSides, family int, level float64) *Where {
+	switch {
+	case len(own) > 0:
+	case counted.both:
 		return &Where{Note: whereFewSeeds}
-	}
-	if len(own) == 0 {
+	case counted.any:
+		return &Where{Note: whereOneSide}
+	default:
 		return &Where{Note: whereNoCounts}
 	}
 	w := &Where{Family: family, Model: model}
@@ -156,7 +164,7 @@ type exactSample struct {
 
 // whereCands tests every function of every variant of tree; counted
 // says whether some variant had exact counts on both kernels.
-func whereCands(run *results.Run, tree string) (cands []*whereCand, model string, counted bool) {
+func whereCands(run *results.Run, tree string) (cands []*whereCand, model string, counted countedSides) {
 	var order []string
 	by := map[string]map[string][]exactSample{} // variant → role → boots
 	for _, b := range SortedBoots(run) {
@@ -173,6 +181,7 @@ func whereCands(run *results.Run, tree string) (cands []*whereCand, model string
 			}
 			by[v.Variant][b.Role] = append(by[v.Variant][b.Role], exactSample{bootSeed(b), v.Exact})
 			model = v.Exact.Model
+			counted.any = true
 		}
 	}
 	var out []*whereCand
@@ -181,7 +190,7 @@ func whereCands(run *results.Run, tree string) (cands []*whereCand, model string
 		if len(base) == 0 || len(patched) == 0 {
 			continue
 		}
-		counted = true
+		counted.both = true
 		for _, fn := range funcNames(base, patched) {
 			c := &whereCand{row: WhereRow{Variant: name, Func: fn}}
 			var seeds int

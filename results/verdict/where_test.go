@@ -81,4 +81,19 @@ func TestWhereNotes(t *testing.T) {
 	if w := whereIn(one, "gtp"); w.Note != whereFewSeeds || len(w.Rows) != 0 {
 		t.Errorf("one seed: note %q, rows %+v; want %q", w.Note, w.Rows, whereFewSeeds)
 	}
+	// One kernel only (kci bench): counts there, nothing to compare; not
+	// "the plugin was not loaded".
+	bench := whereRun(3, func(string, uint64) map[string]float64 {
+		return map[string]float64{"htab_map_update_elem": 100}
+	})
+	var base []results.Boot
+	for _, b := range bench.Boots {
+		if b.Role == results.RoleBase {
+			base = append(base, b)
+		}
+	}
+	bench.Boots = base
+	if w := whereIn(bench, "gtp"); w.Note != whereOneSide || len(w.Rows) != 0 {
+		t.Errorf("base only: note %q, rows %+v; want %q", w.Note, w.Rows, whereOneSide)
+	}
 }
