@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 	"time"
@@ -25,11 +26,20 @@ import (
 )
 
 // Builder builds the kernels of a project's trees, each one seeded from the
-// build below it (stock → tree → tree + patch) so only touched files rebuild.
+// build below it (stock → tree → tree + patch) so only touched files
+// rebuild; a tree whose stock kernel is not built yet builds cold (see
+// StockFirst).
 type Builder struct {
 	Cache   *kernel.Cache
 	Project *project.File
 	Opts    kernel.Options
+	// StockFirst builds the stock kernel before a tree that is not cached
+	// yet, and the tree on it, also when stock itself is not cached: for
+	// a caller that will need all three trees (the tests). Otherwise a
+	// tree starts from stock only when stock is already built: a tree's
+	// fragments change the config, so most of it recompiles anyway, and a
+	// first kci test of a gtp patch builds one kernel cold, not two.
+	StockFirst bool
 }
 
 func (b *Builder) fragments(t *project.Tree) ([]string, error) {
@@ -77,13 +87,18 @@ func (b *Builder) Series(t *project.Tree) ([]kernel.Patch, error) {
 
 // Stock builds the bare base with kci's fragments (and the project's).
 func (b *Builder) Stock(ctx context.Context) (*kernel.Artifacts, error) {
-	req := b.baseRequest()
-	frags, err := b.fragments(nil)
+	req, err := b.stockRequest()
 	if err != nil {
 		return nil, err
 	}
-	req.Fragments, req.Keep = frags, true
 	return b.build(ctx, req)
+}
+
+func (b *Builder) stockRequest() (kernel.Request, error) {
+	req := b.baseRequest()
+	frags, err := b.fragments(nil)
+	req.Fragments, req.Keep = frags, true
+	return req, err
 }
 
 // Production is the config the drift report compares with: kci.yaml's
@@ -119,27 +134,60 @@ func (b *Builder) withDrift(ctx context.Context, a *kernel.Artifacts) (*kernel.A
 
 // Tree builds tree t's kernel: the base plus its series.
 func (b *Builder) Tree(ctx context.Context, t *project.Tree) (*kernel.Artifacts, error) {
-	stock, err := b.Stock(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("stock kernel: %w", err)
-	}
 	series, err := b.Series(t)
 	if err != nil {
 		return nil, err
 	}
 	if len(series) == 0 && len(t.Fragments) == 0 {
-		return stock, nil
+		return b.Stock(ctx)
 	}
 	req := b.baseRequest()
 	if req.Fragments, err = b.fragments(t); err != nil {
 		return nil, err
 	}
-	req.Patches, req.Parent, req.Keep = series, stock, true
+	req.Patches, req.Keep = series, true
+	if req.Parent, err = b.treeParent(ctx, req); err != nil {
+		return nil, fmt.Errorf("stock kernel: %w", err)
+	}
 	a, err := b.build(ctx, req)
 	if err != nil {
 		return nil, fmt.Errorf("tree %s: %w", t.Name, err)
 	}
 	return a, nil
+}
+
+// treeParent is what tree's build (req) starts from: the stock kernel,
+// or nothing when it would be built for this tree alone (StockFirst off
+// and stock not cached: the tree builds cold from the base) or not be
+// needed (the tree is cached).
+func (b *Builder) treeParent(ctx context.Context, tree kernel.Request) (*kernel.Artifacts, error) {
+	if b.StockFirst {
+		return b.Stock(ctx)
+	}
+	if built, err := b.cached(ctx, tree); err != nil || built {
+		return nil, err // a cache hit: nothing is built
+	}
+	stock, err := b.stockRequest()
+	if err != nil {
+		return nil, err
+	}
+	if built, err := b.cached(ctx, stock); err != nil || !built {
+		return nil, err
+	}
+	return b.Stock(ctx)
+}
+
+// cached reports whether req's kernel is in the cache.
+func (b *Builder) cached(ctx context.Context, req kernel.Request) (bool, error) {
+	key, err := b.Cache.Key(ctx, req)
+	if err != nil {
+		return false, err
+	}
+	_, err = b.Cache.Lookup(key)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // Patched builds tree t plus patches, seeded from the tree's kernel.

@@ -99,3 +99,74 @@ func TestAppliesToTellsDoesNotApplyFromFailure(t *testing.T) {
 		t.Errorf("canceled: AppliesTo = %v, %v; want context.Canceled", ok, err)
 	}
 }
+
+// A tree's build starts from the stock kernel only when stock is built
+// already (or StockFirst asks for it): a first run of a gtp patch builds
+// one kernel, not stock and then gtp on it. A cached tree needs neither.
+func TestTreeParent(t *testing.T) {
+	dir := t.TempDir()
+	repo := filepath.Join(dir, "linux")
+	if err := os.MkdirAll(repo, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(repo, "Makefile"), []byte("VERSION = 6\nPATCHLEVEL = 12\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"-c", "user.name=kci", "-c", "user.email=kci@example.org", "commit", "-qm", "base"}} {
+		if out, err := exec.Command("git", append([]string{"-C", repo}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	prod := filepath.Join(dir, "prod.config")
+	if err := os.WriteFile(prod, []byte("CONFIG_HZ=250\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cache := &kernel.Cache{Root: filepath.Join(dir, "cache")}
+	b := &Builder{Cache: cache, Project: &project.File{Dir: dir, Base: kernel.Base{Git: repo}, Config: project.Config{Production: prod}}}
+	ctx := context.Background()
+	tree := b.baseRequest()
+	var err error
+	if tree.Fragments, err = b.fragments(nil); err != nil {
+		t.Fatal(err)
+	}
+	tree.Patches = []kernel.Patch{{File: "gtp.patch", Index: 1, Data: []byte("--- a/f\n+++ b/f\n")}}
+	// publish puts a kernel for req in the cache as a finished build would.
+	publish := func(req kernel.Request) string {
+		key, err := cache.Key(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := filepath.Join(cache.Root, "kernels", key)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for name, text := range map[string]string{"build.json": `{"key":"` + key + `","release":"6.12.0-kci"}`, "config": "CONFIG_HZ=1000\n"} {
+			if err := os.WriteFile(filepath.Join(d, name), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return key
+	}
+
+	if p, err := b.treeParent(ctx, tree); p != nil || err != nil {
+		t.Errorf("nothing cached: parent %v, %v; want none (the tree builds cold)", p, err)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(cache.Root, "builds")); len(ents) != 0 {
+		t.Errorf("nothing cached: %d builds started, want none", len(ents))
+	}
+	stock, err := b.stockRequest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stockKey := publish(stock)
+	if p, err := b.treeParent(ctx, tree); err != nil || p == nil || p.Key != stockKey || !p.CacheHit {
+		t.Errorf("stock cached: parent %+v, %v; want the cached stock kernel %s", p, err, stockKey)
+	}
+	if err := os.RemoveAll(filepath.Join(cache.Root, "kernels", stockKey)); err != nil {
+		t.Fatal(err)
+	}
+	publish(tree)
+	if p, err := b.treeParent(ctx, tree); p != nil || err != nil {
+		t.Errorf("tree cached, stock not: parent %v, %v; want none (no stock build for a cache hit)", p, err)
+	}
+}

@@ -38,7 +38,8 @@ func Builder(t testing.TB) *job.Builder {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &job.Builder{Cache: cache, Project: p}
+	// The tests need all three trees: stock once, the others on it.
+	return &job.Builder{Cache: cache, Project: p, StockFirst: true}
 }
 
 func ctx(t testing.TB) context.Context {
