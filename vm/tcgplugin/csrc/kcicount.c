@@ -472,6 +472,35 @@ static uint64_t phys_of(const struct qemu_plugin_hwaddr *h, uint64_t vaddr)
 	return phys;
 }
 
+/* QEMU 7.2's meminfo is a MemOpIdx (memop << 4 | mmu index) with the
+ * access's direction at bit 16, and a memop's low three bits are the
+ * log2 of its size. The API's accessor is a call into QEMU per access;
+ * mem_checks compares this decoding and struct hwaddr72's is_io with the
+ * API's every PHYS_CHECK_EVERY-th access (and the first). */
+static inline unsigned size_shift72(qemu_plugin_meminfo_t info)
+{
+	return (info >> 4) & 7;
+}
+
+static uint64_t mem_calls;
+
+static void mem_layout_abort(const char *what, unsigned got, unsigned want)
+{
+	fprintf(stderr, "kcicount: QEMU's %s is not 7.2's (decoded %u, QEMU says %u): "
+			"rebuild the plugin for this QEMU\n", what, got, want);
+	abort();
+}
+
+static void mem_check(qemu_plugin_meminfo_t info, const struct qemu_plugin_hwaddr *h)
+{
+	if (size_shift72(info) != qemu_plugin_mem_size_shift(info)) {
+		mem_layout_abort("memory access info", size_shift72(info), qemu_plugin_mem_size_shift(info));
+	}
+	if (h && ((const struct hwaddr72 *)h)->is_io != qemu_plugin_hwaddr_is_io(h)) {
+		mem_layout_abort("hwaddr is_io", ((const struct hwaddr72 *)h)->is_io, qemu_plugin_hwaddr_is_io(h));
+	}
+}
+
 static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
 {
 	(void)vcpu;
@@ -481,11 +510,14 @@ static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
 	 * access QEMU gives no hwaddr for) falls back to the virtual one:
 	 * it is uncached on real hardware anyway, and rare. */
 	struct qemu_plugin_hwaddr *h = qemu_plugin_get_hwaddr(info, vaddr);
-	if (h && !qemu_plugin_hwaddr_is_io(h)) {
+	if (mem_calls++ % PHYS_CHECK_EVERY == 0) {
+		mem_check(info, h);
+	}
+	if (h && !((const struct hwaddr72 *)h)->is_io) {
 		addr = phys_of(h, vaddr);
 	}
 	uint64_t first = addr >> LINE_BITS;
-	uint64_t last = (addr + (1u << qemu_plugin_mem_size_shift(info)) - 1) >> LINE_BITS;
+	uint64_t last = (addr + (1u << size_shift72(info)) - 1) >> LINE_BITS;
 	s->mem++;
 	s->pen += model_data(&st.model, first, last);
 }
