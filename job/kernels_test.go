@@ -105,18 +105,7 @@ func TestAppliesToTellsDoesNotApplyFromFailure(t *testing.T) {
 // one kernel, not stock and then gtp on it. A cached tree needs neither.
 func TestTreeParent(t *testing.T) {
 	dir := t.TempDir()
-	repo := filepath.Join(dir, "linux")
-	if err := os.MkdirAll(repo, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(repo, "Makefile"), []byte("VERSION = 6\nPATCHLEVEL = 12\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, args := range [][]string{{"init", "-q"}, {"add", "."}, {"-c", "user.name=kci", "-c", "user.email=kci@example.org", "commit", "-qm", "base"}} {
-		if out, err := exec.Command("git", append([]string{"-C", repo}, args...)...).CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	repo := gitBase(t)
 	prod := filepath.Join(dir, "prod.config")
 	if err := os.WriteFile(prod, []byte("CONFIG_HZ=250\n"), 0o644); err != nil {
 		t.Fatal(err)
