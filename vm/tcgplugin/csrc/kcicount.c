@@ -405,7 +405,8 @@ static void on_mark(unsigned int vcpu, void *udata)
 
 /* QEMU 7.2's struct qemu_plugin_hwaddr (include/qemu/plugin-memory.h),
  * which the API keeps opaque: for RAM it holds the host address of the
- * access. Read only through phys_of, which checks it on every access. */
+ * access. Read by phys_of, which checks the host address on every access,
+ * and for is_io by on_mem, checked by mem_check. */
 struct hwaddr72 {
 	bool is_io;
 	bool is_store;
@@ -475,7 +476,7 @@ static uint64_t phys_of(const struct qemu_plugin_hwaddr *h, uint64_t vaddr)
 /* QEMU 7.2's meminfo is a MemOpIdx (memop << 4 | mmu index) with the
  * access's direction at bit 16, and a memop's low three bits are the
  * log2 of its size. The API's accessor is a call into QEMU per access;
- * mem_checks compares this decoding and struct hwaddr72's is_io with the
+ * mem_check compares this decoding and struct hwaddr72's is_io with the
  * API's every PHYS_CHECK_EVERY-th access (and the first). */
 static inline unsigned size_shift72(qemu_plugin_meminfo_t info)
 {
