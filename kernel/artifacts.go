@@ -25,6 +25,7 @@ type Artifacts struct {
 	Parent     string   `json:"parent,omitempty"`   // key of the build this one was seeded from
 	Phases     []Phase  `json:"phases"`
 	CacheHit   bool     `json:"-"` // this call found it published
+	Regrown    []Phase  `json:"-"` // this call rebuilt its lost kept tree, in these phases
 }
 
 // Phase is one timed step of producing a kernel.

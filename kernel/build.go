@@ -97,15 +97,17 @@ func (c *Cache) Build(ctx context.Context, req Request, opt Options) (*Artifacts
 	if err := b.resolve(); err != nil {
 		return nil, err
 	}
-	if a := b.cached(); a != nil {
+	if a := b.cached(); a != nil && !b.treeLost() {
 		return a, nil
 	}
 	if err := b.lock(); err != nil {
 		return nil, err
 	}
-	// Another process may have published it while we waited.
-	if a := b.cached(); a != nil {
-		return a, nil
+	// Another process may have published it (or regrown its tree) while
+	// we waited.
+	hit := b.cached()
+	if hit != nil && !b.treeLost() {
+		return hit, nil
 	}
 	if err := b.prepareTree(); err != nil {
 		return nil, err
@@ -122,6 +124,9 @@ func (c *Cache) Build(ctx context.Context, req Request, opt Options) (*Artifacts
 	}
 	if err := b.compile(); err != nil {
 		return nil, err
+	}
+	if hit != nil {
+		return b.regrown(hit)
 	}
 	a := b.describe()
 	if err := b.collect(a); err != nil {

@@ -91,6 +91,33 @@ func (b *buildRun) cached() *Artifacts {
 	return a
 }
 
+// treeLost: a kept kernel is published but its build tree is gone (kci
+// cache prune took it, or it was never copied along). Later builds seed
+// from that tree, so it is built again, once, rather than every child
+// building cold.
+func (b *buildRun) treeLost() bool {
+	if !b.req.Keep {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(b.c.path("builds", b.key), objDirName, "vmlinux"))
+	if err == nil {
+		return false
+	}
+	b.logSuffix = ".regrow" // the published build's log stays as it was
+	return true
+}
+
+// regrown ends a build that only remade hit's kept tree: the kernel stays
+// as published, the tree is kept (freshTree's exit keeps a published
+// key's tree) and the log is closed.
+func (b *buildRun) regrown(hit *Artifacts) (*Artifacts, error) {
+	if err := b.logf.Close(); err != nil {
+		return nil, infra("build log", err)
+	}
+	hit.Regrown = b.phases
+	return hit, nil
+}
+
 // lock serialises the builders of one key until Build returns.
 func (b *buildRun) lock() error {
 	unlock, err := b.c.lock(b.ctx, "build-"+b.key)

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -375,4 +376,50 @@ func TestLeafInPlaceNeedsKeptParent(t *testing.T) {
 		}
 		b.exit()
 	}
+}
+
+// A kept kernel whose tree kci cache prune took is built again when it is
+// asked for with Keep, so its children seed from it instead of each
+// building cold; the published kernel and its log stay as they were.
+func TestBuildKeepRegrowsAPrunedTree(t *testing.T) {
+	c, base := fakeBase(t)
+	ctx := context.Background()
+	req := Request{Base: base, Keep: true}
+	first, err := c.Build(ctx, req, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log, _ := os.ReadFile(first.Log)
+	if _, err := c.Prune(ctx, PruneOptions{Kinds: []Kind{KindBuilds}}); err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(c.path("builds", first.Key), objDirName, "vmlinux")
+	if exists(ws) {
+		t.Fatal("prune left the kept tree")
+	}
+	again, err := c.Build(ctx, req, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.CacheHit || again.Key != first.Key || again.BuildID != first.BuildID {
+		t.Errorf("second build: hit %v key %s id %s, want the published %s %s", again.CacheHit, again.Key, again.BuildID, first.Key, first.BuildID)
+	}
+	if !exists(ws) || again.Regrown == nil {
+		t.Fatalf("tree not rebuilt: %s exists %v, phases %v", ws, exists(ws), again.Regrown)
+	}
+	if after, _ := os.ReadFile(again.Log); string(after) != string(log) {
+		t.Errorf("the published build log changed:\n%s", after)
+	}
+	third, err := c.Build(ctx, req, Options{})
+	if err != nil || third.Regrown != nil {
+		t.Errorf("third build rebuilt a tree it has (%v): %v", err, third.Regrown)
+	}
+	child, err := c.Build(ctx, Request{Base: base, Parent: again, Keep: true, Patches: []Patch{diffPatch("hello.patch", "hello", helloPatch)}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(phaseNames(child), "seed") {
+		t.Errorf("child phases %q: not seeded from the rebuilt tree", phaseNames(child))
+	}
+	assertUnlocked(t, c, "build-"+first.Key)
 }

@@ -146,6 +146,9 @@ func printArtifacts(w io.Writer, a *kernel.Artifacts) {
 }
 
 func buildState(a *kernel.Artifacts) string {
+	if a.CacheHit && a.Regrown != nil {
+		return "cache hit; its kept build tree, lost, built again"
+	}
 	if a.CacheHit {
 		return "cache hit"
 	}

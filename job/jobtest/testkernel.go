@@ -71,7 +71,7 @@ func Tree(t testing.TB, name string) *kernel.Artifacts {
 	if err != nil {
 		t.Fatalf("build tree %s: %v", name, err)
 	}
-	t.Logf("kernel %s for tree %s in %s (cache hit %v)", a.Release, name, time.Since(start).Round(time.Millisecond), a.CacheHit)
+	t.Logf("kernel %s for tree %s in %s (cache hit %v, kept tree rebuilt %v)", a.Release, name, time.Since(start).Round(time.Millisecond), a.CacheHit, a.Regrown != nil)
 	return a
 }
 
