@@ -158,8 +158,8 @@ func (b *Builder) Tree(ctx context.Context, t *project.Tree) (*kernel.Artifacts,
 
 // treeParent is what tree's build (req) starts from: the stock kernel,
 // or nothing when it would be built for this tree alone (StockFirst off
-// and stock not cached: the tree builds cold from the base) or not be
-// needed (the tree is cached).
+// and stock not cached with its build tree: the tree builds cold from the
+// base) or not be needed (the tree is cached).
 func (b *Builder) treeParent(ctx context.Context, tree kernel.Request) (*kernel.Artifacts, error) {
 	if b.StockFirst {
 		return b.Stock(ctx)
@@ -172,6 +172,11 @@ func (b *Builder) treeParent(ctx context.Context, tree kernel.Request) (*kernel.
 		return nil, err
 	}
 	if built, err := b.cached(ctx, stock); err != nil || !built {
+		return nil, err
+	}
+	// A stock kernel whose tree was pruned would be built again for its
+	// objects: one build either way, so the tree builds alone.
+	if key, err := b.Cache.Key(ctx, stock); err != nil || !b.Cache.TreeKept(key) {
 		return nil, err
 	}
 	return b.Stock(ctx)

@@ -100,8 +100,8 @@ func TestAppliesToTellsDoesNotApplyFromFailure(t *testing.T) {
 	}
 }
 
-// A tree's build starts from the stock kernel only when stock is built
-// already (or StockFirst asks for it): a first run of a gtp patch builds
+// A tree's build starts from the stock kernel only when stock is built,
+// with its build tree, already (or StockFirst asks for it): a first run of a gtp patch builds
 // one kernel, not stock and then gtp on it. A cached tree needs neither.
 func TestTreeParent(t *testing.T) {
 	dir := t.TempDir()
@@ -148,8 +148,18 @@ func TestTreeParent(t *testing.T) {
 		t.Fatal(err)
 	}
 	stockKey := publish(stock)
-	if p, err := b.treeParent(ctx, tree); err != nil || p == nil || p.Key != stockKey || !p.CacheHit {
-		t.Errorf("stock cached: parent %+v, %v; want the cached stock kernel %s", p, err, stockKey)
+	if p, err := b.treeParent(ctx, tree); p != nil || err != nil {
+		t.Errorf("stock cached without its build tree: parent %v, %v; want none (rebuilding stock's tree is a build too)", p, err)
+	}
+	obj := filepath.Join(cache.Root, "builds", stockKey, ".kci-o")
+	if err := os.MkdirAll(obj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(obj, "vmlinux"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := b.treeParent(ctx, tree); err != nil || p == nil || p.Key != stockKey || !p.CacheHit || p.Regrown != nil {
+		t.Errorf("stock cached with its tree: parent %+v, %v; want the cached stock kernel %s", p, err, stockKey)
 	}
 	if err := os.RemoveAll(filepath.Join(cache.Root, "kernels", stockKey)); err != nil {
 		t.Fatal(err)

@@ -96,11 +96,7 @@ func (b *buildRun) cached() *Artifacts {
 // from that tree, so it is built again, once, rather than every child
 // building cold.
 func (b *buildRun) treeLost() bool {
-	if !b.req.Keep {
-		return false
-	}
-	_, err := os.Stat(filepath.Join(b.c.path("builds", b.key), objDirName, "vmlinux"))
-	if err == nil {
+	if !b.req.Keep || b.c.TreeKept(b.key) {
 		return false
 	}
 	b.logSuffix = ".regrow" // the published build's log stays as it was

@@ -21,6 +21,13 @@ func published(dir string) bool {
 	return err == nil
 }
 
+// TreeKept reports whether key's build tree is kept and built: later
+// builds can then start from its objects.
+func (c *Cache) TreeKept(key string) bool {
+	_, err := os.Stat(filepath.Join(c.path("builds", key), objDirName, "vmlinux"))
+	return err == nil
+}
+
 // parentCommit is the commit a kept build tree stands at when clean.
 func parentCommit(src *Source, parent *Artifacts) string {
 	if parent.Commit != "" {

@@ -220,7 +220,7 @@ func TestKernelOfPaths(t *testing.T) {
 func TestSchemaCoversStageFields(t *testing.T) {
 	// The plugin's window index and the accountant's JIT ranges are read
 	// into VariantResult.Exact on the host.
-	notRecorded := map[string]bool{"Artifacts.CacheHit": true, "VariantResult.ExactWindow": true, "VariantResult.Observer": true}
+	notRecorded := map[string]bool{"Artifacts.CacheHit": true, "Artifacts.Regrown": true, "VariantResult.ExactWindow": true, "VariantResult.Observer": true}
 	for _, p := range []struct{ stage, record any }{
 		{kernel.Artifacts{}, Kernel{}}, {kernel.Phase{}, KernelPhase{}}, {kernel.Drift{}, Drift{}},
 		{wire.Plan{}, Plan{}}, {wire.BenchParams{}, BenchParams{}},

@@ -120,8 +120,11 @@ func (tc badInput) check(t *testing.T) {
 	if first, _, _ := strings.Cut(msg, "\n"); want == job.ExitUsage && strings.Count(strings.TrimSpace(msg), "\n") > 0 {
 		t.Errorf("%d lines, want one: %q (first %q)", strings.Count(msg, "\n"), msg, first)
 	}
-	if took > time.Second {
-		t.Errorf("refused after %s, want under a second", took)
+	// The directory checks below say no work was started; this bound only
+	// catches work that leaves nothing behind (an import takes a minute),
+	// and stays far above a loaded host's scheduling noise (1.7 s seen).
+	if took > 15*time.Second {
+		t.Errorf("refused after %s, want it before any work", took)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "kci-results")); err == nil {
 		t.Errorf("a run directory was created")
