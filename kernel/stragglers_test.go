@@ -32,8 +32,16 @@ func TestKillStragglers(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
 	}
-	time.Sleep(100 * time.Millisecond) // let sh start its sleep
-	kids, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", orphan.Process.Pid, orphan.Process.Pid))
+	// Wait for sh to start its sleep: 100 ms was not enough on a loaded
+	// CI host.
+	var kids []byte
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		kids, err = os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", orphan.Process.Pid, orphan.Process.Pid))
+		if err != nil || len(strings.Fields(string(kids))) > 0 {
+			break
+		}
+	}
 	if err != nil || len(strings.Fields(string(kids))) != 1 {
 		t.Fatalf("sh's children: %q, %v", kids, err)
 	}
