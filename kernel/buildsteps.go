@@ -143,10 +143,10 @@ func (b *buildRun) leafInPlace() (bool, error) {
 	if p == nil || b.req.Keep || len(b.req.Patches) < len(p.Patches) {
 		return false, nil
 	}
-	ws := b.c.path("builds", p.Key)
-	if _, err := os.Stat(filepath.Join(ws, objDirName, "vmlinux")); err != nil {
+	if !b.c.TreeKept(p.Key) {
 		return false, nil // nothing kept there: build afresh
 	}
+	ws := b.c.path("builds", p.Key)
 	b.inPlace, b.tree = true, ws
 	unlockWS, err := b.c.lock(b.ctx, "ws-"+p.Key)
 	if err != nil {

@@ -59,7 +59,7 @@ func resetWorkspace(ctx context.Context, tree, commit, key string) error {
 func (c *Cache) seed(ctx context.Context, src *Source, parent *Artifacts, tree string) error {
 	ws := c.path("builds", parent.Key)
 	pobj := filepath.Join(ws, objDirName)
-	if _, err := os.Stat(filepath.Join(pobj, "vmlinux")); err != nil {
+	if !c.TreeKept(parent.Key) {
 		return nil // nothing to seed from: a full build (ccache still helps)
 	}
 	unlock, err := c.lock(ctx, "ws-"+parent.Key)
