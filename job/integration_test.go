@@ -53,9 +53,14 @@ func testerOn(t *testing.T, accel vm.Accel) *job.Tester {
 	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
 		t.Skip("needs qemu-system-x86_64 (package qemu-system-x86)")
 	}
+	// These tests build their own fixture kernel, then boot it on one
+	// vCPU: two at once keep both host cores busy once the trees other
+	// packages build are done. Each boots in its own scratch directory,
+	// which is how assertNoQEMU tells its QEMUs from a sibling's.
+	t.Parallel()
 	return &job.Tester{Builder: b, Booter: &job.VMBooter{
 		VM:        vm.Config{Accel: accel, CPUs: 1, MemoryMiB: 1024, CacheDir: b.Cache.Root, BootTimeout: 45 * time.Second},
-		ImageOpts: vmimage.Options{CacheDir: b.Cache.Root}, PluginDir: b.Cache.Root,
+		ImageOpts: vmimage.Options{CacheDir: b.Cache.Root}, PluginDir: b.Cache.Root, ScratchDir: t.TempDir(),
 	}}
 }
 
@@ -100,17 +105,28 @@ func runTest(t *testing.T, tr *job.Tester, o job.TestOptions) outcome {
 			}
 		}
 	}
-	assertNoQEMU(t)
+	assertNoQEMU(t, tr.Booter.(*job.VMBooter).ScratchDir)
 	return out
 }
 
-// assertNoQEMU fails if a QEMU this test process started is still there.
-// Other packages' tests boot their own QEMUs at the same time: only our
-// children count.
-func assertNoQEMU(t *testing.T) {
+// assertNoQEMU fails if a QEMU this test started is still there.
+func assertNoQEMU(t *testing.T, scratch string) {
 	t.Helper()
+	if scratch == "" {
+		t.Fatal("assertNoQEMU needs the booter's scratch directory")
+	}
+	for _, pid := range leftoverQEMU(scratch) {
+		t.Errorf("QEMU left behind: pid %s", pid)
+	}
+}
+
+// leftoverQEMU lists the QEMUs this process started whose command line
+// names scratch. Other packages' tests, and this package's parallel
+// tests, boot their own QEMUs at the same time: only these count.
+func leftoverQEMU(scratch string) []string {
 	me := strconv.Itoa(os.Getpid())
 	procs, _ := filepath.Glob("/proc/[0-9]*/stat")
+	var left []string
 	for _, p := range procs {
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -122,11 +138,17 @@ func assertNoQEMU(t *testing.T) {
 		if i < 0 || !strings.Contains(s[:i], "(qemu-system") {
 			continue
 		}
-		if f := strings.Fields(s[i+1:]); len(f) > 1 && f[1] == me {
-			t.Errorf("QEMU left behind: %s", strings.Fields(s)[0])
+		if f := strings.Fields(s[i+1:]); len(f) < 2 || f[1] != me {
+			continue
+		}
+		cmd, err := os.ReadFile(filepath.Join(filepath.Dir(p), "cmdline"))
+		if err == nil && strings.Contains(string(cmd), scratch+"/") {
+			left = append(left, strings.Fields(s)[0])
 		}
 	}
+	return left
 }
+
 func TestFaultPatchDoesNotApply(t *testing.T) {
 	tr := newTester(t)
 	o := job.TestOptions{Patches: []string{"../kernel/testdata/does-not-apply.diff"}, Trees: []string{"stock"}, Reps: 1, Variants: []string{"cnt"},

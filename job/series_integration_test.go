@@ -28,9 +28,11 @@ func runSeries(t *testing.T, accel vm.Accel, o job.SeriesOptions) (*results.Seri
 	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
 		t.Skip("needs qemu-system-x86_64 (package qemu-system-x86)")
 	}
+	t.Parallel() // as testerOn's tests
+	scratch := t.TempDir()
 	st := &job.SeriesTester{Project: b.Project, Builder: b, Booter: &job.VMBooter{
 		VM:        vm.Config{Accel: accel, CPUs: 1, MemoryMiB: 1024, CacheDir: b.Cache.Root, BootTimeout: 45 * time.Second},
-		ImageOpts: vmimage.Options{CacheDir: b.Cache.Root},
+		ImageOpts: vmimage.Options{CacheDir: b.Cache.Root}, ScratchDir: scratch,
 	}}
 	if o.Out == "" {
 		o.Out = filepath.Join(t.TempDir(), "run")
@@ -53,7 +55,7 @@ func runSeries(t *testing.T, accel vm.Accel, o job.SeriesOptions) (*results.Seri
 	var txt strings.Builder
 	render.SeriesText(&txt, rep)
 	t.Logf("series report:\n%s", txt.String())
-	assertNoQEMU(t)
+	assertNoQEMU(t, scratch)
 	return rep, code, b
 }
 

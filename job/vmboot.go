@@ -33,6 +33,9 @@ type VMBooter struct {
 	// cycles). Both apply to icount boots only (exactcount.go).
 	PluginDir  string
 	CacheModel bool
+	// ScratchDir holds each boot's temporary directory (initramfs,
+	// sockets, console) while it runs; "" = $TMPDIR.
+	ScratchDir string
 
 	pluginOnce sync.Once
 	plugin     string
@@ -104,7 +107,7 @@ func (b *VMBooter) Boot(ctx context.Context, req BootRequest) (*BootResult, erro
 	if err != nil {
 		return &BootResult{ErrorKind: failure.Infra}, fmt.Errorf("initramfs: %w", err)
 	}
-	tmp, err := os.MkdirTemp("", "kci-boot-")
+	tmp, err := os.MkdirTemp(b.ScratchDir, "kci-boot-")
 	if err != nil {
 		return &BootResult{ErrorKind: failure.Infra}, err
 	}
