@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -217,7 +218,24 @@ func TestAdaptiveRerunReplays(t *testing.T) {
 	}
 	n, cached := run2.BootCount("")
 	if len(boots2.reqs) != 1 || cached != n-1 {
-		t.Errorf("rerun booted %d times, %d of %d boots from the cache: want only the re-check booted", len(boots2.reqs), cached, n)
+		t.Fatalf("rerun booted %d times, %d of %d boots from the cache: want only the re-check booted", len(boots2.reqs), cached, n)
+	}
+	// The re-check ran to the end of its first window only, and every
+	// boot, the re-checked one too, carries the first run's numbers.
+	if got := boots2.reqs[0].StopAfter; got != 1 {
+		t.Errorf("the re-check boot ran with StopAfter %d, want 1 (its first window)", got)
+	}
+	first := map[string][]results.VariantResult{}
+	for _, b := range run1.Boots {
+		first[fmt.Sprint(b.Role, b.Seed)] = b.Variants
+	}
+	for _, b := range run2.Boots {
+		if a := first[fmt.Sprint(b.Role, b.Seed)]; len(a) == 0 || !reflect.DeepEqual(a, b.Variants) {
+			t.Errorf("rerun %s seed %d (cache %s): variants %+v, the first run's %+v", b.Role, b.Seed, b.Cache, b.Variants, a)
+		}
+		if b.Cache == results.CacheChecked && len(b.Variants) != 2 {
+			t.Errorf("the re-checked boot has %d variants, want the entry's 2", len(b.Variants))
+		}
 	}
 	if !run2.Replayed("") {
 		t.Errorf("rerun not recorded as replayed")

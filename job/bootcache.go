@@ -103,12 +103,7 @@ func (c *cachedBooter) Boot(ctx context.Context, req BootRequest) (*BootResult, 
 			c.logf("kci: [%s] from the result cache (entry %s, stored %s)", req.Label, key.ID(), hit.stored)
 			res := hit.res
 			res.Cache = results.CacheHit
-			if req.Console != "" && hit.console != "" {
-				if err := writeConsole(req.Console, hit.console); err != nil {
-					return res, fmt.Errorf("result cache: console log: %w", err)
-				}
-			}
-			return res, nil
+			return res, c.serveConsole(req, hit)
 		}
 	}
 	res, err := c.inner.Boot(ctx, req)
@@ -142,6 +137,15 @@ func (c *cachedBooter) claim(ctx context.Context) (recheck, serve bool) {
 
 // recheck boots a cached key and compares: a mismatch drops the entry,
 // loudly, stores the new boot, and serves no other entry this run.
+//
+// An entry of several bench variants is re-checked by its prefix: the
+// boot stops after its first variant (BootRequest.StopAfter), and what
+// ran by then (sanity, capabilities, survival, the first window) must
+// equal the entry's. Under icount the boot up to there is the same
+// execution as the whole boot's, so a third to a half of a boot checks
+// all of it but the later windows and the plugin's counts. The entry's
+// numbers are then served with the boot's own phases. A prefix that
+// differs is followed by a whole boot, which is stored and used.
 func (c *cachedBooter) recheck(ctx context.Context, req BootRequest, key rcache.Key, hit *loaded) (*BootResult, error) {
 	ok := false
 	defer func() {
@@ -150,20 +154,49 @@ func (c *cachedBooter) recheck(ctx context.Context, req BootRequest, key rcache.
 		c.mu.Unlock()
 		close(c.checked)
 	}()
-	c.logf("kci: [%s] in the result cache (entry %s): booting it once to re-check the cache", req.Label, key.ID())
-	res, err := c.inner.Boot(ctx, req)
+	prefix := len(hit.res.Variants) > 1 && req.StopAfter == 0
+	what := "booting it once"
+	if prefix {
+		what = "booting it to the end of its first window"
+	}
+	c.logf("kci: [%s] in the result cache (entry %s): %s to re-check the cache", req.Label, key.ID(), what)
+	check := req
+	if prefix {
+		check.StopAfter, check.Console, check.Tee = 1, "", nil
+	}
+	res, err := c.inner.Boot(ctx, check)
 	if err != nil || res == nil {
 		return res, err // a failed boot checks nothing; the run ends with it
 	}
-	if d := firstDifference(hit.res, res); d != "" {
+	d := ""
+	if prefix {
+		d = firstPrefixDifference(hit.res, res)
+	} else {
+		d = firstDifference(hit.res, res)
+	}
+	if d != "" {
 		c.store.Drop(key.ID(), fmt.Sprintf("re-check of [%s] (kernel %s, seed %d) differs: %s; something outside the key "+
 			"(kernel, QEMU, initramfs, plan, guest, clock, seed) changed: no cached boot is used in this run", req.Label, key.Release, key.Seed, d))
+		if prefix {
+			if res, err = c.inner.Boot(ctx, req); err != nil || res == nil {
+				return res, err
+			}
+		}
 		c.save(key, res, req)
 		res.Cache = results.CacheMismatch
 		return res, nil
 	}
 	ok = true
 	c.logf("kci: [%s] result cache re-check: identical to entry %s", req.Label, key.ID())
+	if prefix {
+		// The entry's numbers, this boot's wall time (the phases that ran).
+		served := *hit.res
+		served.Phases, served.BootToReady = res.Phases, res.BootToReady
+		res = &served
+		if err := c.serveConsole(req, hit); err != nil {
+			return res, err
+		}
+	}
 	res.Cache = results.CacheChecked
 	return res, nil
 }
@@ -219,6 +252,17 @@ func (c *cachedBooter) save(key rcache.Key, res *BootResult, req BootRequest) {
 	}
 }
 
+// serveConsole writes a served entry's console log where req wants it.
+func (c *cachedBooter) serveConsole(req BootRequest, hit *loaded) error {
+	if req.Console == "" || hit.console == "" {
+		return nil
+	}
+	if err := writeConsole(req.Console, hit.console); err != nil {
+		return fmt.Errorf("result cache: console log: %w", err)
+	}
+	return nil
+}
+
 func writeConsole(path, s string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
@@ -265,6 +309,17 @@ func firstDifference(cached, now *BootResult) string {
 		return "exact counts differ"
 	}
 	return ""
+}
+
+// firstPrefixDifference is firstDifference for a boot stopped after its
+// first bench variant: what ran by then must equal the entry's.
+func firstPrefixDifference(cached, now *BootResult) string {
+	if len(now.Variants) != 1 {
+		return fmt.Sprintf("the re-check stopped after %d variants, want 1", len(now.Variants))
+	}
+	head := *cached
+	head.Variants, head.Exact = cached.Variants[:1], nil
+	return firstDifference(&head, now)
 }
 
 // CacheKey is the result cache's key of a VMBooter boot: exact only under

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -31,6 +32,15 @@ import (
 type keyedBooter struct {
 	*fakeBooter
 	inexact bool
+}
+
+// Boot stops after req.StopAfter variants, as VMBooter does.
+func (k *keyedBooter) Boot(ctx context.Context, req BootRequest) (*BootResult, error) {
+	res, err := k.fakeBooter.Boot(ctx, req)
+	if err == nil && req.StopAfter > 0 && len(res.Variants) > req.StopAfter {
+		res.Variants, res.Exact = res.Variants[:req.StopAfter], nil
+	}
+	return res, err
 }
 
 func (k *keyedBooter) CacheKey(_ context.Context, req BootRequest) (rcache.Key, bool, error) {
@@ -212,6 +222,70 @@ func TestRecheckMismatchDropsTheEntryAndServesNothing(t *testing.T) {
 	c := &cachedBooter{store: store}
 	if hit, ok := c.load(key); !ok || hit.res.Variants[0].Programs[0].RunTimeNs != 101*1_000_000 {
 		t.Errorf("entry after the mismatch: %v %+v", ok, hit)
+	}
+}
+
+// twoWindows is a clean boot of two bench variants whose first costs ns.
+func twoWindows(ns float64) boot {
+	return func(ctx context.Context, req BootRequest) (*BootResult, error) {
+		res, err := bootOK(ns)(ctx, req)
+		y := res.Variants[0]
+		y.Variant, y.Programs = "y", []wire.ProgStat{{Name: "y_prog", Type: "sched_cls", RunCnt: 1_000_000, RunTimeNs: 7_000_000}}
+		res.Variants = append(res.Variants, y)
+		return res, err
+	}
+}
+
+// An entry of two windows is re-checked by a boot stopped after the
+// first: identical, the entry is served whole; different, the entry is
+// dropped and a whole boot is run, stored and used.
+func TestRecheckByPrefix(t *testing.T) {
+	var warn syncBuffer
+	store, _ := rcache.Open(t.TempDir(), &warn)
+	var log syncBuffer
+	cachedRun(t, &fakeBuilder{}, &keyedBooter{fakeBooter: &fakeBooter{base: []boot{twoWindows(100)}, patched: []boot{twoWindows(110)}}}, store, &log)
+
+	same := &keyedBooter{fakeBooter: &fakeBooter{base: []boot{twoWindows(100)}, patched: []boot{twoWindows(120)}}}
+	run := cachedRun(t, newPatch{&fakeBuilder{}}, same, store, &log)
+	var stops []int
+	for _, q := range same.reqs {
+		if q.Kernel.Key == "base-stock" {
+			stops = append(stops, q.StopAfter)
+		}
+	}
+	if !slices.Equal(stops, []int{1}) {
+		t.Fatalf("base boots asked for with StopAfter %v, want one re-check stopped after its first window", stops)
+	}
+	for _, b := range run.Boots {
+		if b.Role == results.RoleBase && (len(b.Variants) != 2 || b.Variants[1].Variant != "y") {
+			t.Errorf("base seed %d (%s): %d variants served, want the entry's 2", b.Seed, b.Cache, len(b.Variants))
+		}
+	}
+
+	// On another machine the first window costs 101: the prefix differs.
+	warn.Reset()
+	store, _ = rcache.Open(t.TempDir(), &warn)
+	cachedRun(t, &fakeBuilder{}, &keyedBooter{fakeBooter: &fakeBooter{base: []boot{twoWindows(100)}, patched: []boot{twoWindows(110)}}}, store, &log)
+	differs := &keyedBooter{fakeBooter: &fakeBooter{base: []boot{twoWindows(101)}, patched: []boot{twoWindows(120)}}}
+	run = cachedRun(t, newPatch{&fakeBuilder{}}, differs, store, &log)
+	stops = nil
+	for _, q := range differs.reqs {
+		if q.Kernel.Key == "base-stock" {
+			stops = append(stops, q.StopAfter)
+		}
+	}
+	if !slices.Equal(stops, []int{1, 0, 0, 0}) {
+		t.Errorf("after a differing prefix, base boots asked for with StopAfter %v, want the re-check, then 3 whole boots", stops)
+	}
+	states := cacheStates(run)
+	seed := recheckedSeed(t, states, results.CacheMismatch)
+	if !strings.Contains(warn.String(), "program x/x_prog: cached 100.000") {
+		t.Errorf("warning does not name the differing program:\n%s", warn.String())
+	}
+	for _, b := range run.Boots {
+		if b.Role == results.RoleBase && b.Seed == uint64(seed) && (len(b.Variants) != 2 || b.Variants[0].Programs[0].RunTimeNs != 101*1_000_000) {
+			t.Errorf("the mismatched seed carries %+v, want the whole boot's 2 windows at 101", b.Variants)
+		}
 	}
 }
 

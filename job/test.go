@@ -47,6 +47,11 @@ type BootRequest struct {
 	// take.
 	Append      []string
 	BootTimeout time.Duration
+	// StopAfter, when > 0, ends the boot once that many bench variants
+	// have reported: the result cache's re-check compares that prefix of
+	// a boot with its entry (bootcache.go). The result then holds what
+	// ran before the stop and no exact counts.
+	StopAfter int
 }
 
 // BootResult is what one boot produced. Partial results come back with an

@@ -135,14 +135,24 @@ func (b *VMBooter) Boot(ctx context.Context, req BootRequest) (*BootResult, erro
 	}
 	out := &BootResult{}
 	var decodeErr, consoleErr error
-	res, err := vm.Run(ctx, cfg, func(ev event.Event) {
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	stopped := false // the boot reached req.StopAfter variants
+	res, err := vm.Run(runCtx, cfg, func(ev event.Event) {
 		if req.Watch != nil {
 			req.Watch(ev)
 		}
 		if derr := collect(out, ev, log, req.Label); derr != nil && decodeErr == nil {
 			decodeErr = derr
 		}
+		if req.StopAfter > 0 && ev.Type == event.Variant && len(out.Variants) == req.StopAfter {
+			stopped = true
+			stop()
+		}
 	})
+	if stopped && ctx.Err() == nil {
+		err = nil // the stop asked for, not a failure: QEMU is gone
+	}
 	out.VM = res
 	if res != nil {
 		out.Accel, out.BootToReady, out.Clock = string(res.Accel), res.BootToReady, string(res.Clock)
@@ -177,6 +187,9 @@ func (b *VMBooter) Boot(ctx context.Context, req BootRequest) (*BootResult, erro
 	if out.Sanity != nil && req.Kernel.BuildID != "" && out.Sanity.BuildID != "" && out.Sanity.BuildID != req.Kernel.BuildID {
 		out.ErrorKind = failure.Infra
 		return out, fmt.Errorf("booted kernel has build id %s, built kernel %s", out.Sanity.BuildID, req.Kernel.BuildID)
+	}
+	if stopped {
+		return out, nil // the plugin's counts are written at a whole boot's end
 	}
 	if err := b.attachExact(out, res, req.Kernel); err != nil {
 		out.ErrorKind = failure.Infra
