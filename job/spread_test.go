@@ -1,10 +1,13 @@
 package job_test
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
 	"github.com/kci-dev/kci/job"
+	"github.com/kci-dev/kci/rcache"
+	"github.com/kci-dev/kci/results"
 	"github.com/kci-dev/kci/wire"
 )
 
@@ -31,7 +34,14 @@ func userBench() wire.BenchParams {
 // traffic's spread, over one stray interrupt's.
 func TestWriteProgramsExactAcrossSeeds(t *testing.T) {
 	tr := icountTester(t)
-	r := runTest(t, tr, job.TestOptions{Trees: []string{"stock"}, Reps: 3, Variants: []string{"hash", "lru"}, Bench: userBench()})
+	// Its boots are stored, and checkReplay runs it again from the cache.
+	store, err := rcache.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Booter = job.WithResultCache(tr.Booter, store, nil)
+	o := job.TestOptions{Trees: []string{"stock"}, Reps: 3, Variants: []string{"hash", "lru"}, Bench: userBench()}
+	r := runTest(t, tr, o)
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
@@ -59,6 +69,44 @@ func TestWriteProgramsExactAcrossSeeds(t *testing.T) {
 		t.Logf("%s: %.1f..%.1f instruction-time ns/pkt over seeds %v", name, lo, hi, seeds)
 		if hi-lo > 0.01*lo {
 			t.Errorf("%s: %.1f..%.1f over seeds 1-3 (%.2f %%), want within 1 %%", name, lo, hi, (hi-lo)/lo*100)
+		}
+	}
+	checkReplay(t, tr, o, r.run)
+}
+
+// checkReplay runs o again on tr, whose result cache holds first's boots:
+// every boot is served, one after a re-check boot that stops after its
+// first window (its phases end there), and each carries first's numbers.
+// Under icount the stopped boot is the same execution as the whole one
+// up to its stop, which the re-check relies on.
+func checkReplay(t *testing.T, tr *job.Tester, o job.TestOptions, first *results.Run) {
+	t.Helper()
+	o.Out = ""
+	r := runTest(t, tr, o)
+	if r.err != nil {
+		t.Fatalf("replay: %v", r.err)
+	}
+	if !r.run.Replayed("") {
+		t.Errorf("replay: %s, want every boot from the cache but one re-check", r.run.BootsLine(""))
+	}
+	byRep := map[int]results.Boot{}
+	for _, b := range first.Boots {
+		byRep[b.Rep] = b
+	}
+	for _, b := range r.run.Boots {
+		if a := byRep[b.Rep]; !reflect.DeepEqual(a.Variants, b.Variants) || !reflect.DeepEqual(a.Cells, b.Cells) {
+			t.Errorf("replay rep %d (%s): numbers differ from the first run's", b.Rep, b.Cache)
+		}
+		if b.Cache != results.CacheChecked {
+			continue
+		}
+		var names []string
+		for _, p := range b.Phases {
+			names = append(names, p.Name)
+		}
+		t.Logf("re-check boot (rep %d) phases: %v", b.Rep, names)
+		if len(names) == 0 || names[len(names)-1] != "bench/hash" {
+			t.Errorf("re-check boot phases %v: want them to end with its first window, bench/hash", names)
 		}
 	}
 }
