@@ -11,7 +11,7 @@ import (
 
 // leftoverQEMU, which every booting test here ends with, names a QEMU of
 // this test (its command line names the test's scratch directory) and no
-// QEMU of a sibling test booting beside it.
+// QEMU of another test's directory.
 func TestLeftoverQEMUIsThisTestsOnly(t *testing.T) {
 	sh, err := exec.LookPath("sh")
 	if err != nil {

@@ -28,8 +28,7 @@ func runSeries(t *testing.T, accel vm.Accel, o job.SeriesOptions) (*results.Seri
 	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
 		t.Skip("needs qemu-system-x86_64 (package qemu-system-x86)")
 	}
-	t.Parallel() // as testerOn's tests
-	scratch := t.TempDir()
+	scratch := t.TempDir() // as testerOn's tests
 	st := &job.SeriesTester{Project: b.Project, Builder: b, Booter: &job.VMBooter{
 		VM:        vm.Config{Accel: accel, CPUs: 1, MemoryMiB: 1024, CacheDir: b.Cache.Root, BootTimeout: 45 * time.Second},
 		ImageOpts: vmimage.Options{CacheDir: b.Cache.Root}, ScratchDir: scratch,

@@ -42,10 +42,6 @@ func runGuest(t *testing.T, tree string, want suite.RunWant) {
 	if testing.Short() {
 		t.Skip("boots a kernel in QEMU: skipped in -short mode")
 	}
-	// The three run together: the ext and gtp trees build at once on the
-	// stock kernel's tree (one waits for the other otherwise), and stock's
-	// guest boots while they build.
-	t.Parallel()
 	k := jobtest.Tree(t, tree)
 	ctx := context.Background()
 	if dl, ok := t.Deadline(); ok {
