@@ -33,8 +33,8 @@ type VMBooter struct {
 	// cycles). Both apply to icount boots only (exactcount.go).
 	PluginDir  string
 	CacheModel bool
-	// ScratchDir holds each boot's temporary directory (initramfs,
-	// sockets, console) while it runs; "" = $TMPDIR.
+	// ScratchDir holds each boot's temporary directory (its initramfs,
+	// console and plugin counts) while it runs; "" = $TMPDIR.
 	ScratchDir string
 
 	pluginOnce sync.Once
