@@ -57,9 +57,8 @@ func testerOn(t *testing.T, accel vm.Accel) *job.Tester {
 	// Each test boots in its own scratch directory, which is how
 	// assertNoQEMU tells its QEMUs from those of other packages' tests.
 	// The tests run one at a time: each already boots two guests at once
-	// (icount), and two tests side by side starved the trees' kernel
-	// builds, which suite waits for, on a 2-core host (fresh-ci: at 57 min
-	// the ext and gtp trees had compiled 303 and 485 of ~1450 objects).
+	// (icount), and two tests side by side starved the tree builds suite
+	// waits for, and their own boots' 45 s start, on 2 cores.
 	scratch := t.TempDir()
 	scratchDirs.Store(t.Name(), scratch)
 	return &job.Tester{Builder: b, Booter: &job.VMBooter{
