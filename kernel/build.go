@@ -182,11 +182,19 @@ func (m makeCommand) Args(targets ...string) []string {
 }
 
 // Env makes builds reproducible and lets ccache hit across worktrees.
+// CCACHE_DEPEND: on a miss ccache hashes the compiler's own dependency
+// list (kbuild passes -Wp,-MMD) instead of running the preprocessor a
+// second time, which made a cold compile through ccache cost 27 % more
+// CPU than plain gcc (net/core/ on 2 cores: 124 core-s against 98; in
+// depend mode 100). kci's builds are mostly cold (a tree's first build, a
+// fresh CI), and the hits it relies on, a file back at the tree's
+// content after a leaf build, have unchanged headers: depend mode keeps
+// them.
 func (m makeCommand) Env() []string {
 	return []string{
 		"KBUILD_BUILD_TIMESTAMP=2000-01-01 00:00:00 UTC",
 		"KBUILD_BUILD_USER=kci", "KBUILD_BUILD_HOST=kci",
-		"CCACHE_NOHASHDIR=1", "CCACHE_BASEDIR=" + m.Tree,
+		"CCACHE_NOHASHDIR=1", "CCACHE_BASEDIR=" + m.Tree, "CCACHE_DEPEND=1",
 		"LC_ALL=C",
 	}
 }

@@ -18,7 +18,7 @@ func TestMakeArgs(t *testing.T) {
 		t.Fatalf("args %q, want %q", got, want)
 	}
 	env := strings.Join(m.Env(), " ")
-	for _, w := range []string{"KBUILD_BUILD_TIMESTAMP=", "KBUILD_BUILD_USER=kci", "KBUILD_BUILD_HOST=kci", "CCACHE_BASEDIR=/t"} {
+	for _, w := range []string{"KBUILD_BUILD_TIMESTAMP=", "KBUILD_BUILD_USER=kci", "KBUILD_BUILD_HOST=kci", "CCACHE_BASEDIR=/t", "CCACHE_DEPEND=1"} {
 		if !strings.Contains(env, w) {
 			t.Errorf("env lacks %s", w)
 		}
