@@ -289,10 +289,13 @@ func TestNullPatchNoSignificantChange(t *testing.T) {
 }
 
 // A busy-wait in the hash map update path: hash's writer must come out
-// slower, the floor (cnt) unchanged.
+// slower, the floor (cnt) unchanged. The patches are the first two of
+// TestSeriesFindsPerfPatch's series (a comment, then the busy-wait), so
+// the two tests share one kernel build.
 func TestInjectedSlowdownDetected(t *testing.T) {
 	tr := icountTester(t)
-	r := runTest(t, tr, job.TestOptions{Patches: []string{"testdata/slowdown-hash-update.patch"}, Trees: []string{"stock"}, Reps: 3, Variants: []string{"cnt", "hash"}})
+	r := runTest(t, tr, job.TestOptions{Patches: []string{"testdata/series-perf/0001-skbuff-comment.patch", "testdata/series-perf/0002-hashtab-slowdown.patch"},
+		Trees: []string{"stock"}, Reps: 3, Variants: []string{"cnt", "hash"}})
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
