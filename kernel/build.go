@@ -189,7 +189,7 @@ func (m makeCommand) Args(targets ...string) []string {
 // dependency list names, so a kernel whose compressed image has the same
 // length as one built before (a comment-only patch) got the earlier
 // kernel's piggy.o from the cache: bzImage and vmlinux with different
-// build ids (fresh-ci on ab2484b). The default mode sees the .incbin and
+// build ids. The default mode sees the .incbin and
 // does not cache that file; CCACHE_NODEPEND keeps a user's ccache.conf
 // from turning depend mode on.
 func (m makeCommand) Env() []string {
