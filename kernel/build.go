@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -161,7 +160,7 @@ func loadArtifacts(dir string) (*Artifacts, error) {
 type makeCommand struct {
 	Tree    string
 	Jobs    int
-	CCache  bool
+	CC      string // the compiler command, for CC and HOSTCC: Cache.compiler
 	Release string // LOCALVERSION
 }
 
@@ -172,8 +171,8 @@ func (m makeCommand) Args(targets ...string) []string {
 		j = runtime.NumCPU()
 	}
 	args := []string{"O=" + objDirName, "ARCH=x86_64", fmt.Sprintf("-j%d", j)}
-	if m.CCache {
-		args = append(args, "CC=ccache gcc", "HOSTCC=ccache gcc")
+	if m.CC != "" {
+		args = append(args, "CC="+m.CC, "HOSTCC="+m.CC)
 	}
 	if m.Release != "" {
 		args = append(args, "LOCALVERSION="+m.Release)
@@ -182,16 +181,9 @@ func (m makeCommand) Args(targets ...string) []string {
 }
 
 // Env makes builds reproducible and lets ccache hit across worktrees.
-// ccache stays in its default mode, which costs a cold compile 30-40 %
-// more CPU than gcc alone (it preprocesses each file to hash it). Its
-// depend mode, which does not, is wrong for a kernel: the compressed
-// kernel is pulled into piggy.o by an assembler .incbin that no
-// dependency list names, so a kernel whose compressed image has the same
-// length as one built before (a comment-only patch) got the earlier
-// kernel's piggy.o from the cache: bzImage and vmlinux with different
-// build ids. The default mode sees the .incbin and
-// does not cache that file; CCACHE_NODEPEND keeps a user's ccache.conf
-// from turning depend mode on.
+// CCACHE_NODEPEND: ccache's depend mode serves stale objects for sources
+// with an .incbin (kci-cc.sh); only kci-cc turns it on, for the others.
+// Without the variable a user's ccache.conf could turn it on for all.
 func (m makeCommand) Env() []string {
 	return []string{
 		"KBUILD_BUILD_TIMESTAMP=2000-01-01 00:00:00 UTC",
@@ -199,11 +191,6 @@ func (m makeCommand) Env() []string {
 		"CCACHE_NOHASHDIR=1", "CCACHE_BASEDIR=" + m.Tree, "CCACHE_NODEPEND=1",
 		"LC_ALL=C",
 	}
-}
-
-func haveCCache() bool {
-	_, err := exec.LookPath("ccache")
-	return err == nil
 }
 
 var errorLine = regexp.MustCompile(`(: (fatal )?error: |undefined reference to|: multiple definition of|^ld: |Error: |\*\*\* No rule)`)

@@ -11,9 +11,9 @@ import (
 )
 
 func TestMakeArgs(t *testing.T) {
-	m := makeCommand{Tree: "/t", Jobs: 3, CCache: true, Release: "-kci"}
+	m := makeCommand{Tree: "/t", Jobs: 3, CC: "/c/bin/kci-cc", Release: "-kci"}
 	got := m.Args("bzImage")
-	want := []string{"O=.kci-o", "ARCH=x86_64", "-j3", "CC=ccache gcc", "HOSTCC=ccache gcc", "LOCALVERSION=-kci", "bzImage"}
+	want := []string{"O=.kci-o", "ARCH=x86_64", "-j3", "CC=/c/bin/kci-cc", "HOSTCC=/c/bin/kci-cc", "LOCALVERSION=-kci", "bzImage"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("args %q, want %q", got, want)
 	}
@@ -24,9 +24,57 @@ func TestMakeArgs(t *testing.T) {
 		}
 	}
 	// Depend mode caches piggy.o, whose .incbin of the compressed kernel
-	// no dependency list names (see Env).
+	// no dependency list names: only kci-cc may turn it on, per file.
 	if strings.Contains(env, "CCACHE_DEPEND=") {
-		t.Error("env turns ccache's depend mode on: it would serve a stale piggy.o")
+		t.Error("env turns ccache's depend mode on for every file: it would serve a stale piggy.o")
+	}
+}
+
+// TestCompilerWrapper runs kci-cc with a recording gcc and ccache first
+// in PATH: a source with an .incbin goes to gcc alone, any other to
+// ccache in depend mode, with every argument passed on.
+func TestCompilerWrapper(t *testing.T) {
+	fake := t.TempDir()
+	for _, name := range []string{"gcc", "ccache"} {
+		script := "#!/bin/sh\necho " + name + " depend=${CCACHE_DEPEND-} nodepend=${CCACHE_NODEPEND-} \"$@\"\n"
+		if err := os.WriteFile(filepath.Join(fake, name), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := &Cache{Root: t.TempDir()}
+	t.Setenv("PATH", t.TempDir())
+	if cc, err := c.compiler(); err != nil || cc != "gcc" {
+		t.Fatalf("compiler without ccache: %q, %v; want gcc", cc, err)
+	}
+	t.Setenv("PATH", fake)
+	if cc, err := c.compiler(); err != nil || cc != filepath.Join(c.Root, "bin", "kci-cc") {
+		t.Fatalf("compiler with ccache in PATH: %q, %v", cc, err)
+	}
+	src := t.TempDir()
+	piggy := filepath.Join(src, "piggy.S")
+	plain := filepath.Join(src, "dev.c")
+	mustWrite(t, piggy, ".section .rodata..compressed\n.incbin \"vmlinux.bin.gz\"\n")
+	mustWrite(t, plain, "int x;\n")
+	env := []string{"PATH=" + fake + ":/usr/bin:/bin", "CCACHE_NODEPEND=1"}
+	for _, tc := range []struct{ src, want string }{
+		{piggy, "gcc depend= nodepend=1 -Wp,-MMD,d -c -o piggy.o " + piggy},
+		{plain, "ccache depend=1 nodepend= gcc -Wp,-MMD,d -c -o dev.o " + plain},
+	} {
+		obj := strings.TrimSuffix(filepath.Base(tc.src), filepath.Ext(tc.src)) + ".o"
+		out, err := command{env: env}.run(context.Background(), filepath.Join(c.Root, "bin", "kci-cc"), "-Wp,-MMD,d", "-c", "-o", obj, tc.src)
+		if err != nil {
+			t.Fatalf("kci-cc %s: %v: %s", tc.src, err, out)
+		}
+		if strings.TrimSpace(out) != tc.want {
+			t.Errorf("kci-cc %s ran %q, want %q", filepath.Base(tc.src), strings.TrimSpace(out), tc.want)
+		}
+	}
+}
+
+func mustWrite(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 

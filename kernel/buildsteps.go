@@ -206,7 +206,11 @@ func (b *buildRun) openLog() error {
 	if b.opt.Progress != nil {
 		b.logw = io.MultiWriter(f, b.opt.Progress)
 	}
-	b.mk = makeCommand{Tree: b.tree, Jobs: b.opt.Jobs, CCache: haveCCache(), Release: "-kci"}
+	cc, err := b.c.compiler()
+	if err != nil {
+		return err
+	}
+	b.mk = makeCommand{Tree: b.tree, Jobs: b.opt.Jobs, CC: cc, Release: "-kci"}
 	return nil
 }
 
@@ -336,6 +340,9 @@ func (b *buildRun) collect(a *Artifacts) error {
 		if a.BuildID, err = elfBuildID(filepath.Join(b.obj, "vmlinux")); err != nil {
 			return infra("build id", err)
 		}
+		if err := sameKernel(filepath.Join(b.obj, "arch/x86/boot/bzImage"), a.BuildID); err != nil {
+			return err
+		}
 		found, missing, err := VerifyAdds(filepath.Join(b.obj, "vmlinux"), b.req.Patches)
 		if err != nil {
 			return infra("verify", err)
@@ -346,6 +353,20 @@ func (b *buildRun) collect(a *Artifacts) error {
 		}
 		return nil
 	})
+}
+
+// sameKernel checks that the bzImage boots the vmlinux just built: a
+// stale object in the boot image (a cached piggy.o) would otherwise show
+// only when the guest reports another build id.
+func sameKernel(bzImage, buildID string) error {
+	id, err := bzImageBuildID(bzImage)
+	if err != nil {
+		return infra("bzImage build id", err)
+	}
+	if id != buildID {
+		return infra("bzImage", fmt.Errorf("it boots build id %s, vmlinux has %s: a stale object in the boot image", id, buildID))
+	}
+	return nil
 }
 
 // testHookPublish, set by a test, runs between the copy and the rename of

@@ -16,7 +16,7 @@ import (
 
 // fakeMakefile stands in for Kbuild: the config targets write a .config
 // into O=, bzImage writes what Build collects (vmlinux is a copy of an ELF
-// with a GNU build id). No compiler runs.
+// with a GNU build id, bzImage one that boots it). No compiler runs.
 const fakeMakefile = `VERSION = 6
 PATCHLEVEL = 1
 SUBLEVEL = 0
@@ -30,11 +30,25 @@ bzImage:
 	mkdir -p $(O)/include/config $(O)/arch/x86/boot
 	echo 6.1.0$(LOCALVERSION) > $(O)/include/config/kernel.release
 	cp $(ELF) $(O)/vmlinux
-	echo bz > $(O)/arch/x86/boot/bzImage
+	cp $(BZ) $(O)/arch/x86/boot/bzImage
 `
 
 // An ELF with a GNU build-id note, for elfBuildID.
 const fakeELF = "/bin/true"
+
+// fakeMake is fakeMakefile with its ELF and a bzImage of it in place.
+func fakeMake(t *testing.T) string {
+	t.Helper()
+	elfData, err := os.ReadFile(fakeELF)
+	if err != nil {
+		t.Skipf("needs an ELF with a build id at %s: %v", fakeELF, err)
+	}
+	bz := filepath.Join(t.TempDir(), "bzImage")
+	if err := os.WriteFile(bz, fakeBzImage(t, elfData), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return strings.NewReplacer("$(ELF)", fakeELF, "$(BZ)", bz).Replace(fakeMakefile)
+}
 
 // fakeBase makes a tiny git "kernel tree" and a cache; Build imports the
 // tree as a git base like any other.
@@ -49,7 +63,7 @@ func fakeBase(t *testing.T) (*Cache, Base) {
 		t.Skipf("needs an ELF with a build id at %s: %v", fakeELF, err)
 	}
 	dir := t.TempDir()
-	mk := strings.Replace(fakeMakefile, "$(ELF)", fakeELF, 1)
+	mk := fakeMake(t)
 	if err := os.WriteFile(filepath.Join(dir, "Makefile"), []byte(mk), 0o644); err != nil {
 		t.Fatal(err)
 	}

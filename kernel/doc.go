@@ -5,7 +5,8 @@
 // tree's config fragments and verifies every requested option and every
 // forbidden debug option after olddefconfig (config.go, verify.go, the
 // list in internal/kconfig that the guest checks too), builds
-// incrementally with ccache when there is one (build.go, buildsteps.go),
+// incrementally with ccache when there is one (build.go, buildsteps.go,
+// cc.go), checks the bzImage boots the vmlinux just built (bzimage.go),
 // and caches each kernel under the hash of its inputs (cache.go). A
 // build's new compiler warnings (warnings.go), checkpatch.pl's findings
 // (checkpatch.go) and the config's drift from a production config

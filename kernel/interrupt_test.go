@@ -30,7 +30,7 @@ func interruptTarball(t *testing.T) (tarball, gitConfig string) {
 	t.Helper()
 	dir := t.TempDir()
 	block := filepath.Join(dir, "block.sh")
-	mk := strings.Replace(fakeMakefile, "$(ELF)", fakeELF, 1)
+	mk := fakeMake(t)
 	mk = strings.Replace(mk, "tinyconfig x86_64_defconfig:\n", "tinyconfig x86_64_defconfig:\n\tsh "+block+" config </dev/null\n", 1)
 	mk = strings.Replace(mk, "bzImage:\n", "bzImage:\n\tsh "+block+" build </dev/null\n", 1)
 	files := map[string]string{

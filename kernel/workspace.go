@@ -74,7 +74,11 @@ func (c *Cache) seed(ctx context.Context, src *Source, parent *Artifacts, tree s
 		if err := fsutil.CopyFile(nil, parent.Config, nil, filepath.Join(pobj, ".config")); err != nil {
 			return infra("restore parent config", err)
 		}
-		mk := makeCommand{Tree: ws, CCache: haveCCache(), Release: "-kci"}
+		cc, err := c.compiler()
+		if err != nil {
+			return err
+		}
+		mk := makeCommand{Tree: ws, CC: cc, Release: "-kci"}
 		if out, err := (command{dir: ws, env: mk.Env(), timeout: time.Hour}).run(ctx, "make", mk.Args("olddefconfig", "bzImage")...); err != nil {
 			return infra("restore parent build "+parent.Key, fmt.Errorf("%w: %s", err, firstError(out)))
 		}
