@@ -272,10 +272,12 @@ func logRows(t *testing.T, rows map[string]verdict.Row) {
 // the boots of one kernel agree, so 3 per kernel is kci's default.
 func TestNullPatchNoSignificantChange(t *testing.T) {
 	tr := icountTester(t)
+	sharedBoots(t, tr)
 	r := runTest(t, tr, job.TestOptions{Patches: []string{"../kernel/testdata/one-file.patch"}, Trees: []string{"stock"}, Reps: 3, Variants: []string{"cnt", "hash"}})
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
+	logShared(t, r.run)
 	rows := abRows(r.run, "stock")
 	logRows(t, rows)
 	if len(rows) < 4 {
@@ -294,11 +296,13 @@ func TestNullPatchNoSignificantChange(t *testing.T) {
 // the two tests share one kernel build.
 func TestInjectedSlowdownDetected(t *testing.T) {
 	tr := icountTester(t)
+	sharedBoots(t, tr)
 	r := runTest(t, tr, job.TestOptions{Patches: []string{"testdata/series-perf/0001-skbuff-comment.patch", "testdata/series-perf/0002-hashtab-slowdown.patch"},
 		Trees: []string{"stock"}, Reps: 3, Variants: []string{"cnt", "hash"}})
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
+	logShared(t, r.run)
 	rows := abRows(r.run, "stock")
 	logRows(t, rows)
 	if w := rows["hash/hash_write"]; w.Verdict != verdict.Slower {
@@ -323,11 +327,13 @@ func TestInjectedSlowdownDetected(t *testing.T) {
 // at a fixed 3 it read "no change" at p 0.003 on fresh-ci.
 func TestSmallKnownWorkDetected(t *testing.T) {
 	tr := icountTester(t)
+	sharedBoots(t, tr)
 	r := runTest(t, tr, job.TestOptions{Patches: []string{"testdata/nops-hash-update.patch"}, Trees: []string{"stock"},
 		Clock: results.ClockICount, RepsFor: job.RepsByAccel(results.ClockICount), Variants: []string{"cnt", "hash"}})
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
+	logShared(t, r.run)
 	if mode := r.run.ClockMode("stock"); mode != results.ClockICount {
 		t.Fatalf("boots ran under clock %q with TCG pinned, want icount: the 1 %% claim is about deterministic mode", mode)
 	}
