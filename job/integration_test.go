@@ -235,7 +235,7 @@ func TestFaultHangAtBoot(t *testing.T) {
 }
 
 func TestFaultWarnDuringBench(t *testing.T) {
-	bootFault(t, "testdata/warn-during-bench.patch", "patched", "WARNING")
+	bootFault(t, "../vm/testdata/patches/warn.patch", "patched", "WARNING")
 }
 
 func firstLine(err error) string {

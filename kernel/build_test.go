@@ -13,7 +13,7 @@ import (
 func TestMakeArgs(t *testing.T) {
 	m := makeCommand{Tree: "/t", Jobs: 3, CC: "/c/bin/kci-cc", Release: "-kci"}
 	got := m.Args("bzImage")
-	want := []string{"O=.kci-o", "ARCH=x86_64", "-j3", "CC=/c/bin/kci-cc", "HOSTCC=/c/bin/kci-cc", "LOCALVERSION=-kci", "bzImage"}
+	want := []string{"O=.kci-o", "ARCH=x86_64", "-j3", "KCFLAGS=-fno-var-tracking", "CC=/c/bin/kci-cc", "HOSTCC=/c/bin/kci-cc", "LOCALVERSION=-kci", "bzImage"}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("args %q, want %q", got, want)
 	}

@@ -49,3 +49,63 @@ func TestImportTarballShowsItsPhase(t *testing.T) {
 		t.Errorf("a cached base announced an import: %q", m.lines[2:])
 	}
 }
+
+// A base's id is a property of its source, not of when or where it was
+// imported: two imports of one tarball, into two caches, give the same tree
+// id, and nothing of the cache or the import (a stamp, a build dir's
+// exclude) enters it. The tarball has what Debian's has: a top-level
+// .gitignore of /* (every file must still be committed), nested
+// directories, an executable script and a symlink.
+func TestImportTarballIdentity(t *testing.T) {
+	dir := t.TempDir()
+	top := filepath.Join(dir, "linux-source-6.12")
+	files := map[string]string{
+		".gitignore":           "/*\n",
+		"Makefile":             "VERSION = 6\nPATCHLEVEL = 12\nSUBLEVEL = 7\n",
+		"net/core/skbuff.c":    "int x;\n",
+		"scripts/link-vmlinux": "#!/bin/sh\n",
+	}
+	for name, text := range files {
+		p := filepath.Join(top, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(filepath.Join(top, "scripts/link-vmlinux"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("skbuff.c", filepath.Join(top, "net/core/alias.c")); err != nil {
+		t.Fatal(err)
+	}
+	tarball := filepath.Join(dir, "linux.tar.xz")
+	if out, err := exec.Command("tar", "cJf", tarball, "-C", dir, "linux-source-6.12").CombinedOutput(); err != nil {
+		t.Fatalf("tar: %v %s", err, out)
+	}
+	ctx := context.Background()
+	var ids []string
+	for i := range 2 {
+		c := &Cache{Root: filepath.Join(dir, fmt.Sprintf("cache%d", i))}
+		src, err := c.Import(ctx, Base{Tarball: tarball})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if src.Version != "6.12.7" {
+			t.Errorf("version %q, want 6.12.7 from the Makefile", src.Version)
+		}
+		out, err := exec.Command("git", "-C", src.Dir, "ls-files").Output()
+		if err != nil || len(strings.Fields(string(out))) != len(files)+1 {
+			t.Errorf("import %d committed %q (%v), want all %d files: the .gitignore of /* hid some", i, out, err, len(files)+1)
+		}
+		again, err := c.Import(ctx, Base{Tarball: tarball})
+		if err != nil || again.Dir != src.Dir || again.ID != src.ID {
+			t.Errorf("second import into cache %d: %v, %+v, want %+v", i, err, again, src)
+		}
+		ids = append(ids, src.ID)
+	}
+	if ids[0] != ids[1] {
+		t.Errorf("two imports of one tarball: tree ids %s and %s", ids[0], ids[1])
+	}
+}

@@ -251,7 +251,7 @@ func TestFaultHangAtBoot(t *testing.T) {
 
 func TestFaultWarnWhenAgentRuns(t *testing.T) {
 	needQEMU(t)
-	k := jobtest.Patched(t, "testdata/patches/warn-on-read.patch")
+	k := jobtest.Patched(t, "testdata/patches/warn.patch")
 	cfg := config(t, k, initrd(t, &wire.Plan{Command: []string{"cat", "/proc/kci_fault_warn"}}))
 	res, err := vm.Run(context.Background(), cfg, nil)
 	assertNoQEMU(t, res)
