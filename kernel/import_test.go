@@ -65,15 +65,7 @@ func TestImportTarballIdentity(t *testing.T) {
 		"net/core/skbuff.c":    "int x;\n",
 		"scripts/link-vmlinux": "#!/bin/sh\n",
 	}
-	for name, text := range files {
-		p := filepath.Join(top, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFiles(t, top, files)
 	if err := os.Chmod(filepath.Join(top, "scripts/link-vmlinux"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -107,5 +99,19 @@ func TestImportTarballIdentity(t *testing.T) {
 	}
 	if ids[0] != ids[1] {
 		t.Errorf("two imports of one tarball: tree ids %s and %s", ids[0], ids[1])
+	}
+}
+
+// writeFiles writes files (path under dir → content), making directories.
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -41,15 +41,7 @@ func interruptTarball(t *testing.T) (tarball, gitConfig string) {
 		"gitconfig":                      fmt.Sprintf("[filter \"kciblock\"]\n\tclean = sh %s import\n\tsmudge = sh %s worktree\n", block, block),
 		"linux-fake/include/placeholder": "",
 	}
-	for name, body := range files {
-		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFiles(t, dir, files)
 	tarball = filepath.Join(dir, "linux-fake.tar.gz")
 	if out, err := exec.Command("tar", "czf", tarball, "-C", dir, "linux-fake").CombinedOutput(); err != nil {
 		t.Fatalf("tar: %v %s", err, out)
