@@ -74,6 +74,14 @@ func (c *cachedResolver) ResolveAccel(ctx context.Context, k *kernel.Artifacts) 
 	return c.inner.(AccelResolver).ResolveAccel(ctx, k)
 }
 
+// GuestClock is the inner booter's, when it reports one.
+func (c *cachedResolver) GuestClock() string {
+	if r, ok := c.inner.(clockReporter); ok {
+		return r.GuestClock()
+	}
+	return ""
+}
+
 func (c *cachedBooter) logf(format string, a ...any) {
 	if c.log != nil {
 		fmt.Fprintf(c.log, format+"\n", a...)

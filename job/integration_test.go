@@ -56,9 +56,10 @@ func testerOn(t *testing.T, accel vm.Accel) *job.Tester {
 	}
 	// Each test boots in its own scratch directory, which is how
 	// assertNoQEMU tells its QEMUs from those of other packages' tests.
-	// The tests run one at a time: each already boots two guests at once
-	// (icount), and two tests side by side starved the tree builds suite
-	// waits for, and their own boots' 45 s start, on 2 cores.
+	// The tests run one at a time: under icount each already boots two
+	// guests at once (the engine takes the clock from the booter), and two
+	// tests side by side starved the tree builds suite waits for, and their
+	// own boots' 45 s start, on 2 cores.
 	scratch := t.TempDir()
 	scratchDirs.Store(t.Name(), scratch)
 	return &job.Tester{Builder: b, Booter: &job.VMBooter{

@@ -2,6 +2,8 @@ package job
 
 import (
 	"context"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -9,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kci-dev/kci/internal/failure"
+	"github.com/kci-dev/kci/project"
 	"github.com/kci-dev/kci/results"
 )
 
@@ -164,5 +167,49 @@ func TestResolveParallel(t *testing.T) {
 	r := &testRun{o: TestOptions{Clock: results.ClockICount}}
 	if err := r.sizeParallel("tcg", results.ClockICount, 0); err != nil || r.parallel < 1 || r.parallel > 4 {
 		t.Errorf("icount default: %d, %v; want the host's CPUs, 1..4", r.parallel, err)
+	}
+}
+
+func newSeedBooter() *fakeBooter { return &fakeBooter{base: []boot{seedBoot}, patched: []boot{seedBoot}} }
+
+// clockedBooter reports its guest clock as VMBooter does.
+type clockedBooter struct {
+	icountBooter
+	clock string
+}
+
+func (b clockedBooter) GuestClock() string { return b.clock }
+
+// A run whose options name no clock takes the Booter's: an icount booter
+// boots more than one at a time (on a host with more than one CPU), a
+// host-clock one and a booter that reports none one at a time. Behind
+// the result cache the inner booter's clock still counts.
+func TestRunTakesTheBootersClock(t *testing.T) {
+	if runtime.NumCPU() < 2 {
+		t.Skip("needs a host with 2 or more CPUs: one CPU runs one boot at a time whatever the clock")
+	}
+	cases := []struct {
+		name   string
+		booter func() Booter
+		shared bool
+	}{
+		{"icount", func() Booter { return clockedBooter{icountBooter{newSeedBooter()}, results.ClockICount} }, true},
+		{"icount behind the cache", func() Booter {
+			return WithResultCache(clockedBooter{icountBooter{newSeedBooter()}, results.ClockICount}, nil, nil)
+		}, true},
+		{"host", func() Booter { return clockedBooter{icountBooter{newSeedBooter()}, results.ClockHost} }, false},
+		{"none reported", func() Booter { return icountBooter{newSeedBooter()} }, false},
+	}
+	for _, c := range cases {
+		var log strings.Builder
+		proj := &project.File{Path: "kci.yaml", Trees: []project.Tree{{Name: "stock"}}}
+		o := TestOptions{Patches: []string{testPatch}, Out: filepath.Join(t.TempDir(), "run"), FailOnRegression: -1, Reps: 2,
+			Variants: []string{"read"}, Log: &log}
+		if _, err := (&Tester{Kernels: &fakeBuilder{}, Booter: c.booter(), Project: proj}).Test(context.Background(), o); err != nil {
+			t.Fatalf("%s: kci test: %v", c.name, err)
+		}
+		if got := strings.Contains(log.String(), "boots at a time"); got != c.shared {
+			t.Errorf("%s: boots shared the host: %v, want %v; log:\n%s", c.name, got, c.shared, log.String())
+		}
 	}
 }

@@ -111,7 +111,9 @@ type TestOptions struct {
 	// (emulated runs use a shorter window); nil keeps Bench.
 	BenchFor func(accel string) wire.BenchParams
 	// Clock is the TCG guest clock asked for (results.ClockICount or
-	// results.ClockHost); it only picks the label of the progress log.
+	// results.ClockHost): with the accelerator it decides whether boots
+	// may share the host (Parallel) and labels the progress log. Empty:
+	// the Booter's own clock, when it reports one (VMBooter does).
 	Clock string
 	// RepsFor picks the boots per kernel once the accelerator is known,
 	// when Reps is 0 (deterministic runs need fewer); nil means 1.

@@ -38,11 +38,20 @@ type AccelResolver interface {
 	ResolveAccel(ctx context.Context, k *kernel.Artifacts) (accel, why string, err error)
 }
 
+// clockReporter is a Booter that knows its guest clock once the
+// accelerator is settled (VMBooter: its vm.Config's, "" meaning icount
+// under TCG). A run whose options name no clock takes it, so an icount
+// booter's boots share the host however the options were filled in.
+type clockReporter interface {
+	GuestClock() string
+}
+
 // The real implementations, checked at compile time: a signature drifting
 // would otherwise silently skip the accelerator step.
 var (
 	_ KernelBuilder = (*Builder)(nil)
 	_ AccelResolver = (*VMBooter)(nil)
+	_ clockReporter = (*VMBooter)(nil)
 	_ applyChecker  = (*Builder)(nil)
 )
 
@@ -301,6 +310,9 @@ func (r *testRun) resolveAccel() error {
 		return err
 	}
 	_ = r.rec.Update(func(run *results.Run) { run.Host.Accel, run.Host.AccelReason = accel, why })
+	if c, ok := r.booter.(clockReporter); ok && r.o.Clock == "" {
+		r.o.Clock = c.GuestClock()
+	}
 	switch {
 	case accel == results.AccelTCG && r.o.Clock == results.ClockICount:
 		r.logf("kci: emulated (TCG, icount): numbers are %s", results.InstructionTimeLabel)

@@ -87,6 +87,12 @@ func (b *VMBooter) ResolveAccel(ctx context.Context, k *kernel.Artifacts) (strin
 	return string(v.Accel), v.Reason, nil
 }
 
+// GuestClock is the guest clock of b's boots: results.ClockKVM under
+// KVM, else the vm.Config's TCG clock (icount when unset).
+func (b *VMBooter) GuestClock() string {
+	return string(vm.GuestClock(b.VM))
+}
+
 // warnSMPICount says, before the first boot, that more than one vCPU
 // under TCG's instruction clock is neither recorded (QEMU refuses replay
 // for SMP, so boots are not exactly repeatable) nor safe: such guests of
