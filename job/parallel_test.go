@@ -170,7 +170,9 @@ func TestResolveParallel(t *testing.T) {
 	}
 }
 
-func newSeedBooter() *fakeBooter { return &fakeBooter{base: []boot{seedBoot}, patched: []boot{seedBoot}} }
+func newSeedBooter() *fakeBooter {
+	return &fakeBooter{base: []boot{seedBoot}, patched: []boot{seedBoot}}
+}
 
 // clockedBooter reports its guest clock as VMBooter does.
 type clockedBooter struct {
