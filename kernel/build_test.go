@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestMakeArgs(t *testing.T) {
@@ -169,4 +170,54 @@ func TestDefaultCacheEmptyHome(t *testing.T) {
 	if _, err := os.Stat(c.Root); err != nil {
 		t.Fatalf("cache root not created under an empty HOME: %v", err)
 	}
+}
+
+// A leaf build waits for its tree while a tree build waits to seed from
+// it: the seed copies for seconds, a leaf builds for a minute, and a
+// queue of leaves must not starve the trees built on the same kernel.
+func TestLeafLetsWaitingSeedGoFirst(t *testing.T) {
+	c := &Cache{Root: t.TempDir()}
+	ctx := context.Background()
+	seedWaits, err := c.lock(ctx, seedLock("k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan func(), 1)
+	go func() {
+		unlock, err := c.lockTreeForLeaf(ctx, "k")
+		if err != nil {
+			t.Error(err)
+			unlock = func() {}
+		}
+		got <- unlock
+	}()
+	select {
+	case <-got:
+		t.Fatal("leaf took the tree while a seed waited for it")
+	case <-time.After(5 * lockPoll):
+	}
+	// The seed takes the tree and lets both locks go: the leaf follows.
+	tree, err := c.lock(ctx, treeLock("k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree()
+	seedWaits()
+	select {
+	case unlock := <-got:
+		unlock()
+	case <-time.After(5 * time.Second):
+		t.Fatal("leaf still waiting after the seed was done")
+	}
+	// With no seed waiting, the tree itself is what a leaf waits for.
+	held, err := c.lock(ctx, treeLock("k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, 3*lockPoll)
+	defer cancel()
+	if _, err := c.lockTreeForLeaf(cctx, "k"); err == nil {
+		t.Fatal("leaf took a tree another build holds")
+	}
+	held()
 }

@@ -148,7 +148,7 @@ func (b *buildRun) leafInPlace() (bool, error) {
 	}
 	ws := b.c.path("builds", p.Key)
 	b.inPlace, b.tree = true, ws
-	unlockWS, err := b.c.lock(b.ctx, "ws-"+p.Key)
+	unlockWS, err := b.c.lockTreeForLeaf(b.ctx, p.Key)
 	if err != nil {
 		return true, err
 	}
@@ -218,7 +218,7 @@ func (b *buildRun) openLog() error {
 func (b *buildRun) make(timeout time.Duration, targets ...string) (string, error) {
 	args := b.mk.Args(targets...)
 	fmt.Fprintf(b.logf, "$ make %s\n", strings.Join(args, " "))
-	return command{dir: b.tree, env: b.mk.Env(), timeout: timeout, out: b.logw}.run(b.ctx, "make", args...)
+	return command{dir: b.tree, env: b.mk.Env(), timeout: timeout, out: b.logw, nice: buildNice}.run(b.ctx, "make", args...)
 }
 
 // configure makes the final .config and checks it against the policy.

@@ -92,6 +92,45 @@ func (c *Cache) tryLock(name string) (func(), error) {
 	return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); _ = f.Close() }, nil
 }
 
+// lockTreeForLeaf takes the kept build tree of key for a leaf build, once
+// no tree build waits to seed from it (seedLock). A leaf holds the tree for
+// its whole build, a seed only for a copy: with the leaves of a patch
+// series or of CI's tests queued on one tree, a tree built on it would
+// otherwise wait behind all of them, by the luck of each poll.
+func (c *Cache) lockTreeForLeaf(ctx context.Context, key string) (func(), error) {
+	for {
+		free, err := c.free(seedLock(key))
+		if err != nil {
+			return nil, err
+		}
+		if free {
+			unlock, err := c.tryLock(treeLock(key))
+			if err != nil || unlock != nil {
+				return unlock, err
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, infra("cache lock "+treeLock(key), ctx.Err())
+		case <-time.After(lockPoll):
+		}
+	}
+}
+
+// free reports whether name's lock is free now.
+func (c *Cache) free(name string) (bool, error) {
+	unlock, err := c.tryLock(name)
+	if unlock != nil {
+		unlock()
+	}
+	return unlock != nil, err
+}
+
+// treeLock guards key's kept build tree; seedLock is held by a build
+// that waits to copy the tree's objects, from before it waits.
+func treeLock(key string) string { return "ws-" + key }
+func seedLock(key string) string { return "seed-" + key }
+
 // toTrash moves p into the cache's trash at once (a rename) and deletes it
 // in the background: deleting a kernel tree can take a minute on a busy
 // disk, which an interrupted or failing run must not wait for. What the

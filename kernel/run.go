@@ -18,6 +18,7 @@ type command struct {
 	env     []string
 	timeout time.Duration
 	out     io.Writer // also receives output when set (build log)
+	nice    int       // proc.Cmd.Nice: buildNice for make
 }
 
 // run returns the output also on failure; an exit status is an
@@ -25,8 +26,14 @@ type command struct {
 func (c command) run(ctx context.Context, name string, args ...string) (string, error) {
 	// The kernel tree is the PR's code: proc's default environment has
 	// no secrets.
-	out, err := proc.Cmd{Name: name, Args: args, Dir: c.dir, Env: c.env, Timeout: c.timeout, Tee: c.out}.Run(ctx)
+	out, err := proc.Cmd{Name: name, Args: args, Dir: c.dir, Env: c.env, Timeout: c.timeout, Tee: c.out, Nice: c.nice}.Run(ctx)
 	return string(out), err
 }
+
+// buildNice is make's niceness: a kernel build takes the CPU that boots
+// beside it leave (a second kci on the machine, CI's packages side by
+// side), so a boot's wall time, its timeout and a KVM boot's numbers do
+// not depend on how many compilers run next to it.
+const buildNice = 10
 
 func tail(s string, n int) string { return lines.Last(s, n) }

@@ -62,7 +62,12 @@ func (c *Cache) seed(ctx context.Context, src *Source, parent *Artifacts, tree s
 	if !c.TreeKept(parent.Key) {
 		return nil // nothing to seed from: a full build (ccache still helps)
 	}
-	unlock, err := c.lock(ctx, "ws-"+parent.Key)
+	unlockSeed, err := c.lock(ctx, seedLock(parent.Key))
+	if err != nil {
+		return err
+	}
+	defer unlockSeed()
+	unlock, err := c.lock(ctx, treeLock(parent.Key))
 	if err != nil {
 		return err
 	}
@@ -79,7 +84,7 @@ func (c *Cache) seed(ctx context.Context, src *Source, parent *Artifacts, tree s
 			return err
 		}
 		mk := makeCommand{Tree: ws, CC: cc, Release: "-kci"}
-		if out, err := (command{dir: ws, env: mk.Env(), timeout: time.Hour}).run(ctx, "make", mk.Args("olddefconfig", "bzImage")...); err != nil {
+		if out, err := (command{dir: ws, env: mk.Env(), timeout: time.Hour, nice: buildNice}).run(ctx, "make", mk.Args("olddefconfig", "bzImage")...); err != nil {
 			return infra("restore parent build "+parent.Key, fmt.Errorf("%w: %s", err, firstError(out)))
 		}
 		if err := os.Remove(filepath.Join(ws, dirtyMark)); err != nil {

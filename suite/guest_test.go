@@ -42,6 +42,9 @@ func runGuest(t *testing.T, tree string, want suite.RunWant) {
 	if testing.Short() {
 		t.Skip("boots a kernel in QEMU: skipped in -short mode")
 	}
+	// The three trees build and boot side by side: the ext and gtp trees
+	// are each built on the stock kernel, in worktrees of their own.
+	t.Parallel()
 	k := jobtest.Tree(t, tree)
 	ctx := context.Background()
 	if dl, ok := t.Deadline(); ok {

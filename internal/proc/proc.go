@@ -55,6 +55,11 @@ type Cmd struct {
 	// StdoutOnly makes the returned output stdout alone (a decompressed
 	// file, a query's answer); stderr then goes to Tee and the error.
 	StdoutOnly bool
+	// Nice is the least niceness the child starts with (0: kci's own),
+	// for work that should take the CPU only where a boot leaves it: the
+	// child is forked from a thread that has it, so make's compilers
+	// inherit it with no window at full priority.
+	Nice int
 }
 
 // Error is a command that failed: it could not start, exited non-zero,
@@ -144,35 +149,83 @@ func (c Cmd) Start(ctx context.Context) (*Process, error) {
 		cmd.Stderr = p.writer(&p.errOut)
 	}
 	p.cmd = cmd
-	if err := onSpawnThread(cmd.Start); err != nil {
+	if err := onSpawnThread(c.Nice, cmd.Start); err != nil {
 		p.cancel()
 		return nil, &Error{Command: c.String(), Err: err}
 	}
 	return p, nil
 }
 
-var spawn struct {
-	once sync.Once
-	ch   chan func()
+// spawners are the threads children are forked from, one per niceness.
+var spawners struct {
+	sync.Mutex
+	by map[int]chan func()
 }
 
-// onSpawnThread runs start on one OS thread that never exits. Pdeathsig
-// fires when the forking *thread* exits, not the process, and Go ends a
-// thread whenever a goroutine returns while locked to it (suite's netns
-// code does): a child forked there would be killed with kci alive.
-func onSpawnThread(start func() error) error {
-	spawn.once.Do(func() {
-		spawn.ch = make(chan func())
-		go func() {
-			runtime.LockOSThread() // never unlocked: the thread lives as long as kci
-			for f := range spawn.ch {
-				f()
-			}
-		}()
-	})
+// onSpawnThread runs start on an OS thread that never exits and has at
+// least niceness nice. Pdeathsig fires when the forking *thread* exits,
+// not the process, and Go ends a thread whenever a goroutine returns while
+// locked to it (suite's netns code does): a child forked there would be
+// killed with kci alive. Niceness is a thread's own on Linux and a child
+// takes its forking thread's, so a thread per niceness sets it once.
+func onSpawnThread(nice int, start func() error) error {
+	ch, err := spawner(nice)
+	if err != nil {
+		return err
+	}
 	done := make(chan error, 1)
-	spawn.ch <- func() { done <- start() }
+	ch <- func() { done <- start() }
 	return <-done
+}
+
+func spawner(nice int) (chan func(), error) {
+	spawners.Lock()
+	defer spawners.Unlock()
+	if ch, ok := spawners.by[nice]; ok {
+		return ch, nil
+	}
+	ch, ready := make(chan func()), make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread lives as long as kci
+		err := raiseNice(nice)
+		ready <- err
+		if err != nil {
+			return // nothing was forked from this thread: it may end
+		}
+		for f := range ch {
+			f()
+		}
+	}()
+	if err := <-ready; err != nil {
+		return nil, err
+	}
+	if spawners.by == nil {
+		spawners.by = map[int]chan func(){}
+	}
+	spawners.by[nice] = ch
+	return ch, nil
+}
+
+// raiseNice lowers the calling thread's priority to niceness nice unless
+// it is already lower. Raising one's niceness needs no privilege.
+func raiseNice(nice int) error {
+	if nice <= 0 {
+		return nil
+	}
+	tid := syscall.Gettid()
+	// getpriority(2)'s raw value is 20 - nice: the libc wrapper's sign
+	// games are not Go's.
+	prio, err := syscall.Getpriority(syscall.PRIO_PROCESS, tid)
+	if err != nil {
+		return fmt.Errorf("niceness: %w", err)
+	}
+	if 20-prio >= nice {
+		return nil
+	}
+	if err := syscall.Setpriority(syscall.PRIO_PROCESS, tid, nice); err != nil {
+		return fmt.Errorf("niceness %d: %w", nice, err)
+	}
+	return nil
 }
 
 // Pid is the child's process id, which is also its process group's.

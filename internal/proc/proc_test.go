@@ -260,3 +260,48 @@ func TestChildDiesWithKCI(t *testing.T) {
 	_ = syscall.Kill(pid, syscall.SIGKILL)
 	t.Errorf("child %d outlived its SIGKILLed parent by 2 s", pid)
 }
+
+// niceOf reads the niceness field (19) of /proc/PID/stat lines in out,
+// which follows the ")" that ends the command name.
+func niceOf(t *testing.T, stat string) int {
+	t.Helper()
+	f := strings.Fields(stat[strings.LastIndexByte(stat, ')')+2:])
+	n, err := strconv.Atoi(f[16]) // field 19 of stat, 17th after the name
+	if err != nil {
+		t.Fatalf("stat %q: %v", stat, err)
+	}
+	return n
+}
+
+func TestNiceReachesGrandchildrenAndLeavesOthers(t *testing.T) {
+	own := niceOf(t, readStat(t, "self"))
+	want := max(own, 7)
+	// The shell reports itself and a child it forks: make's compilers
+	// must run at the niceness too.
+	out, err := Cmd{Name: "sh", Args: []string{"-c", "cat /proc/$$/stat; cat /proc/self/stat"}, Nice: 7}.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		if got := niceOf(t, l); got != want {
+			t.Errorf("niceness %d, want %d: %s", got, want, l)
+		}
+	}
+	// A Cmd without Nice, started after, is not lowered with it.
+	out, err = sh("cat /proc/self/stat").Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := niceOf(t, string(out)); got != own {
+		t.Errorf("plain child niceness %d, want kci's own %d", got, own)
+	}
+}
+
+func readStat(t *testing.T, pid string) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
