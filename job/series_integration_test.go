@@ -58,10 +58,21 @@ func runSeries(t *testing.T, accel vm.Accel, o job.SeriesOptions) (*results.Seri
 	return rep, code, b
 }
 
+// seriesBesideEachOther runs the series tests side by side, after the
+// package's other tests: kci series boots one guest at a time, so one
+// series alone leaves a core idle.
+func seriesBesideEachOther(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a real kernel: skipped in -short mode")
+	}
+	t.Parallel()
+}
+
 // TestSeriesPerPatch: the 4-patch fixture on the stock tree, built and
 // booted for real: 1 has a checkpatch error, 2 breaks the build, 3 repairs
 // it, 4 adds an unused variable. One boot per prefix, no bench.
 func TestSeriesPerPatch(t *testing.T) {
+	seriesBesideEachOther(t)
 	rep, code, b := runSeries(t, vm.AccelAuto, job.SeriesOptions{
 		Patches: []string{"testdata/series-bisect"}, Trees: []string{"stock"}, Boot: true, Survival: true, Bench: testBench()})
 	tr := rep.Trees[0]
@@ -141,6 +152,7 @@ func TestSeriesPerPatch(t *testing.T) {
 // hash_write, which is exact over seeds, and nothing is named on patch 1
 // or 3.
 func TestSeriesFindsPerfPatch(t *testing.T) {
+	seriesBesideEachOther(t)
 	rep, code, _ := runSeries(t, vm.AccelTCG, job.SeriesOptions{
 		Patches: []string{"testdata/series-perf"}, Trees: []string{"stock"}, Variants: []string{"hash"}, Bench: testBench(), Seeds: 3})
 	tr := rep.Trees[0]
