@@ -183,7 +183,7 @@ func (c *Cache) itemLocks(it Item) (func(), string, error) {
 	case KindBuilds:
 		names = treeLocks(base)
 	case KindKernels:
-		names = []string{"build-" + base, "ws-" + base}
+		names = []string{"build-" + base, treeLock(base)}
 	case KindConfigs:
 		names = []string{"config-" + base}
 	case KindLogs:

@@ -162,7 +162,7 @@ func treeLocks(name string) []string {
 	if strings.HasPrefix(name, "config-") {
 		return []string{name}
 	}
-	return []string{"build-" + name, "ws-" + name}
+	return []string{"build-" + name, treeLock(name)}
 }
 
 // tryLocks takes all of names, or none when a live process holds one.
