@@ -32,20 +32,7 @@ func TestKillStragglers(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
 	}
-	// Wait for sh to start its sleep: 100 ms was not enough on a loaded
-	// CI host.
-	var kids []byte
-	var err error
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		kids, err = os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", orphan.Process.Pid, orphan.Process.Pid))
-		if err != nil || len(strings.Fields(string(kids))) > 0 {
-			break
-		}
-	}
-	if err != nil || len(strings.Fields(string(kids))) != 1 {
-		t.Fatalf("sh's children: %q, %v", kids, err)
-	}
-	sleepPid := strings.Fields(string(kids))[0]
+	sleepPid := waitForSleep(t, orphan.Process.Pid)
 	if n := killStragglers(tree); n != 1 {
 		t.Errorf("killStragglers = %d, want 1 (the sh)", n)
 	}
@@ -64,4 +51,27 @@ func TestKillStragglers(t *testing.T) {
 	if err := other.Process.Signal(syscall.Signal(0)); err != nil {
 		t.Errorf("a process that is not a build tool was killed: %v", err)
 	}
+}
+
+// waitForSleep waits until sh's child has become sleep and returns its
+// pid. Until its exec the forked child is a second sh, a build tool in
+// the tree: a loaded CI host once caught it there.
+func waitForSleep(t *testing.T, sh int) string {
+	t.Helper()
+	var kids []byte
+	var err error
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		kids, err = os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", sh, sh))
+		if err != nil {
+			break
+		}
+		if f := strings.Fields(string(kids)); len(f) == 1 {
+			comm, _ := os.ReadFile("/proc/" + f[0] + "/comm")
+			if strings.TrimSpace(string(comm)) == "sleep" {
+				return f[0]
+			}
+		}
+	}
+	t.Fatalf("sh's children never became one sleep: %q, %v", kids, err)
+	return ""
 }
