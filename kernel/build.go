@@ -39,6 +39,10 @@ type Options struct {
 	Jobs     int       // make -j; default nproc
 	Progress io.Writer // receives make's output lines as they come (optional)
 	Timeout  time.Duration
+	// Foreground keeps make at kci's own priority: for a build that is
+	// the whole command (kci build), with no boots of its own beside it
+	// to yield to (see buildNice).
+	Foreground bool
 }
 
 // Key is the cache key of req: what Build would publish it under.

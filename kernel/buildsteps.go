@@ -218,7 +218,7 @@ func (b *buildRun) openLog() error {
 func (b *buildRun) make(timeout time.Duration, targets ...string) (string, error) {
 	args := b.mk.Args(targets...)
 	fmt.Fprintf(b.logf, "$ make %s\n", strings.Join(args, " "))
-	return command{dir: b.tree, env: b.mk.Env(), timeout: timeout, out: b.logw, nice: buildNice}.run(b.ctx, "make", args...)
+	return command{dir: b.tree, env: b.mk.Env(), timeout: timeout, out: b.logw, nice: b.opt.nice()}.run(b.ctx, "make", args...)
 }
 
 // configure makes the final .config and checks it against the policy.

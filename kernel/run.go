@@ -36,4 +36,12 @@ func (c command) run(ctx context.Context, name string, args ...string) (string, 
 // not depend on how many compilers run next to it.
 const buildNice = 10
 
+// nice is make's niceness under o.
+func (o Options) nice() int {
+	if o.Foreground {
+		return 0
+	}
+	return buildNice
+}
+
 func tail(s string, n int) string { return lines.Last(s, n) }

@@ -53,6 +53,7 @@ Prints where the artifacts are; phase timings are in build.json next to them.`,
 			}
 			meter := progress.New(cmd.ErrOrStderr())
 			b.Opts.Progress = meter
+			b.Opts.Foreground = true // no boots here to yield the CPU to
 			meter.Begin("[%s] building kernel", t.Name)
 			a, err := b.Tree(ctx, t)
 			if err != nil {
