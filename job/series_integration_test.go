@@ -21,18 +21,23 @@ import (
 )
 
 // runSeries runs kci series on accel (vm.AccelTCG pins deterministic
-// mode for the tests of its claims).
-func runSeries(t *testing.T, accel vm.Accel, o job.SeriesOptions) (*results.Series, int, *job.Builder) {
+// mode for the tests of its claims), its booter as testerOn's, behind
+// the package's shared result cache when shared is set.
+func runSeries(t *testing.T, accel vm.Accel, shared bool, o job.SeriesOptions) (*results.Series, int, *job.Builder) {
 	t.Helper()
 	b := jobtest.Builder(t) // skips under -short
 	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
 		t.Skip("needs qemu-system-x86_64 (package qemu-system-x86)")
 	}
 	scratch := t.TempDir() // as testerOn's tests
-	st := &job.SeriesTester{Project: b.Project, Builder: b, Booter: &job.VMBooter{
+	var booter job.Booter = &job.VMBooter{
 		VM:        vm.Config{Accel: accel, CPUs: 1, MemoryMiB: 1024, CacheDir: b.Cache.Root, BootTimeout: 45 * time.Second},
-		ImageOpts: vmimage.Options{CacheDir: b.Cache.Root}, ScratchDir: scratch,
-	}}
+		ImageOpts: vmimage.Options{CacheDir: b.Cache.Root}, PluginDir: b.Cache.Root, ScratchDir: scratch,
+	}
+	if shared {
+		booter = withSharedBoots(t, booter)
+	}
+	st := &job.SeriesTester{Project: b.Project, Builder: b, Booter: booter}
 	if o.Out == "" {
 		o.Out = filepath.Join(t.TempDir(), "run")
 	}
@@ -73,7 +78,7 @@ func seriesBesideEachOther(t *testing.T) {
 // it, 4 adds an unused variable. One boot per prefix, no bench.
 func TestSeriesPerPatch(t *testing.T) {
 	seriesBesideEachOther(t)
-	rep, code, b := runSeries(t, vm.AccelAuto, job.SeriesOptions{
+	rep, code, b := runSeries(t, vm.AccelAuto, false, job.SeriesOptions{
 		Patches: []string{"testdata/series-bisect"}, Trees: []string{"stock"}, Boot: true, Survival: true, Bench: testBench()})
 	tr := rep.Trees[0]
 	p := tr.Patches
@@ -150,12 +155,21 @@ func TestSeriesPerPatch(t *testing.T) {
 // boots) and each step is a Welch test over the per-seed values, Holm over
 // all steps and programs (results.LocateSeries): patch 2 is named for
 // hash_write, which is exact over seeds, and nothing is named on patch 1
-// or 3.
+// or 3. The boots are kci test's (same plan, seeds and guest): the tree's
+// kernel and prefixes 1 and 2 are the kernels of the null and slowdown
+// tests, whose boots the shared result cache serves after one re-check.
 func TestSeriesFindsPerfPatch(t *testing.T) {
 	seriesBesideEachOther(t)
-	rep, code, _ := runSeries(t, vm.AccelTCG, job.SeriesOptions{
-		Patches: []string{"testdata/series-perf"}, Trees: []string{"stock"}, Variants: []string{"hash"}, Bench: testBench(), Seeds: 3})
+	rep, code, _ := runSeries(t, vm.AccelTCG, true, job.SeriesOptions{
+		Patches: []string{"testdata/series-perf"}, Trees: []string{"stock"}, Variants: []string{"cnt", "hash"}, Bench: testBench(), Seeds: 3})
 	tr := rep.Trees[0]
+	hits := 0
+	for _, b := range tr.Boots {
+		if b.Cache == results.CacheHit {
+			hits++
+		}
+	}
+	t.Logf("%d of %d boots from the shared result cache", hits, len(tr.Boots))
 	if code != 0 {
 		t.Errorf("exit %d", code)
 	}

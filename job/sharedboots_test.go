@@ -36,11 +36,17 @@ func TestMain(m *testing.M) {
 // sharedBoots puts the shared result cache in front of tr's booter.
 func sharedBoots(t *testing.T, tr *job.Tester) {
 	t.Helper()
+	tr.Booter = withSharedBoots(t, tr.Booter)
+}
+
+// withSharedBoots is b behind the shared result cache.
+func withSharedBoots(t *testing.T, b job.Booter) job.Booter {
+	t.Helper()
 	store, err := sharedStore()
 	if err != nil {
 		t.Fatalf("shared result cache: %v", err)
 	}
-	tr.Booter = job.WithResultCache(tr.Booter, store, nil)
+	return job.WithResultCache(b, store, nil)
 }
 
 // logShared says how many of run's boots came from the shared cache, so
