@@ -17,23 +17,23 @@ MAKE=${MAKE:-make}
 log=$(mktemp "${TMPDIR:-/tmp}/kci-stock-build.XXXXXX")
 ./bin/kci build >"$log" 2>&1 &
 stock=$!
-stop() {
+# finish stops the build if it still runs (the run failed first), and
+# shows its log unless it succeeded.
+finish() {
   [ -n "$stock" ] || return 0
   kill "$stock" 2>/dev/null || true # ended already: nothing to stop
-  wait "$stock" 2>/dev/null || true # the run failed first: that is the news
+  local rc=0
+  wait "$stock" || rc=$?
+  stock=
+  if [ "$rc" = 0 ]; then
+    rm -f "$log"
+  else
+    echo "make test: the stock kernel's build beside the linters ended with exit $rc (a test that needs the kernel builds it itself); its log, $log:" >&2
+    tail -20 "$log" >&2
+  fi
 }
-trap stop EXIT
+trap finish EXIT
 
 "$MAKE" --no-print-directory lint
 # -vet=off: lint has run go vet's full set on every package, tests included.
 "$GO" test -p 8 -vet=off -timeout 85m ./...
-
-rc=0
-wait "$stock" || rc=$?
-stock=
-if [ "$rc" = 0 ]; then
-  rm -f "$log"
-else
-  echo "make test: the stock kernel's build beside the linters failed (exit $rc; the tests built it themselves); its log, $log:" >&2
-  tail -20 "$log" >&2
-fi
