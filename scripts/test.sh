@@ -2,10 +2,10 @@
 # make test: the linters, then every test, with the stock kernel building
 # from the start. Every kernel the integration tests boot grows from
 # stock (the ext and gtp trees, each fixture's patched kernel), so its
-# build is the root of the run's longest chain. Started here, beside the
-# linters and the test binaries' compile, its single-threaded steps (the
-# import, the final links) share the CPU with them instead of running
-# alone after them. The tests find it in kci's cache, or wait on its
+# build is the root of the run's longest chain. Started here, it begins
+# beside the linters and the test binaries' compile instead of after
+# them (on a saturated 2-core host this does not make it finish sooner:
+# the CPU is shared at one priority). The tests find it in kci's cache, or wait on its
 # lock while it builds. A failed build here fails no test by itself (a
 # test that needs the kernel builds it and reports its own error), and
 # its log is shown.
