@@ -37,15 +37,26 @@ func (e *BootError) Error() string {
 }
 
 // TimeoutError is a step (or the whole run) that overran its deadline.
+// Timeout counts the time QEMU could run; Waited is the time on top that
+// it waited for a CPU other processes held.
 type TimeoutError struct {
 	Step    string
 	Timeout time.Duration
+	Waited  time.Duration
 	Tail    string
 	Console string
 }
 
 func (e *TimeoutError) Error() string {
-	return fmt.Sprintf("vm: step %q timed out after %v\n%s", e.Step, e.Timeout, e.Tail)
+	return fmt.Sprintf("vm: step %q timed out after %v%s\n%s", e.Step, e.Timeout, waitedNote(e.Waited), e.Tail)
+}
+
+// waitedNote says how long a timed-out machine also waited for a CPU.
+func waitedNote(waited time.Duration) string {
+	if waited < time.Second {
+		return ""
+	}
+	return fmt.Sprintf(" of run time (and %v more waiting for a CPU the host's other processes held)", waited.Round(time.Second))
 }
 
 // AgentError is the guest agent reporting that the plan failed.

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/kci-dev/kci/internal/failure"
 	"github.com/kci-dev/kci/vm/event"
 )
@@ -148,6 +150,11 @@ func fakeQEMU(scenario string, args []string) int {
 		emit(event.Ready, event.Hello{})
 		emit(event.StepBeg, event.StepData{Name: "bench/hash", Timeout: 300 * time.Millisecond})
 		return forever()
+	case "step-starved":
+		emit(event.Ready, event.Hello{})
+		emit(event.StepBeg, event.StepData{Name: "bench/hash", Timeout: 300 * time.Millisecond})
+		starve()
+		return forever()
 	case "no-done":
 		emit(event.Ready, event.Hello{})
 		return 0
@@ -164,6 +171,33 @@ func fakeQEMU(scenario string, args []string) int {
 	}
 	fmt.Fprintln(os.Stderr, "fake qemu: unknown scenario", scenario)
 	return 2
+}
+
+// starve makes this process a starved machine: two threads spin on one
+// CPU, so each waits for it half the time, as a vCPU thread does on a
+// loaded host.
+func starve() {
+	cpu := -1
+	var set unix.CPUSet
+	if unix.SchedGetaffinity(0, &set) == nil {
+		for i := 0; i < 1024 && cpu < 0; i++ {
+			if set.IsSet(i) {
+				cpu = i
+			}
+		}
+	}
+	for range 2 {
+		go func() {
+			runtime.LockOSThread()
+			if cpu >= 0 {
+				var one unix.CPUSet
+				one.Set(cpu)
+				_ = unix.SchedSetaffinity(0, &one)
+			}
+			for {
+			}
+		}()
+	}
 }
 
 func serveQMP(l net.Listener, started chan<- struct{}) {
@@ -346,6 +380,30 @@ func TestFakeStepTimeout(t *testing.T) {
 	var te *TimeoutError
 	if !errors.As(err, &te) || te.Step != "bench/hash" || te.Timeout != 300*time.Millisecond {
 		t.Fatalf("err = %v, want the step's TimeoutError", err)
+	}
+}
+
+// TestFakeStarvedStepStretches: a machine whose threads wait for a CPU
+// is not hung; its step's deadline counts only the time it could run.
+func TestFakeStarvedStepStretches(t *testing.T) {
+	if _, err := os.Stat("/proc/self/schedstat"); err != nil {
+		t.Skip("needs schedstat (CONFIG_SCHED_INFO) to see a thread wait for a CPU")
+	}
+	start := time.Now()
+	_, err := fakeRun(t, context.Background(), "step-starved", nil)
+	wall := time.Since(start)
+	var te *TimeoutError
+	if !errors.As(err, &te) || te.Step != "bench/hash" || te.Timeout != 300*time.Millisecond {
+		t.Fatalf("err = %v, want the step's TimeoutError", err)
+	}
+	// Each spinning thread waits about half the time: the 300 ms of run
+	// time take about 600 ms of wall time, of which about 300 waiting.
+	t.Logf("timed out after %v of wall time, %v of it waiting for a CPU", wall, te.Waited)
+	if te.Waited < 100*time.Millisecond || wall < 300*time.Millisecond+te.Waited {
+		t.Errorf("waited %v over %v: the deadline did not give the wait back", te.Waited, wall)
+	}
+	if wall > maxStretch*te.Timeout+5*time.Second {
+		t.Errorf("timed out after %v, past %d times its bound", wall, maxStretch)
 	}
 }
 

@@ -29,6 +29,8 @@ type loop struct {
 	agentErr *event.ErrorData
 	exited   bool
 	t        deadlines
+	bootRun  *runClock // the boot deadline, in the time QEMU could run
+	stepRun  *runClock // the step's, likewise
 }
 
 // deadlines are the loop's timers; a nil channel never fires.
@@ -61,6 +63,7 @@ func (l *loop) run(ctx context.Context, lines <-chan string, events <-chan agent
 	exited := l.m.exited
 	if !l.cfg.Interactive {
 		l.t.bootC = after(&l.t.boot, l.cfg.BootTimeout)
+		l.bootRun = newRunClock(l.waits, l.cfg.BootTimeout)
 	}
 	for {
 		if l.exited && lines == nil && events == nil {
@@ -88,14 +91,24 @@ func (l *loop) run(ctx context.Context, lines <-chan string, events <-chan agent
 			return l.crash()
 		case <-l.t.graceC:
 			return l.stopAfterDone(ctx)
-		case <-l.t.bootC:
+		case now := <-l.t.bootC:
+			left, waited := l.bootRun.remaining(now)
+			if left > 0 {
+				l.t.bootC = after(&l.t.boot, left)
+				continue
+			}
 			return &BootError{
-				Reason:  fmt.Sprintf("the agent was not ready within %v%s", l.cfg.BootTimeout, l.qemuStatus(ctx)),
+				Reason:  fmt.Sprintf("the agent was not ready within %v%s%s", l.cfg.BootTimeout, waitedNote(waited), l.qemuStatus(ctx)),
 				Tail:    l.tail.String(),
 				Console: l.res.Console,
 			}
-		case <-l.t.stepC:
-			return &TimeoutError{Step: l.step, Timeout: l.stepDur, Tail: l.tail.String(), Console: l.res.Console}
+		case now := <-l.t.stepC:
+			left, waited := l.stepRun.remaining(now)
+			if left > 0 {
+				l.t.stepC = after(&l.t.step, left)
+				continue
+			}
+			return &TimeoutError{Step: l.step, Timeout: l.stepDur, Waited: waited, Tail: l.tail.String(), Console: l.res.Console}
 		case <-ctx.Done():
 			return ctxError(ctx, l.stepName())
 		}
@@ -196,8 +209,12 @@ func (l *loop) setStep(name string, d time.Duration) {
 	l.step, l.stepDur = name, d
 	if d > 0 && !l.cfg.Interactive {
 		l.t.stepC = after(&l.t.step, d)
+		l.stepRun = newRunClock(l.waits, d)
 	}
 }
+
+// waits reads how long each of QEMU's threads has waited for a CPU.
+func (l *loop) waits() map[int]time.Duration { return threadWaits(l.m.pid()) }
 
 // stopAfterDone: the agent said done but the guest did not power off;
 // the results are complete, so stop it.
