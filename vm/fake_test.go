@@ -194,7 +194,7 @@ func starve() {
 				one.Set(cpu)
 				_ = unix.SchedSetaffinity(0, &one)
 			}
-			for {
+			for n := uint64(1); n != 0; n++ { // spins for 2^64 rounds
 			}
 		}()
 	}
