@@ -139,7 +139,9 @@ func (st *SeriesTester) Series(ctx context.Context, o SeriesOptions) (string, *r
 		return "", nil, classify("results", err)
 	}
 	rep := &results.Series{Schema: results.SeriesSchema, ID: id, Start: start, Args: o.Args, KCIVersion: version.String(), FailOnWarnings: o.FailOnWarnings}
+	stopPrepare := e.prepare()
 	finish := func(err error) (string, *results.Series, error) {
+		stopPrepare()
 		rep.End = time.Now()
 		rep.IncompleteReason, err = e.stopped(err)
 		rep.Incomplete = err != nil

@@ -140,6 +140,7 @@ func (r *testRun) start() error {
 // steps are the job, top to bottom; the first failure ends it.
 func (r *testRun) steps() error {
 	r.autoReps = r.o.Reps <= 0
+	defer r.prepare()()
 	if err := r.buildKernels(); err != nil {
 		return err
 	}

@@ -40,9 +40,9 @@ type VMBooter struct {
 	pluginOnce sync.Once
 	plugin     string
 
-	once  sync.Once
-	image *vmimage.Image
-	err   error
+	imageMu sync.Mutex // the initramfs, built once (Image)
+	image   *vmimage.Image
+	err     error
 
 	// The result cache's key parts, computed once (bootcache.go).
 	keyMu  sync.Mutex
@@ -51,9 +51,15 @@ type VMBooter struct {
 	syms   map[string]*profile.KernelSymbols // vmlinux path -> symbols
 }
 
-// Image builds (or finds) the initramfs once per booter.
+// Image builds (or finds) the initramfs once per booter. A build that
+// was cancelled is not kept as its result: the run that prepared it
+// beside its kernel builds may have ended, and the next caller builds.
 func (b *VMBooter) Image(ctx context.Context) (*vmimage.Image, error) {
-	b.once.Do(func() { b.image, b.err = vmimage.Build(ctx, b.ImageOpts) })
+	b.imageMu.Lock()
+	defer b.imageMu.Unlock()
+	if b.image == nil && (b.err == nil || errors.Is(b.err, context.Canceled)) {
+		b.image, b.err = vmimage.Build(ctx, b.ImageOpts)
+	}
 	return b.image, b.err
 }
 
