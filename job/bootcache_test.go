@@ -346,7 +346,7 @@ func TestVMBooterCacheKey(t *testing.T) {
 	}
 	newBooter := func(c vm.Config) *VMBooter {
 		b := &VMBooter{VM: c, qemu: "QEMU emulator version 7.2.15"}
-		b.image = &vmimage.Image{Key: "img1"}
+		b.img = &vmimage.Image{Key: "img1"}
 		return b
 	}
 	icount := vm.Config{Accel: vm.AccelTCG, Clock: vm.ClockICount, CPUs: 1, MemoryMiB: 1024}
@@ -389,7 +389,7 @@ func TestVMBooterCacheKey(t *testing.T) {
 		},
 		"image": func() (*VMBooter, BootRequest) {
 			b := &VMBooter{VM: icount, qemu: "QEMU emulator version 7.2.15"}
-			b.image = &vmimage.Image{Key: "img2"}
+			b.img = &vmimage.Image{Key: "img2"}
 			return b, req
 		},
 		"plan": func() (*VMBooter, BootRequest) { r := req; r.Plan.Bench.Pairs = 1; return newBooter(icount), r },

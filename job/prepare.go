@@ -1,8 +1,12 @@
 package job
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
+
+	"github.com/kci-dev/kci/internal/progress"
 )
 
 // preparer is a Booter with work that needs no kernel: VMBooter's
@@ -10,8 +14,9 @@ import (
 // idle (the import's single-threaded decompression and each vmlinux's
 // link, minutes on a cold run), where it used to wait for them: a cold
 // initramfs is a Go build of a minute or more.
+// What it prints goes to log, line by line.
 type preparer interface {
-	Prepare(ctx context.Context) error
+	Prepare(ctx context.Context, log io.Writer) error
 }
 
 // prepare starts the Booter's preparation beside the kernel builds. stop
@@ -25,7 +30,11 @@ func (e *engine) prepare() (stop func()) {
 	}
 	ctx, cancel := context.WithCancel(e.ctx)
 	done := make(chan error, 1)
-	go func() { done <- p.Prepare(ctx) }()
+	var log io.Writer // the booter's own
+	if e.meter != nil {
+		log = &sayWriter{m: e.meter} // above the builds' live line
+	}
+	go func() { done <- p.Prepare(ctx, log) }()
 	return func() {
 		cancel()
 		if err := <-done; err != nil && !errors.Is(err, context.Canceled) {
@@ -34,16 +43,36 @@ func (e *engine) prepare() (stop func()) {
 	}
 }
 
-// Prepare builds (or finds) the initramfs ahead of the first boot.
-func (b *VMBooter) Prepare(ctx context.Context) error {
-	_, err := b.Image(ctx)
+// Prepare builds (or finds) the initramfs ahead of the first boot; its
+// build progress goes to log when set, else to ImageOpts.Log.
+func (b *VMBooter) Prepare(ctx context.Context, log io.Writer) error {
+	_, err := b.image(ctx, log)
 	return err
 }
 
 // Prepare is the inner booter's, when it has one.
-func (c *cachedBooter) Prepare(ctx context.Context) error {
+func (c *cachedBooter) Prepare(ctx context.Context, log io.Writer) error {
 	if p, ok := c.inner.(preparer); ok {
-		return p.Prepare(ctx)
+		return p.Prepare(ctx, log)
 	}
 	return nil
+}
+
+// sayWriter prints each whole line written to it with the meter's Say,
+// which on a terminal keeps it off the live line of a build beside it.
+type sayWriter struct {
+	m   *progress.Meter
+	buf []byte
+}
+
+func (w *sayWriter) Write(b []byte) (int, error) {
+	w.buf = append(w.buf, b...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			return len(b), nil
+		}
+		w.m.Say("%s", w.buf[:i])
+		w.buf = w.buf[i+1:]
+	}
 }

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/kci-dev/kci/internal/progress"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/project"
 )
@@ -38,7 +40,7 @@ type preparingBooter struct {
 	err      error
 }
 
-func (p *preparingBooter) Prepare(ctx context.Context) error {
+func (p *preparingBooter) Prepare(ctx context.Context, _ io.Writer) error {
 	close(p.started)
 	<-ctx.Done()
 	time.Sleep(50 * time.Millisecond) // a build winding down after its cancel
@@ -69,6 +71,38 @@ func TestPrepareRunsBesideTheBuilds(t *testing.T) {
 		logged := strings.Contains(log.String(), "initramfs, prepared beside the kernel builds")
 		if logged != (prepErr != nil) {
 			t.Errorf("prepare error %v: logged %v, want %v:\n%s", prepErr, logged, prepErr != nil, log.String())
+		}
+	}
+}
+
+// lineBooter writes its preparation's progress in pieces.
+type lineBooter struct{ *fakeBooter }
+
+func (lineBooter) Prepare(_ context.Context, log io.Writer) error {
+	if log == nil {
+		return errors.New("no log to prepare with")
+	}
+	for _, s := range []string{"vmimage: building u-", "root busybox\nvmimage: building ", "kci-guest\n"} {
+		if _, err := io.WriteString(log, s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// What the preparation prints goes through the run's progress meter, a
+// whole line at a time: on a terminal, above the build's live line.
+func TestPrepareSaysThroughTheMeter(t *testing.T) {
+	var out bytes.Buffer
+	lb := lineBooter{&fakeBooter{base: []boot{bootOK(100)}, patched: []boot{bootOK(100)}}}
+	proj := &project.File{Path: "kci.yaml", Trees: []project.Tree{{Name: "stock"}}}
+	o := TestOptions{Patches: []string{testPatch}, Reps: 2, Out: filepath.Join(t.TempDir(), "run"), Log: io.Discard, Progress: progress.New(&out)}
+	if _, err := (&Tester{Kernels: &fakeBuilder{}, Booter: lb, Project: proj}).Test(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"kci: vmimage: building u-root busybox\n", "kci: vmimage: building kci-guest\n"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the meter's output lacks %q:\n%s", want, out.String())
 		}
 	}
 }

@@ -41,8 +41,8 @@ type VMBooter struct {
 	plugin     string
 
 	imageMu sync.Mutex // the initramfs, built once (Image)
-	image   *vmimage.Image
-	err     error
+	img     *vmimage.Image
+	imgErr  error
 
 	// The result cache's key parts, computed once (bootcache.go).
 	keyMu  sync.Mutex
@@ -55,12 +55,22 @@ type VMBooter struct {
 // was cancelled is not kept as its result: the run that prepared it
 // beside its kernel builds may have ended, and the next caller builds.
 func (b *VMBooter) Image(ctx context.Context) (*vmimage.Image, error) {
+	return b.image(ctx, nil)
+}
+
+// image is Image with the build's progress going to log (nil: to
+// ImageOpts.Log).
+func (b *VMBooter) image(ctx context.Context, log io.Writer) (*vmimage.Image, error) {
 	b.imageMu.Lock()
 	defer b.imageMu.Unlock()
-	if b.image == nil && (b.err == nil || errors.Is(b.err, context.Canceled)) {
-		b.image, b.err = vmimage.Build(ctx, b.ImageOpts)
+	if b.img == nil && (b.imgErr == nil || errors.Is(b.imgErr, context.Canceled)) {
+		o := b.ImageOpts
+		if log != nil {
+			o.Log = log
+		}
+		b.img, b.imgErr = vmimage.Build(ctx, o)
 	}
-	return b.image, b.err
+	return b.img, b.imgErr
 }
 
 // ResolveAccel settles the accelerator before the first boot, probing KVM
