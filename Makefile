@@ -26,14 +26,14 @@ demo: deps kci
 # Everything, including integration tests that build real kernels with kci
 # (cached under $$KCI_CACHE or ~/.cache/kci) and boot them in QEMU.
 # scripts/test.sh starts the stock kernel's build (the root of every test
-# kernel), runs lint beside it (lint fails in minutes, the tests take most
-# of an hour), then the tests with -p 8: the eight packages that build or
-# boot kernels (cmd/kci, job, kernel, profile, suite, vm, results/verdict,
-# vm/tcgplugin) start at once, so suite's two tree builds begin as soon as
-# stock is built, beside the leaf builds and the boots, instead of waiting
-# for a slot. The tests' kernel builds run at niceness 10
-# (kernel.buildNice): the boots beside them keep their CPU and their boot
-# timeouts.
+# kernel), runs lint beside it (lint fails in minutes, the tests take half
+# an hour to an hour, by the host), then the tests with -p 8: the eight
+# packages that build or boot kernels (cmd/kci, job, kernel, profile,
+# suite, vm, results/verdict, vm/tcgplugin) start at once, so suite's two
+# tree builds begin as soon as stock is built, beside the leaf builds and
+# the boots, instead of waiting for a slot. The tests' kernel builds run
+# at niceness 10 (kernel.buildNice): the boots beside them keep their CPU
+# and their boot timeouts.
 test: deps kci
 	@GO="$(GO)" MAKE="$(MAKE)" ./scripts/test.sh
 
