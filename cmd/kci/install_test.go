@@ -27,9 +27,9 @@ func TestInstalledBinary(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	home, work := t.TempDir(), t.TempDir()
+	home, work, tmp := t.TempDir(), t.TempDir(), t.TempDir()
 	cache := filepath.Join(home, "no-cache-yet")
-	env := []string{"HOME=" + home, "KCI_CACHE=" + cache, "PATH=" + os.Getenv("PATH")}
+	env := []string{"HOME=" + home, "KCI_CACHE=" + cache, "TMPDIR=" + tmp, "PATH=" + os.Getenv("PATH")}
 	for _, v := range []string{"GOMODCACHE", "GOCACHE", "GOFLAGS", "GOTOOLCHAIN", "GOPROXY"} {
 		if out, err := exec.Command("go", "env", v).Output(); err == nil && strings.TrimSpace(string(out)) != "" {
 			env = append(env, v+"="+strings.TrimSpace(string(out)))
@@ -59,6 +59,12 @@ func TestInstalledBinary(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(work); len(entries) != 0 {
 		t.Fatalf("kci left files in the directory it was run from: %v", entries)
+	}
+	// Without --dir, each kci run keeps its console in a new directory
+	// under TMPDIR (kept on purpose: a failed boot's log stays on disk).
+	kept, err := filepath.Glob(filepath.Join(tmp, "kci-run-*", "console", "*.log"))
+	if err != nil || len(kept) != 2 {
+		t.Fatalf("want the two runs' consoles kept under TMPDIR, found %v (%v)", kept, err)
 	}
 	t.Logf("installed kci: first boot %s (initramfs built), warm %s", d1.Round(time.Millisecond), d2.Round(time.Millisecond))
 }
