@@ -111,7 +111,7 @@ func (f *File) checkBench() error {
 		}
 	}
 	for path, d := range map[string]time.Duration{"bench.server_lead": b.ServerLead, "bench.warmup": b.Warmup, "bench.window": b.Window,
-		"bench.emulated_lead": b.EmulatedLead, "bench.emulated_window": b.EmulatedWindow} {
+		"bench.emulated_lead": b.EmulatedLead, "bench.emulated_warmup": b.EmulatedWarmup, "bench.emulated_window": b.EmulatedWindow} {
 		if d < 0 {
 			return f.at(path, "%s: must not be negative (0 or leave it out: the default)", d)
 		}

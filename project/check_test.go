@@ -26,6 +26,7 @@ func TestParseNamesFileLineAndKey(t *testing.T) {
 		{head + "bench:\n  variants: [cnt,\n    cnt]\n", `kci.yaml:5: bench.variants[1]: variant "cnt" named twice`},
 		{head + "bench:\n  window: soon\n", `kci.yaml:4: bench.window: "soon" is not a duration`},
 		{head + "bench:\n  window: -1s\n", `kci.yaml:4: bench.window: -1s: must not be negative`},
+		{head + "bench:\n  emulated_warmup: -500ms\n", `kci.yaml:4: bench.emulated_warmup: -500ms: must not be negative`},
 		{head + "bench:\n  rate_mbit: fast\n", `kci.yaml:4: bench.rate_mbit: "fast" is not a number`},
 		{head + "bench:\n  pairs: -1\n", `kci.yaml:4: bench.pairs: -1: must not be negative`},
 		{head + "bench: [1]\n", `kci.yaml:3: bench: want a mapping`},

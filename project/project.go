@@ -69,7 +69,10 @@ type Bench struct {
 	Warmup      time.Duration `yaml:"warmup"`
 	Window      time.Duration `yaml:"window"`
 	// Under TCG: shorter lead/warm-up and window (numbers are relative only).
-	EmulatedLead   time.Duration `yaml:"emulated_lead"`
+	EmulatedLead time.Duration `yaml:"emulated_lead"`
+	// EmulatedWarmup overrides emulated_lead for the warm-up alone: the
+	// warm-up's traffic costs boot time, the servers' lead barely any.
+	EmulatedWarmup time.Duration `yaml:"emulated_warmup"`
 	EmulatedWindow time.Duration `yaml:"emulated_window"`
 	// An emulated guest handles a few thousand packets a second, not the
 	// user's 146k: per-pair rate under TCG.
@@ -189,6 +192,9 @@ func (f *File) BenchParams(accel string) wire.BenchParams {
 		}
 		if f.Bench.EmulatedLead > 0 {
 			b.ServerLead, b.Warmup = f.Bench.EmulatedLead, f.Bench.EmulatedLead
+		}
+		if f.Bench.EmulatedWarmup > 0 {
+			b.Warmup = f.Bench.EmulatedWarmup
 		}
 	}
 	return b

@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/kci-dev/kci/wire"
 )
 
 func TestParseRejectsUnknownKeys(t *testing.T) {
@@ -49,6 +52,32 @@ func TestEmbeddedDefault(t *testing.T) {
 	}
 	if b.Window >= k.Window || k.Window.Seconds() != 60 {
 		t.Errorf("emulated window %v should be shorter than the KVM window %v (60s)", b.Window, k.Window)
+	}
+}
+
+// Under TCG the warm-up is emulated_warmup when set, else emulated_lead
+// (as before the key existed); the servers' lead stays emulated_lead, and
+// KVM keeps the user's phases.
+func TestEmulatedPhases(t *testing.T) {
+	const head = "trees:\n  - name: stock\nbench:\n  emulated_lead: 1s\n"
+	for _, tc := range []struct {
+		yaml         string
+		lead, warmup time.Duration
+	}{
+		{head, time.Second, time.Second},
+		{head + "  emulated_warmup: 250ms\n", time.Second, 250 * time.Millisecond},
+	} {
+		f, err := Parse("kci.yaml", []byte(tc.yaml))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, k := f.BenchParams("tcg"), f.BenchParams("kvm")
+		if b.ServerLead != tc.lead || b.Warmup != tc.warmup {
+			t.Errorf("%q: tcg lead %v warm-up %v, want %v and %v", tc.yaml, b.ServerLead, b.Warmup, tc.lead, tc.warmup)
+		}
+		if d := wire.DefaultBench(); k.ServerLead != d.ServerLead || k.Warmup != d.Warmup {
+			t.Errorf("%q: kvm lead %v warm-up %v, want the user's %v and %v", tc.yaml, k.ServerLead, k.Warmup, d.ServerLead, d.Warmup)
+		}
 	}
 }
 
