@@ -155,8 +155,18 @@ func TestBriefFirst(t *testing.T) {
 		t.Errorf("gtp's changes %+v, want %+v", got, want)
 	}
 	// Every "no change" states the change it would have shown.
-	if br.Unchanged != 6 || br.UnchangedShowPct <= 0 || br.UnchangedShowPct > 1.5 {
-		t.Errorf("gtp: %d unchanged rows that would show ±%.2f%%, want 6 within ±1.5%%", br.Unchanged, br.UnchangedShowPct)
+	if br.Unchanged != 5 || br.UnchangedShowPct <= 0 || br.UnchangedShowPct > 1.5 {
+		t.Errorf("gtp: %d unchanged rows that would show ±%.2f%%, want 5 within ±1.5%%", br.Unchanged, br.UnchangedShowPct)
+	}
+	// gtp_read's three seeds a side agree within an instruction, but the
+	// rhash variant's costs vary with the seed by design: not exact, so
+	// untested at 3 seeds rather than "no change".
+	var untested []string
+	for _, c := range br.Untested {
+		untested = append(untested, c.Label())
+	}
+	if !slices.Contains(untested, "gtp/gtp_read") {
+		t.Errorf("gtp's untested rows %v, want gtp/gtp_read among them", untested)
 	}
 	// gtp_reap never ran: a row of the analysis the reports leave out.
 	for _, v := range gtp.Perf.Variants {

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/kci-dev/kci/results"
+	"github.com/kci-dev/kci/wire"
 
 	"github.com/kci-dev/kci/internal/failure"
 	"github.com/kci-dev/kci/internal/stats"
@@ -300,7 +301,13 @@ func compareTree(run *results.Run, tree string) TreeAB {
 		base, patched := samples[name][results.RoleBase], samples[name][results.RolePatched]
 		va := VariantAB{Variant: name}
 		bseeds, pseeds := seedsOf(base), seedsOf(patched)
-		row := func(n string, b, p []float64) Row { return ab.rule().compare(n, b, p, bseeds, pseeds) }
+		row := func(n string, b, p []float64) Row {
+			r := ab.rule().compare(n, b, p, bseeds, pseeds)
+			if wire.SeedSpread(name) {
+				r.notExact()
+			}
+			return r
+		}
 		va.Total = row(TotalRow, totals(base), totals(patched))
 		for _, prog := range programNames(base, patched) {
 			va.Programs = append(va.Programs, row(prog, progValues(base, prog), progValues(patched, prog)))

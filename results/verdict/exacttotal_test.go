@@ -45,3 +45,40 @@ func TestTotalOfExactProgramsIsExact(t *testing.T) {
 		}
 	}
 }
+
+// The rhash variants' costs fall in lumps by seed (wire.SeedSpread): a
+// null patch whose three base seeds landed in one lump and its three
+// patched seeds in the other reads as two exact sides a whole lump apart.
+// Such rows are tested as rows with seed spread, untested at 3 seeds;
+// the same numbers in a variant without seed spread are a change.
+func TestSeedSpreadVariantIsNeverExact(t *testing.T) {
+	for _, c := range []struct {
+		variant string
+		spread  bool
+	}{
+		{"gtp", true},
+		{"gtpchurn", true},
+		{"hash", false},
+	} {
+		run := runtest.MkRun(results.AccelTCG, results.ClockICount, 3, 3, []runtest.VarSpec{{Name: c.variant, Progs: []string{"w"}}},
+			func(role string, rep int, _, _ string) float64 {
+				x := 807.0 + 0.2*float64(rep) // one lump: three seeds within 0.4 ns
+				if role == results.RolePatched {
+					x += 5.5 // the other lump (gtp_write's, 0.7 % up)
+				}
+				return x
+			})
+		va := compareOf(run, "gtp").Variants[0]
+		for _, r := range []Row{va.Total, va.Programs[0]} {
+			if r.exact == c.spread {
+				t.Errorf("%s/%s: exact %v, want %v", c.variant, r.Name, r.exact, !c.spread)
+			}
+		}
+		switch total := va.Total; {
+		case c.spread && (!total.Untested() || total.Verdict.moved()):
+			t.Errorf("%s: total %s (%+.2f%%), untested %v; want untested at 3 seeds", c.variant, total.Verdict, total.DeltaPct, total.Untested())
+		case !c.spread && total.Verdict != Slower:
+			t.Errorf("%s: total %s (%+.2f%%), want slower", c.variant, total.Verdict, total.DeltaPct)
+		}
+	}
+}

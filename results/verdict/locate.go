@@ -2,8 +2,10 @@ package verdict
 
 import (
 	"sort"
+	"strings"
 
 	"github.com/kci-dev/kci/results"
+	"github.com/kci-dev/kci/wire"
 
 	"github.com/kci-dev/kci/internal/stats"
 )
@@ -90,7 +92,11 @@ func LocateSeries(prefixes []int, vals map[int]map[string]Seeded, minEffect floa
 	sort.Strings(keys)
 	cmp := func(key string, a, b int) Row {
 		va, vb := vals[a][key], vals[b][key]
-		return compareDet(key, va.Vals, vb.Vals, va.Seeds, vb.Seeds)
+		r := compareDet(key, va.Vals, vb.Vals, va.Seeds, vb.Seeds)
+		if variant, _, _ := strings.Cut(key, "/"); wire.SeedSpread(variant) {
+			r.notExact()
+		}
+		return r
 	}
 	for _, key := range keys {
 		p := ks[key]
