@@ -6,6 +6,7 @@ import (
 
 	"github.com/kci-dev/kci/internal/stats"
 	"github.com/kci-dev/kci/results"
+	"github.com/kci-dev/kci/wire"
 )
 
 // WhereMin is the smallest change in instructions per packet a function
@@ -194,10 +195,11 @@ func whereCands(run *results.Run, tree string) (cands []*whereCand, model string
 		for _, fn := range funcNames(base, patched) {
 			c := &whereCand{row: WhereRow{Variant: name, Func: fn}}
 			var seeds int
-			c.row.Insns, seeds = whereDelta(base, patched, fn, false)
+			spread := wire.SeedSpread(name)
+			c.row.Insns, seeds = whereDelta(base, patched, fn, false, spread)
 			c.row.Seeds = seeds
 			if model != "" {
-				d, _ := whereDelta(base, patched, fn, true)
+				d, _ := whereDelta(base, patched, fn, true, spread)
 				c.row.Cycles = &d
 			}
 			if seeds >= 2 {
@@ -227,8 +229,11 @@ func funcNames(sets ...[]exactSample) []string {
 }
 
 // whereDelta compares one function's per-packet count over seeds, as
-// compareDet does a row's, with WhereMin as the resolution.
-func whereDelta(base, patched []exactSample, fn string, cycles bool) (WhereDelta, int) {
+// compareDet does a row's, with WhereMin as the resolution. A variant
+// whose costs vary with the seed by design (spread: wire.SeedSpread) has
+// no exact functions, and none is tested below MinSpreadSeeds seeds, as
+// its rows are not: three seeds of one lump agree as exact ones do.
+func whereDelta(base, patched []exactSample, fn string, cycles, spread bool) (WhereDelta, int) {
 	val := func(ss []exactSample) ([]float64, []uint64) {
 		var xs []float64
 		var seeds []uint64
@@ -263,7 +268,10 @@ func whereDelta(base, patched []exactSample, fn string, cycles bool) (WhereDelta
 	d.p = w.P
 	h := w.HalfWidth(confidence)
 	d.Lo, d.Hi = d.Delta-h, d.Delta+h
-	if stats.Range(bm) < WhereMin && stats.Range(pm) < WhereMin {
+	switch {
+	case spread && n < MinSpreadSeeds:
+		d.p = 1
+	case !spread && stats.Range(bm) < WhereMin && stats.Range(pm) < WhereMin:
 		d.Exact, d.p = true, 1
 		if math.Abs(d.Delta) >= WhereMin {
 			d.p = 0

@@ -63,6 +63,30 @@ func TestWhereSpreadRows(t *testing.T) {
 	}
 }
 
+// The rhash variants' function counts fall in lumps by seed as their
+// programs' do: three seeds a side, each side in one lump, name no
+// function there; the same counts in another variant are an exact change.
+func TestWhereSeedSpreadVariant(t *testing.T) {
+	for _, c := range []struct {
+		variant string
+		rows    int
+	}{{"gtp", 0}, {"gtpchurn", 0}, {"hash", 1}} {
+		run := runtest.MkRun(results.AccelTCG, results.ClockICount, 3, 3, []runtest.VarSpec{{Name: c.variant, Progs: []string{"w"}}},
+			func(string, int, string, string) float64 { return 100 })
+		run = runtest.WithExact(run, func(role string, seed uint64) map[string]float64 {
+			f := map[string]float64{"rhashtable_insert_slow": 60 + 0.1*float64(seed)}
+			if role == results.RolePatched {
+				f["rhashtable_insert_slow"] += 4 // the other lump
+			}
+			return f
+		})
+		w := whereIn(run, "gtp")
+		if len(w.Rows) != c.rows {
+			t.Errorf("%s: rows %+v, want %d", c.variant, w.Rows, c.rows)
+		}
+	}
+}
+
 func TestWhereNotes(t *testing.T) {
 	run := runtest.MkRun(results.AccelTCG, results.ClockICount, 3, 3, []runtest.VarSpec{{Name: "hash", Progs: []string{"hash_write"}}},
 		func(string, int, string, string) float64 { return 100 })
