@@ -301,9 +301,10 @@ func compareTree(run *results.Run, tree string) TreeAB {
 		base, patched := samples[name][results.RoleBase], samples[name][results.RolePatched]
 		va := VariantAB{Variant: name}
 		bseeds, pseeds := seedsOf(base), seedsOf(patched)
+		spread := wire.SeedSpread(name)
 		row := func(n string, b, p []float64) Row {
 			r := ab.rule().compare(n, b, p, bseeds, pseeds)
-			if wire.SeedSpread(name) {
+			if spread {
 				r.notExact()
 			}
 			return r

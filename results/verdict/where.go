@@ -192,10 +192,10 @@ func whereCands(run *results.Run, tree string) (cands []*whereCand, model string
 			continue
 		}
 		counted.both = true
+		spread := wire.SeedSpread(name)
 		for _, fn := range funcNames(base, patched) {
 			c := &whereCand{row: WhereRow{Variant: name, Func: fn}}
 			var seeds int
-			spread := wire.SeedSpread(name)
 			c.row.Insns, seeds = whereDelta(base, patched, fn, false, spread)
 			c.row.Seeds = seeds
 			if model != "" {
