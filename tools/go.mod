@@ -5,7 +5,6 @@ go 1.26.8
 tool (
 	github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 	golang.org/x/tools/cmd/deadcode
-	honnef.co/go/tools/cmd/staticcheck
 )
 
 require (
