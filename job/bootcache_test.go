@@ -357,7 +357,7 @@ func TestVMBooterCacheKey(t *testing.T) {
 	if err != nil || !exact {
 		t.Fatalf("icount boot: exact %v, %v", exact, err)
 	}
-	for _, want := range []string{"nokaslr", "no_timer_check", "rr=record", "-m 1024", "-smp 1", "-cpu max"} {
+	for _, want := range []string{"nokaslr", "no_timer_check", "noapictimer", "rr=record", "-m 1024", "-smp 1", "-cpu max"} {
 		if !strings.Contains(key.Guest, want) {
 			t.Errorf("key's machine %q lacks %q", key.Guest, want)
 		}
