@@ -108,18 +108,31 @@ func RecordsReplay(c Config, clock Clock) bool {
 	return clock == ClockICount && !c.Interactive && c.withDefaults().CPUs == 1
 }
 
-// icountCmdline keeps the guest's layout fixed: with KASLR, code and data
-// move each boot, and pointer-keyed hashing (the rhash and hash maps key on
-// skb addresses) takes other branches, so other instruction counts.
-// no_timer_check skips the boot's IO-APIC timer test (as a KVM guest does
-// by itself): its TSC busy-wait ends a translation block per rdtsc under
-// icount, about 0.3 s of host time a boot, and QEMU's timer routing is
-// known to work. noapictimer skips the local APIC timer's calibration,
-// which busy-waits 100 ms of guest time and under icount took 4.8 s of a
-// 8.7 s boot to ready; the one-vCPU guest's tick comes from the HPET
-// instead. TCG has no TSC-deadline timer and no CPUID leaf that reports
-// the APIC timer's rate, the kernel's two other ways to skip it.
-var icountCmdline = []string{"nokaslr", "no_timer_check", "noapictimer"}
+// icountCmdline is what an icount boot of cpus vCPUs adds to the kernel's
+// command line. nokaslr keeps the guest's layout fixed: with KASLR, code
+// and data move each boot, and pointer-keyed hashing (the rhash and hash
+// maps key on skb addresses) takes other branches, so other instruction
+// counts. no_timer_check skips the boot's IO-APIC timer test (as a KVM
+// guest does by itself): its TSC busy-wait ends a translation block per
+// rdtsc under icount, about 0.3 s of host time a boot, and QEMU's timer
+// routing is known to work.
+//
+// noapictimer, for a one-vCPU guest (kci test's under TCG), skips the
+// local APIC timer's calibration, which busy-waits 100 ms of guest time
+// and under icount took 4.8 s of a 8.7 s boot to ready; the HPET becomes
+// the CPU's tick. TCG has no TSC-deadline timer and no CPUID leaf that
+// reports the APIC timer's rate, the kernel's two other ways to skip it.
+// A guest of more vCPUs keeps its APIC timers: without them every CPU's
+// tick is an IPI broadcast from the HPET, and the profiler's 99 Hz timer
+// then sampled only the idle loop (727 of 739 samples in halt, on 2 vCPUs
+// running the hash variant's traffic).
+func icountCmdline(cpus int) []string {
+	args := []string{"nokaslr", "no_timer_check"}
+	if cpus == 1 {
+		args = append(args, "noapictimer")
+	}
+	return args
+}
 
 // Config describes one boot.
 type Config struct {
@@ -302,7 +315,7 @@ func QemuArgs(c Config, p Paths) ([]string, error) {
 // kernel, initramfs and seed, for the result cache's key.
 func ICountMachine(c Config) ([]string, error) {
 	c = c.withDefaults()
-	c.Append = append(append([]string(nil), c.Append...), icountCmdline...)
+	c.Append = append(append([]string(nil), c.Append...), icountCmdline(c.CPUs)...)
 	c.Kernel, c.Initrd, c.Seed = "KERNEL", "INITRD", 0
 	if c.Plugin != "" {
 		// The plugin's file name carries its sources' hash.

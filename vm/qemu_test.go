@@ -239,3 +239,28 @@ func TestQemuArgsClock(t *testing.T) {
 		t.Errorf("ParseClock(\"\") = %s, %v; want icount", c, err)
 	}
 }
+
+// A one-vCPU icount guest skips the APIC timer's calibration; a guest of
+// more vCPUs keeps its APIC timers (their ticks would otherwise be IPIs
+// broadcast from the HPET, and the profiler sampled only idle). Both keep
+// their layout fixed. The result cache's machine says which it got.
+func TestICountCmdlineByCPUs(t *testing.T) {
+	for _, tc := range []struct {
+		cpus    int
+		noAPICT bool
+	}{{1, true}, {2, false}, {8, false}} {
+		m, err := ICountMachine(Config{Kernel: "k", Initrd: "i", Accel: AccelTCG, CPUs: tc.cpus})
+		if err != nil {
+			t.Fatal(err)
+		}
+		machine := strings.Join(m, " ")
+		if got := strings.Contains(machine, "noapictimer"); got != tc.noAPICT {
+			t.Errorf("%d vCPUs: noapictimer %v, want %v: %s", tc.cpus, got, tc.noAPICT, machine)
+		}
+		for _, want := range []string{"nokaslr", "no_timer_check"} {
+			if !strings.Contains(machine, want) {
+				t.Errorf("%d vCPUs: no %s: %s", tc.cpus, want, machine)
+			}
+		}
+	}
+}
