@@ -40,6 +40,10 @@ type Builder struct {
 	// fragments change the config, so most of it recompiles anyway, and a
 	// first kci test of a gtp patch builds one kernel cold, not two.
 	StockFirst bool
+	// Observe, when set, sees every kernel build produces or finds, and
+	// how long that took (make test's ledger of who built what and who
+	// waited: job/jobtest).
+	Observe func(a *kernel.Artifacts, took time.Duration)
 }
 
 func (b *Builder) fragments(t *project.Tree) ([]string, error) {
@@ -114,9 +118,13 @@ func (b *Builder) Production() string {
 // Production, freshly each time: a cached kernel may have been built when
 // kci.yaml named another production config.
 func (b *Builder) build(ctx context.Context, req kernel.Request) (*kernel.Artifacts, error) {
+	start := time.Now()
 	a, err := b.Cache.Build(ctx, req, b.Opts)
 	if err != nil {
 		return nil, err
+	}
+	if b.Observe != nil {
+		b.Observe(a, time.Since(start))
 	}
 	return b.withDrift(ctx, a)
 }

@@ -3,11 +3,13 @@ package job
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/project"
@@ -167,5 +169,58 @@ func TestTreeParent(t *testing.T) {
 	publish(tree)
 	if p, err := b.treeParent(ctx, tree); p != nil || err != nil {
 		t.Errorf("tree cached, stock not: parent %v, %v; want none (no stock build for a cache hit)", p, err)
+	}
+}
+
+// Observe sees each kernel the builder hands out, cache hits included:
+// make test's ledger counts the waits on another package's build.
+func TestBuilderObserve(t *testing.T) {
+	dir := t.TempDir()
+	prod := filepath.Join(dir, "prod.config")
+	if err := os.WriteFile(prod, []byte("CONFIG_HZ=250\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cache := &kernel.Cache{Root: filepath.Join(dir, "cache")}
+	var seen []string
+	b := &Builder{Cache: cache, Project: &project.File{Dir: dir, Base: kernel.Base{Git: gitBase(t)}, Config: project.Config{Production: prod}},
+		Observe: func(a *kernel.Artifacts, took time.Duration) {
+			if took <= 0 {
+				t.Errorf("observed %s after %v", a.Key, took)
+			}
+			seen = append(seen, fmt.Sprintf("%s hit=%v", a.Key, a.CacheHit))
+		}}
+	ctx := context.Background()
+	stock, err := b.stockRequest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := cache.Key(ctx, stock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := filepath.Join(cache.Root, "kernels", key)
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{"build.json": `{"key":"` + key + `","release":"6.12.0-kci"}`, "config": "CONFIG_HZ=1000\n"} {
+		if err := os.WriteFile(filepath.Join(d, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Stock keeps its build tree: without one, the hit would regrow it.
+	obj := filepath.Join(cache.Root, "builds", key, ".kci-o")
+	if err := os.MkdirAll(obj, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(obj, "vmlinux"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 2; i++ {
+		if _, err := b.Stock(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := []string{key + " hit=true", key + " hit=true"}; strings.Join(seen, ",") != strings.Join(want, ",") {
+		t.Errorf("observed %q, want %q", seen, want)
 	}
 }

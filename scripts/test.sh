@@ -15,11 +15,34 @@ GO=${GO:-go}
 MAKE=${MAKE:-make}
 
 log=$(mktemp "${TMPDIR:-/tmp}/kci-stock-build.XXXXXX")
+# The tests append each kernel they ask for to the ledger (job/jobtest):
+# summed by package at the end, it says who built what and how long the
+# others waited for it, which a package's time alone does not.
+KCI_TEST_LEDGER=$(mktemp "${TMPDIR:-/tmp}/kci-test-ledger.XXXXXX")
+export KCI_TEST_LEDGER
 ./bin/kci build >"$log" 2>&1 &
 stock=$!
-# finish stops the build if it still runs (the run failed first), and
-# shows its log unless it succeeded.
+# ledger prints the kernels the tests asked for, by package: built by
+# that package, waited for (another package or the stock build beside
+# the linters was building it) and found in the cache.
+ledger() {
+  [ -s "$KCI_TEST_LEDGER" ] || { rm -f "$KCI_TEST_LEDGER"; return 0; }
+  echo "make test: the tests' kernels by package (count, seconds):"
+  awk -F'\t' '
+    { p[$1] = 1; n[$1, $4]++; s[$1, $4] += $5 }
+    END {
+      printf "  %-16s %16s %16s %7s\n", "package", "built here", "waited", "cached"
+      for (k in p) printf "  %-16s %5d %8.0f s %5d %8.0f s %7d\n", k, n[k, "built"], s[k, "built"], n[k, "waited"], s[k, "waited"], n[k, "cached"]
+    }' "$KCI_TEST_LEDGER" | { IFS= read -r head; echo "$head"; LC_ALL=C sort; }
+  echo "make test: each kernel a test built (seconds, package, test, kernel):"
+  awk -F'\t' '$4 == "built" { printf "  %6.0f  %-12s %s  %s\n", $5, $1, $2, $3 }' "$KCI_TEST_LEDGER" | sort -rn
+  rm -f "$KCI_TEST_LEDGER"
+}
+
+# finish stops the build if it still runs (the run failed first), shows
+# its log unless it succeeded, and the ledger.
 finish() {
+  ledger
   [ -n "$stock" ] || return 0
   kill "$stock" 2>/dev/null || true # ended already: nothing to stop
   local rc=0

@@ -39,7 +39,8 @@ func Builder(t testing.TB) *job.Builder {
 		t.Fatal(err)
 	}
 	// The tests need all three trees: stock once, the others on it.
-	return &job.Builder{Cache: cache, Project: p, StockFirst: true}
+	return &job.Builder{Cache: cache, Project: p, StockFirst: true,
+		Observe: func(a *kernel.Artifacts, took time.Duration) { record(t, a, took) }}
 }
 
 func ctx(t testing.TB) context.Context {
