@@ -437,3 +437,61 @@ func TestBuildKeepRegrowsAPrunedTree(t *testing.T) {
 	}
 	assertUnlocked(t, c, "build-"+first.Key)
 }
+
+// Makes the fake bzImage depend on an object of hello.c, rebuilt by mtime
+// as Kbuild rebuilds: a copy of the source.
+const objPatch = `--- a/Makefile
++++ b/Makefile
+@@ -8,5 +8,7 @@
+ olddefconfig:
+ 	@test -f $(O)/.config
+-bzImage:
++$(O)/hello.o: hello.c
++	mkdir -p $(O) && cp hello.c $@
++bzImage: $(O)/hello.o
+ 	mkdir -p $(O)/include/config $(O)/arch/x86/boot
+ 	echo 6.1.0$(LOCALVERSION) > $(O)/include/config/kernel.release
+`
+
+// Adds a file: a tree's own series on top of the parent.
+const treePatch = `--- /dev/null
++++ b/tree.txt
+@@ -0,0 +1 @@
++tree
+`
+
+// A tree seeded from a parent tree that a leaf build used last gets the
+// parent's objects, not the leaf's: hello.o is rebuilt from the tree's
+// hello.c, and the parent's tree is left as the leaf left it (no extra
+// build there).
+func TestSeedFromLeafUsedParent(t *testing.T) {
+	c, base := fakeBase(t)
+	ctx := context.Background()
+	obj := diffPatch("obj.patch", "hello.o", objPatch)
+	parent, err := c.Build(ctx, Request{Base: base, Keep: true, Patches: []Patch{obj}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := c.path("builds", parent.Key)
+	if _, err := c.Build(ctx, Request{Base: base, Parent: parent, Patches: []Patch{obj, diffPatch("hello.patch", "hello", helloPatch)}}, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if o, err := os.ReadFile(filepath.Join(ws, objDirName, "hello.o")); err != nil || !strings.Contains(string(o), "int b2;") {
+		t.Fatalf("the leaf's object in the parent's tree: %q %v", o, err)
+	}
+	tree, err := c.Build(ctx, Request{Base: base, Parent: parent, Keep: true, Patches: []Patch{obj, diffPatch("tree.patch", "tree", treePatch)}}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(phaseNames(tree), "seed") {
+		t.Fatalf("tree phases %q: not seeded", phaseNames(tree))
+	}
+	o, err := os.ReadFile(filepath.Join(c.path("builds", tree.Key), objDirName, "hello.o"))
+	if err != nil || string(o) != "int a;\nint b;\nint c;\n" {
+		t.Errorf("tree's hello.o %q (%v): want the object of its own hello.c, not the leaf's", o, err)
+	}
+	if !exists(filepath.Join(ws, dirtyMark)) {
+		t.Error("the parent's tree was rebuilt as itself before the copy")
+	}
+	assertUnlocked(t, c, "ws-"+parent.Key)
+}

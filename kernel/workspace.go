@@ -3,13 +3,12 @@ package kernel
 import (
 	"bytes"
 	"context"
-	"fmt"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/kci-dev/kci/internal/fsutil"
 )
 
 // dirtyMark in a kept build tree names the leaf build that last used it:
@@ -53,9 +52,12 @@ func resetWorkspace(ctx context.Context, tree, commit, key string) error {
 	return infra("mark build tree", os.WriteFile(filepath.Join(tree, dirtyMark), []byte(key+"\n"), 0o644))
 }
 
-// seed copies parent's objects into a fresh worktree at tree. A parent tree
-// that a leaf build used is first rebuilt as itself, or the copy would hold
-// the leaf's objects, newer than the (backdated) sources and never rebuilt.
+// seed copies parent's objects into a fresh worktree at tree. When a leaf
+// build last used the parent's tree, the objects of the files the leaf
+// changed are the leaf's, newer than those (backdated) files here: those
+// files are made newer than every copied object, so make rebuilds them
+// and what depends on them. That is what restoring the parent's tree
+// first would compile, without its extra vmlinux link.
 func (c *Cache) seed(ctx context.Context, src *Source, parent *Artifacts, tree string) error {
 	ws := c.path("builds", parent.Key)
 	pobj := filepath.Join(ws, objDirName)
@@ -72,30 +74,40 @@ func (c *Cache) seed(ctx context.Context, src *Source, parent *Artifacts, tree s
 		return err
 	}
 	defer unlock()
+	var stale []string
 	if _, err := os.Stat(filepath.Join(ws, dirtyMark)); err == nil {
-		if err := resetWorkspace(ctx, ws, parentCommit(src, parent), "restore"); err != nil {
+		if stale, err = changedFiles(ctx, ws, parentCommit(src, parent)); err != nil {
 			return err
-		}
-		if err := fsutil.CopyFile(nil, parent.Config, nil, filepath.Join(pobj, ".config")); err != nil {
-			return infra("restore parent config", err)
-		}
-		cc, err := c.compiler()
-		if err != nil {
-			return err
-		}
-		mk := makeCommand{Tree: ws, CC: cc, Release: "-kci"}
-		if out, err := (command{dir: ws, env: mk.Env(), timeout: time.Hour, nice: buildNice}).run(ctx, "make", mk.Args("olddefconfig", "bzImage")...); err != nil {
-			return infra("restore parent build "+parent.Key, fmt.Errorf("%w: %s", err, firstError(out)))
-		}
-		if err := os.Remove(filepath.Join(ws, dirtyMark)); err != nil {
-			return infra("restore parent build", err)
 		}
 	}
 	// cp -a keeps mtimes: objects stay newer than the backdated sources.
 	if _, err := (command{timeout: 10 * time.Minute}).run(ctx, "cp", "-a", "--reflink=auto", pobj, filepath.Join(tree, objDirName)); err != nil {
 		return infra("seed build dir from "+parent.Key, err)
 	}
+	now := time.Now()
+	for _, f := range stale {
+		err := os.Chtimes(filepath.Join(tree, f), now, now)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) { // a file the leaf added is not here
+			return infra("seed build dir: mark "+f+" for rebuild", err)
+		}
+	}
 	return nil
+}
+
+// changedFiles lists the tracked files of the kept tree at dir that differ
+// from commit: what a leaf build changed, committed or not.
+func changedFiles(ctx context.Context, dir, commit string) ([]string, error) {
+	out, err := (command{dir: dir, env: gitEnv, timeout: 5 * time.Minute}).run(ctx, "git", "diff", "--name-only", "-z", "--no-renames", commit)
+	if err != nil {
+		return nil, infra("files a leaf build changed in "+dir, err)
+	}
+	var files []string
+	for _, f := range strings.Split(out, "\x00") {
+		if f != "" {
+			files = append(files, filepath.FromSlash(f))
+		}
+	}
+	return files, nil
 }
 
 func sameStrings(a, b []string) bool {
