@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/kci-dev/kci/internal/proc"
 )
 
 // dirtyMark in a kept build tree names the leaf build that last used it:
@@ -97,12 +99,15 @@ func (c *Cache) seed(ctx context.Context, src *Source, parent *Artifacts, tree s
 // changedFiles lists the tracked files of the kept tree at dir that differ
 // from commit: what a leaf build changed, committed or not.
 func changedFiles(ctx context.Context, dir, commit string) ([]string, error) {
-	out, err := (command{dir: dir, env: gitEnv, timeout: 5 * time.Minute}).run(ctx, "git", "diff", "--name-only", "-z", "--no-renames", commit)
+	// Stdout only: a warning of git's on stderr must not become part of
+	// a name, or that file would go unmarked.
+	out, err := proc.Cmd{Name: "git", Args: []string{"diff", "--name-only", "-z", "--no-renames", commit},
+		Dir: dir, Env: gitEnv, Timeout: 5 * time.Minute, StdoutOnly: true}.Run(ctx)
 	if err != nil {
 		return nil, infra("files a leaf build changed in "+dir, err)
 	}
 	var files []string
-	for _, f := range strings.Split(out, "\x00") {
+	for _, f := range strings.Split(string(out), "\x00") {
 		if f != "" {
 			files = append(files, filepath.FromSlash(f))
 		}
