@@ -121,23 +121,7 @@ func TestTreeParent(t *testing.T) {
 		t.Fatal(err)
 	}
 	tree.Patches = []kernel.Patch{{File: "gtp.patch", Index: 1, Data: []byte("--- a/f\n+++ b/f\n")}}
-	// publish puts a kernel for req in the cache as a finished build would.
-	publish := func(req kernel.Request) string {
-		key, err := cache.Key(ctx, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d := filepath.Join(cache.Root, "kernels", key)
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for name, text := range map[string]string{"build.json": `{"key":"` + key + `","release":"6.12.0-kci"}`, "config": "CONFIG_HZ=1000\n"} {
-			if err := os.WriteFile(filepath.Join(d, name), []byte(text), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return key
-	}
+	publish := func(req kernel.Request) string { return publishFake(t, cache, req) }
 
 	if p, err := b.treeParent(ctx, tree); p != nil || err != nil {
 		t.Errorf("nothing cached: parent %v, %v; want none (the tree builds cold)", p, err)
@@ -194,19 +178,7 @@ func TestBuilderObserve(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, err := cache.Key(ctx, stock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := filepath.Join(cache.Root, "kernels", key)
-	if err := os.MkdirAll(d, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for name, text := range map[string]string{"build.json": `{"key":"` + key + `","release":"6.12.0-kci"}`, "config": "CONFIG_HZ=1000\n"} {
-		if err := os.WriteFile(filepath.Join(d, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	key := publishFake(t, cache, stock)
 	// Stock keeps its build tree: without one, the hit would regrow it.
 	obj := filepath.Join(cache.Root, "builds", key, ".kci-o")
 	if err := os.MkdirAll(obj, 0o755); err != nil {
@@ -223,4 +195,24 @@ func TestBuilderObserve(t *testing.T) {
 	if want := []string{key + " hit=true", key + " hit=true"}; strings.Join(seen, ",") != strings.Join(want, ",") {
 		t.Errorf("observed %q, want %q", seen, want)
 	}
+}
+
+// publishFake puts a kernel for req in the cache as a finished build
+// would, and returns its key.
+func publishFake(t *testing.T, cache *kernel.Cache, req kernel.Request) string {
+	t.Helper()
+	key, err := cache.Key(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := filepath.Join(cache.Root, "kernels", key)
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string]string{"build.json": `{"key":"` + key + `","release":"6.12.0-kci"}`, "config": "CONFIG_HZ=1000\n"} {
+		if err := os.WriteFile(filepath.Join(d, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return key
 }
