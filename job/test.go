@@ -220,11 +220,11 @@ func hitOrBuilt(a *kernel.Artifacts) string {
 	if a.CacheHit {
 		return "cache hit"
 	}
-	var d time.Duration
+	var d, cpu time.Duration
 	for _, p := range a.Phases {
-		d += p.Duration
+		d, cpu = d+p.Duration, cpu+p.CPU
 	}
-	return "built in " + d.Round(time.Second).String()
+	return "built in " + d.Round(time.Second).String() + " (" + cpu.Round(time.Second).String() + " of CPU)"
 }
 
 func treeRecord(name string, base, patched *kernel.Artifacts) results.Tree {

@@ -28,8 +28,12 @@ type Artifacts struct {
 	Regrown    []Phase  `json:"-"` // this call rebuilt its lost kept tree, in these phases
 }
 
-// Phase is one timed step of producing a kernel.
+// Phase is one timed step of producing a kernel: its wall time, and the
+// CPU time (user and system) make and its compilers used in it. CPU over
+// wall is how many cores the step kept busy; on a shared host, a step
+// whose CPU is far below cores × wall waited for the CPU.
 type Phase struct {
 	Name     string        `json:"name"`
 	Duration time.Duration `json:"duration_ns"`
+	CPU      time.Duration `json:"cpu_ns,omitempty"` // make's phases only (config, build)
 }

@@ -47,7 +47,8 @@ type buildRun struct {
 	mk        makeCommand
 
 	phases []Phase
-	exits  []func() // cleanups, run last first when Build returns
+	cpu    time.Duration // make's CPU so far: each phase records what it added
+	exits  []func()      // cleanups, run last first when Build returns
 }
 
 // onExit registers f to run when Build returns, like a defer in Build.
@@ -61,9 +62,9 @@ func (b *buildRun) exit() {
 
 // timed runs f and records how long it took as phase name.
 func (b *buildRun) timed(name string, f func() error) error {
-	t := time.Now()
+	t, cpu := time.Now(), b.cpu
 	err := f()
-	b.phases = append(b.phases, Phase{Name: name, Duration: time.Since(t)})
+	b.phases = append(b.phases, Phase{Name: name, Duration: time.Since(t), CPU: b.cpu - cpu})
 	return err
 }
 
@@ -218,7 +219,7 @@ func (b *buildRun) openLog() error {
 func (b *buildRun) make(timeout time.Duration, targets ...string) (string, error) {
 	args := b.mk.Args(targets...)
 	fmt.Fprintf(b.logf, "$ make %s\n", strings.Join(args, " "))
-	return command{dir: b.tree, env: b.mk.Env(), timeout: timeout, out: b.logw, nice: b.opt.nice()}.run(b.ctx, "make", args...)
+	return command{dir: b.tree, env: b.mk.Env(), timeout: timeout, out: b.logw, nice: b.opt.nice(), cpu: &b.cpu}.run(b.ctx, "make", args...)
 }
 
 // configure makes the final .config and checks it against the policy.

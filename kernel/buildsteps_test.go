@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -31,6 +32,7 @@ bzImage:
 	echo 6.1.0$(LOCALVERSION) > $(O)/include/config/kernel.release
 	cp $(ELF) $(O)/vmlinux
 	cp $(BZ) $(O)/arch/x86/boot/bzImage
+	@i=0; while [ $$i -lt 100000 ]; do i=$$((i+1)); done
 `
 
 // An ELF with a GNU build-id note, for elfBuildID.
@@ -156,6 +158,7 @@ func TestBuildFakeTreePublishes(t *testing.T) {
 	if want := []string{"import", "worktree", "apply", "config", "build", "verify", "publish"}; !reflect.DeepEqual(phaseNames(a), want) {
 		t.Errorf("phases %q, want %q", phaseNames(a), want)
 	}
+	assertBuildCPU(t, a)
 	want, _ := elfBuildID(fakeELF)
 	if a.Release != "6.1.0-kci" || a.BuildID != want || a.Version != "6.1.0" {
 		t.Errorf("release %q build id %q version %q", a.Release, a.BuildID, a.Version)
@@ -179,6 +182,28 @@ func TestBuildFakeTreePublishes(t *testing.T) {
 	b, err := c.Build(ctx, req, Options{})
 	if err != nil || !b.CacheHit || b.BuildID != a.BuildID {
 		t.Fatalf("second build: hit %v err %v", b != nil && b.CacheHit, err)
+	}
+}
+
+// assertBuildCPU checks that the build phase carries make's CPU (the fake
+// bzImage rule's busy loop, in a shell make forks) within what its wall
+// time allows, and that phases make does not run in carry none.
+func assertBuildCPU(t *testing.T, a *Artifacts) {
+	t.Helper()
+	for _, p := range a.Phases {
+		switch {
+		case p.Name == "build" && (p.CPU < 10*time.Millisecond || p.CPU > p.Duration*time.Duration(runtime.NumCPU())):
+			t.Errorf("build phase: CPU %v in %v of wall time", p.CPU, p.Duration)
+		case p.Name != "build" && p.Name != "config" && p.CPU != 0:
+			t.Errorf("%s phase: CPU %v, but make does not run in it", p.Name, p.CPU)
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(a.Dir, "build.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"cpu_ns"`) {
+		t.Errorf("build.json records no CPU:\n%s", data)
 	}
 }
 

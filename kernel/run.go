@@ -17,8 +17,9 @@ type command struct {
 	dir     string
 	env     []string
 	timeout time.Duration
-	out     io.Writer // also receives output when set (build log)
-	nice    int       // proc.Cmd.Nice: buildNice for make
+	out     io.Writer      // also receives output when set (build log)
+	nice    int            // proc.Cmd.Nice: buildNice for make
+	cpu     *time.Duration // proc.Cmd.CPU: make's, for the phase it runs in
 }
 
 // run returns the output also on failure; an exit status is an
@@ -26,7 +27,7 @@ type command struct {
 func (c command) run(ctx context.Context, name string, args ...string) (string, error) {
 	// The kernel tree is the PR's code: proc's default environment has
 	// no secrets.
-	out, err := proc.Cmd{Name: name, Args: args, Dir: c.dir, Env: c.env, Timeout: c.timeout, Tee: c.out, Nice: c.nice}.Run(ctx)
+	out, err := proc.Cmd{Name: name, Args: args, Dir: c.dir, Env: c.env, Timeout: c.timeout, Tee: c.out, Nice: c.nice, CPU: c.cpu}.Run(ctx)
 	return string(out), err
 }
 

@@ -31,7 +31,7 @@ func KernelOf(a *kernel.Artifacts) *Kernel {
 		k.Drift = append(k.Drift, Drift{Option: d.Option, Here: d.Here, Production: d.Production, Why: d.Why})
 	}
 	for _, p := range a.Phases {
-		k.Phases = append(k.Phases, KernelPhase{Name: p.Name, Duration: p.Duration})
+		k.Phases = append(k.Phases, KernelPhase{Name: p.Name, Duration: p.Duration, CPU: p.CPU})
 	}
 	k.relativize()
 	return k

@@ -37,10 +37,12 @@ type Kernel struct {
 	Phases     []KernelPhase `json:"phases"`
 }
 
-// KernelPhase is one timed step of producing a kernel.
+// KernelPhase is one timed step of producing a kernel: wall time, and
+// the CPU time make and its compilers used (kernel.Phase).
 type KernelPhase struct {
 	Name     string        `json:"name"`
 	Duration time.Duration `json:"duration_ns"`
+	CPU      time.Duration `json:"cpu_ns,omitempty"`
 }
 
 // Drift is one curated config option that differs from production.

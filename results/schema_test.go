@@ -2,6 +2,7 @@ package results
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -239,5 +240,18 @@ func TestSchemaCoversStageFields(t *testing.T) {
 				t.Errorf("%s.%s (json %q) has no counterpart in results.%s", st, f.Name, f.Tag.Get("json"), rt.Name())
 			}
 		}
+	}
+}
+
+// TestKernelOfPhaseCPU: a kernel's phases keep make's CPU beside the
+// wall time, in the record and its JSON.
+func TestKernelOfPhaseCPU(t *testing.T) {
+	k := KernelOf(&kernel.Artifacts{Phases: []kernel.Phase{{Name: "build", Duration: 412 * time.Second, CPU: 790 * time.Second}}})
+	if len(k.Phases) != 1 || k.Phases[0].CPU != 790*time.Second {
+		t.Fatalf("phases %+v, want the build's 790 s of CPU", k.Phases)
+	}
+	data, err := json.Marshal(k.Phases[0])
+	if err != nil || !strings.Contains(string(data), `"cpu_ns":790000000000`) {
+		t.Errorf("phase JSON %s (%v)", data, err)
 	}
 }

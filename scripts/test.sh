@@ -23,37 +23,54 @@ export KCI_TEST_LEDGER
 ./bin/kci build >"$log" 2>&1 &
 stock=$!
 # ledger prints the kernels the tests asked for, by package: built by
-# that package, waited for (another package or the stock build beside
-# the linters was building it) and found in the cache.
+# that package (wall time, and the CPU time make and the compilers used:
+# on a shared host the gap is time spent waiting for a CPU), waited for
+# (another package or the stock build beside the linters was building
+# it) and found in the cache.
 ledger() {
   [ -s "$KCI_TEST_LEDGER" ] || { rm -f "$KCI_TEST_LEDGER"; return 0; }
   echo "make test: the tests' kernels by package (count, seconds):"
   awk -F'\t' '
-    { p[$1] = 1; n[$1, $4]++; s[$1, $4] += $5 }
+    { p[$1] = 1; n[$1, $4]++; s[$1, $4] += $5; c[$1] += $6 }
     END {
-      printf "  %-16s %16s %16s %7s\n", "package", "built here", "waited", "cached"
-      for (k in p) printf "  %-16s %5d %8.0f s %5d %8.0f s %7d\n", k, n[k, "built"], s[k, "built"], n[k, "waited"], s[k, "waited"], n[k, "cached"]
+      printf "  %-16s %27s %16s %7s\n", "package", "built here (wall, CPU)", "waited", "cached"
+      for (k in p) printf "  %-16s %5d %8.0f s %8.0f s %5d %8.0f s %7d\n", k, n[k, "built"], s[k, "built"], c[k], n[k, "waited"], s[k, "waited"], n[k, "cached"]
     }' "$KCI_TEST_LEDGER" | { IFS= read -r head; echo "$head"; LC_ALL=C sort; }
-  echo "make test: each kernel a test built (seconds, package, test, kernel):"
-  awk -F'\t' '$4 == "built" { printf "  %6.0f  %-12s %s  %s\n", $5, $1, $2, $3 }' "$KCI_TEST_LEDGER" | sort -rn
+  echo "make test: each kernel a test built (wall and CPU seconds, package, test, kernel):"
+  awk -F'\t' '$4 == "built" { printf "  %6.0f %6.0f  %-12s %s  %s\n", $5, $6, $1, $2, $3 }' "$KCI_TEST_LEDGER" | sort -rn
   rm -f "$KCI_TEST_LEDGER"
 }
 
 # finish stops the build if it still runs (the run failed first), shows
-# its log unless it succeeded, and the ledger.
+# its log unless it succeeded, the ledger and the run's CPU time.
 finish() {
   ledger
-  [ -n "$stock" ] || return 0
-  kill "$stock" 2>/dev/null || true # ended already: nothing to stop
-  local rc=0
-  wait "$stock" || rc=$?
-  stock=
-  if [ "$rc" = 0 ]; then
-    rm -f "$log"
-  else
-    echo "make test: the stock kernel's build beside the linters ended with exit $rc (a test that needs the kernel builds it itself); its log, $log:" >&2
-    tail -20 "$log" >&2
+  if [ -n "$stock" ]; then
+    kill "$stock" 2>/dev/null || true # ended already: nothing to stop
+    local rc=0
+    wait "$stock" || rc=$?
+    stock=
+    if [ "$rc" = 0 ]; then
+      rm -f "$log"
+    else
+      echo "make test: the stock kernel's build beside the linters ended with exit $rc (a test that needs the kernel builds it itself); its log, $log:" >&2
+      tail -20 "$log" >&2
+    fi
   fi
+  cputime
+}
+
+# cputime prints the CPU time of everything the run started (this
+# shell's reaped children, fields 16-17 of /proc/$$/stat: each child
+# waits for its own), against the wall time and the CPUs there were:
+# near wall × CPUs, the run was CPU-bound and only less work shortens it.
+cputime() {
+  local stat hz
+  read -r stat </proc/$$/stat
+  stat=${stat##*") "} # the fields after "pid (comm) "
+  set -- $stat         # $1 is field 3: cutime (16) is ${14}, cstime (17) ${15}
+  hz=$(getconf CLK_TCK)
+  echo "make test: $SECONDS s of wall time on $(nproc) CPUs; CPU time of everything it ran: user $((${14} / hz)) s, system $((${15} / hz)) s"
 }
 trap finish EXIT
 

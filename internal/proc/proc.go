@@ -60,6 +60,10 @@ type Cmd struct {
 	// child is forked from a thread that has it, so make's compilers
 	// inherit it with no window at full priority.
 	Nice int
+	// CPU, when set, has the CPU time (user and system) the child and the
+	// descendants it reaped used added to it when it ends: what a build's
+	// make and its compilers cost, beside the wall time it took.
+	CPU *time.Duration
 }
 
 // Error is a command that failed: it could not start, exited non-zero,
@@ -235,6 +239,10 @@ func (p *Process) Pid() int { return p.cmd.Process.Pid }
 func (p *Process) Wait() ([]byte, error) {
 	defer p.cancel()
 	err := p.cmd.Wait()
+	if st := p.cmd.ProcessState; st != nil && p.c.CPU != nil {
+		// wait4's rusage: the child's own time and its reaped children's.
+		*p.c.CPU += st.UserTime() + st.SystemTime()
+	}
 	out := p.out.Bytes()
 	if err == nil {
 		return out, nil

@@ -305,3 +305,32 @@ func readStat(t *testing.T, pid string) string {
 	}
 	return string(b)
 }
+
+func TestCPUCountsReapedGrandchildren(t *testing.T) {
+	// The shell only waits; its child burns the CPU, as make's compilers
+	// do. CPU must be the same as what this process's children-usage
+	// grew by (no other child runs: these tests are sequential).
+	before := childrenCPU(t)
+	cpu := time.Second // added to, not overwritten
+	c := sh(`sh -c 'i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done'`)
+	c.CPU = &cpu
+	if _, err := c.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got, want := cpu-time.Second, childrenCPU(t)-before
+	if got < 20*time.Millisecond {
+		t.Errorf("CPU %v for a busy loop in a grandchild: its time was not counted", got)
+	}
+	if d := got - want; d < -10*time.Millisecond || d > 10*time.Millisecond {
+		t.Errorf("CPU %v, but the children's usage grew by %v", got, want)
+	}
+}
+
+func childrenCPU(t *testing.T) time.Duration {
+	t.Helper()
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -21,7 +21,8 @@ const LedgerEnv = "KCI_TEST_LEDGER"
 const waitedAfter = 2 * time.Second
 
 // record appends one tab-separated line to $KCI_TEST_LEDGER: package,
-// test, kernel, how it came (built, waited, cached) and seconds.
+// test, kernel, how it came (built, waited, cached), seconds, and the CPU
+// seconds make used for it (0 unless built here).
 func record(t testing.TB, a *kernel.Artifacts, d time.Duration) {
 	path := os.Getenv(LedgerEnv)
 	if path == "" {
@@ -34,7 +35,7 @@ func record(t testing.TB, a *kernel.Artifacts, d time.Duration) {
 	}
 	// One write of one short line: appends from the packages' processes
 	// do not interleave.
-	_, err = fmt.Fprintf(f, "%s\t%s\t%s\t%s\t%.1f\n", pkgDir(), t.Name(), label(a), how(a, d), d.Seconds())
+	_, err = fmt.Fprintf(f, "%s\t%s\t%s\t%s\t%.1f\t%.1f\n", pkgDir(), t.Name(), label(a), how(a, d), d.Seconds(), buildCPU(a).Seconds())
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -44,7 +45,7 @@ func record(t testing.TB, a *kernel.Artifacts, d time.Duration) {
 }
 
 // label names a kernel by its cache key and its last patch: tabs and
-// newlines out, so the line stays one line of five fields.
+// newlines out, so the line stays one line of six fields.
 func label(a *kernel.Artifacts) string {
 	last := "base"
 	if n := len(a.Patches); n > 0 {
@@ -59,6 +60,19 @@ func label(a *kernel.Artifacts) string {
 		}
 		return r
 	}, fmt.Sprintf("%.8s %s", a.Key, last))
+}
+
+// buildCPU is the CPU time a kernel's build took, for a kernel this call
+// built; a cache hit's phases are the earlier build's.
+func buildCPU(a *kernel.Artifacts) time.Duration {
+	var cpu time.Duration
+	for _, p := range a.Phases {
+		cpu += p.CPU
+	}
+	if a.CacheHit {
+		return 0
+	}
+	return cpu
 }
 
 func how(a *kernel.Artifacts, d time.Duration) string {

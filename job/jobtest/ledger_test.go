@@ -13,17 +13,18 @@ import (
 func TestRecordLedger(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ledger")
 	t.Setenv(LedgerEnv, path)
-	record(t, &kernel.Artifacts{Key: "0123456789abcdef", Patches: []string{"a\tb: first", "net: skbuff: a fixture"}}, 95*time.Second)
-	record(t, &kernel.Artifacts{Key: "fedcba9876543210", CacheHit: true}, 40*time.Minute)
+	record(t, &kernel.Artifacts{Key: "0123456789abcdef", Patches: []string{"a\tb: first", "net: skbuff: a fixture"},
+		Phases: []kernel.Phase{{Name: "config", CPU: 2 * time.Second}, {Name: "build", CPU: 150 * time.Second}}}, 95*time.Second)
+	record(t, &kernel.Artifacts{Key: "fedcba9876543210", CacheHit: true, Phases: []kernel.Phase{{Name: "build", CPU: time.Hour}}}, 40*time.Minute)
 	record(t, &kernel.Artifacts{Key: "fedcba9876543210", CacheHit: true}, time.Second)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := [][]string{
-		{"job/jobtest", t.Name(), "01234567 net: skbuff: a fixture", "built", "95.0"},
-		{"job/jobtest", t.Name(), "fedcba98 base", "waited", "2400.0"},
-		{"job/jobtest", t.Name(), "fedcba98 base", "cached", "1.0"},
+		{"job/jobtest", t.Name(), "01234567 net: skbuff: a fixture", "built", "95.0", "152.0"},
+		{"job/jobtest", t.Name(), "fedcba98 base", "waited", "2400.0", "0.0"},
+		{"job/jobtest", t.Name(), "fedcba98 base", "cached", "1.0", "0.0"},
 	}
 	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 	if len(lines) != len(want) {
