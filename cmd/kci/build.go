@@ -139,7 +139,11 @@ func printArtifacts(w io.Writer, a *kernel.Artifacts) {
 	fmt.Fprintf(w, "  build id %s\n  bzImage  %s\n  vmlinux  %s\n  config   %s\n", a.BuildID, a.BzImage, a.Vmlinux, a.Config)
 	var ph []string
 	for _, p := range a.Phases {
-		ph = append(ph, fmt.Sprintf("%s %.1fs", p.Name, p.Duration.Seconds()))
+		s := fmt.Sprintf("%s %.1fs", p.Name, p.Duration.Seconds())
+		if p.CPU > 0 { // make's phases: the CPU its compilers used
+			s += fmt.Sprintf(" (%.1fs of CPU)", p.CPU.Seconds())
+		}
+		ph = append(ph, s)
 	}
 	if len(ph) > 0 {
 		fmt.Fprintf(w, "  phases   %s\n", strings.Join(ph, ", "))
