@@ -220,10 +220,7 @@ func hitOrBuilt(a *kernel.Artifacts) string {
 	if a.CacheHit {
 		return "cache hit"
 	}
-	var d, cpu time.Duration
-	for _, p := range a.Phases {
-		d, cpu = d+p.Duration, cpu+p.CPU
-	}
+	d, cpu := a.Took()
 	return "built in " + d.Round(time.Second).String() + " (" + cpu.Round(time.Second).String() + " of CPU)"
 }
 

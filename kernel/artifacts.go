@@ -37,3 +37,11 @@ type Phase struct {
 	Duration time.Duration `json:"duration_ns"`
 	CPU      time.Duration `json:"cpu_ns,omitempty"` // make's phases only (config, build)
 }
+
+// Took sums a's phases: the wall time and make's CPU time of its build.
+func (a *Artifacts) Took() (wall, cpu time.Duration) {
+	for _, p := range a.Phases {
+		wall, cpu = wall+p.Duration, cpu+p.CPU
+	}
+	return wall, cpu
+}

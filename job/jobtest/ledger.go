@@ -65,13 +65,10 @@ func label(a *kernel.Artifacts) string {
 // buildCPU is the CPU time a kernel's build took, for a kernel this call
 // built; a cache hit's phases are the earlier build's.
 func buildCPU(a *kernel.Artifacts) time.Duration {
-	var cpu time.Duration
-	for _, p := range a.Phases {
-		cpu += p.CPU
-	}
 	if a.CacheHit {
 		return 0
 	}
+	_, cpu := a.Took()
 	return cpu
 }
 
