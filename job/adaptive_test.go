@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/kci-dev/kci/boot"
 	"math"
 	"path/filepath"
 	"reflect"
@@ -25,20 +26,20 @@ import (
 // same on every seed, "write" a different, exactly repeatable cost per
 // seed and kernel build (σ ~0.8 %), as under icount. It runs only the
 // variants the plan asks for.
-func seedBoot(ctx context.Context, req BootRequest) (*BootResult, error) {
+func seedBoot(ctx context.Context, req boot.BootRequest) (*boot.BootResult, error) {
 	return shiftedSeedBoot(0)(ctx, req)
 }
 
 // shiftedSeedBoot is seedBoot whose patched kernel's write variant is
 // slower by pct percent.
-func shiftedSeedBoot(pct float64) boot {
-	return func(ctx context.Context, req BootRequest) (*BootResult, error) {
+func shiftedSeedBoot(pct float64) scriptedBoot {
+	return func(ctx context.Context, req boot.BootRequest) (*boot.BootResult, error) {
 		return seedBootShift(ctx, req, pct)
 	}
 }
 
-func seedBootShift(_ context.Context, req BootRequest, shiftPct float64) (*BootResult, error) {
-	res := &BootResult{Accel: results.AccelTCG, Clock: results.ClockICount}
+func seedBootShift(_ context.Context, req boot.BootRequest, shiftPct float64) (*boot.BootResult, error) {
+	res := &boot.BootResult{Accel: results.AccelTCG, Clock: results.ClockICount}
 	const pkts = 1_000_000
 	draw := func(salt uint64) float64 { // a fixed pseudo-random draw per seed and build
 		x := (req.Seed*0x9e3779b97f4a7c15 ^ salt) * 0xbf58476d1ce4e5b9
@@ -71,7 +72,7 @@ func runAdaptive(t *testing.T, boots *fakeBooter, o TestOptions) *results.Run {
 
 // runAdaptiveWith is runAdaptive through any booter (e.g. one behind the
 // result cache).
-func runAdaptiveWith(t *testing.T, booter Booter, o TestOptions) *results.Run {
+func runAdaptiveWith(t *testing.T, booter boot.Booter, o TestOptions) *results.Run {
 	t.Helper()
 	proj := &project.File{Path: "kci.yaml", Trees: []project.Tree{{Name: "stock"}}}
 	o.Patches, o.Out, o.Clock, o.FailOnRegression = []string{testPatch}, filepath.Join(t.TempDir(), "run"), results.ClockICount, -1
@@ -97,7 +98,7 @@ func runAdaptiveWith(t *testing.T, booter Booter, o TestOptions) *results.Run {
 // instead of spending the budget. With --reps the count is the user's: no
 // adaptive looks.
 func TestAdaptiveSeedsBootOnlyUndecidedVariants(t *testing.T) {
-	boots := &fakeBooter{base: []boot{seedBoot}, patched: []boot{seedBoot}}
+	boots := &fakeBooter{base: []scriptedBoot{seedBoot}, patched: []scriptedBoot{seedBoot}}
 	o := TestOptions{Survival: false, Variants: []string{"read", "write"}, MaxBoots: 14, Parallel: 2}
 	run := runAdaptive(t, boots, o)
 	if n := len(run.Boots); n != 12 {
@@ -129,14 +130,14 @@ func TestAdaptiveSeedsBootOnlyUndecidedVariants(t *testing.T) {
 
 	// A budget too small to test the write row at all: it stays untested,
 	// which more seeds would fix, so the budget is what stops the run.
-	boots = &fakeBooter{base: []boot{seedBoot}, patched: []boot{seedBoot}}
+	boots = &fakeBooter{base: []scriptedBoot{seedBoot}, patched: []scriptedBoot{seedBoot}}
 	o.MaxBoots = 8
 	run = runAdaptive(t, boots, o)
 	if sq := run.Sequential; len(run.Boots) != 8 || sq == nil || sq.Stop != results.StopBudget {
 		t.Errorf("--max-boots 8: %d boots, sequential %+v, want 8, stopped by the budget", len(run.Boots), sq)
 	}
 
-	boots = &fakeBooter{base: []boot{seedBoot}, patched: []boot{seedBoot}}
+	boots = &fakeBooter{base: []scriptedBoot{seedBoot}, patched: []scriptedBoot{seedBoot}}
 	o.Reps, o.MaxBoots = 3, 14
 	run = runAdaptive(t, boots, o)
 	if len(run.Boots) != 6 || run.Sequential != nil {
@@ -158,8 +159,8 @@ func (icountKeyed) ResolveAccel(context.Context, *kernel.Artifacts) (string, str
 func cachedAdaptive(t *testing.T, store *rcache.Store, shiftPct float64, maxBoots int, log *syncBuffer) (*results.Run, *fakeBooter) {
 	t.Helper()
 	b := shiftedSeedBoot(shiftPct)
-	boots := &fakeBooter{base: []boot{b}, patched: []boot{b}}
-	booter := WithResultCache(icountKeyed{&keyedBooter{fakeBooter: boots}}, store, log)
+	boots := &fakeBooter{base: []scriptedBoot{b}, patched: []scriptedBoot{b}}
+	booter := boot.WithResultCache(icountKeyed{&keyedBooter{fakeBooter: boots}}, store, log)
 	o := TestOptions{Variants: []string{"read", "write"}, MaxBoots: maxBoots, Parallel: 2, Log: log}
 	return runAdaptiveWith(t, booter, o), boots
 }

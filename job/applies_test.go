@@ -131,7 +131,7 @@ func TestTestRefusesAPatchThatDoesNotApplyBeforeAnyBuild(t *testing.T) {
 	proj := &project.File{Path: "kci.yaml", Dir: dir, Base: kernel.Base{Git: repo}, Trees: []project.Tree{{Name: "stock"}, {Name: "gtp"}}}
 	b := noBuilds{&Builder{Cache: &kernel.Cache{Root: filepath.Join(dir, "cache")}, Project: proj}, t}
 	for _, trees := range [][]string{{"stock"}, nil} {
-		boots := &fakeBooter{base: []boot{bootOK(100)}, patched: []boot{bootOK(100)}}
+		boots := &fakeBooter{base: []scriptedBoot{bootOK(100)}, patched: []scriptedBoot{bootOK(100)}}
 		o := TestOptions{Patches: []string{"patches/x.patch"}, Trees: trees, Reps: 1, Out: filepath.Join(t.TempDir(), "run")}
 		_, err := (&Tester{Kernels: b, Booter: boots, Project: proj}).Test(context.Background(), o)
 		ee, ok := err.(*ExitError)

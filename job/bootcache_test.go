@@ -5,7 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
+	"github.com/kci-dev/kci/boot"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -21,8 +21,6 @@ import (
 	"github.com/kci-dev/kci/project"
 	"github.com/kci-dev/kci/rcache"
 	"github.com/kci-dev/kci/results"
-	"github.com/kci-dev/kci/vm"
-	"github.com/kci-dev/kci/vmimage"
 	"github.com/kci-dev/kci/wire"
 )
 
@@ -35,7 +33,7 @@ type keyedBooter struct {
 }
 
 // Boot stops after req.StopAfter variants, as VMBooter does.
-func (k *keyedBooter) Boot(ctx context.Context, req BootRequest) (*BootResult, error) {
+func (k *keyedBooter) Boot(ctx context.Context, req boot.BootRequest) (*boot.BootResult, error) {
 	res, err := k.fakeBooter.Boot(ctx, req)
 	if err == nil && req.StopAfter > 0 && len(res.Variants) > req.StopAfter {
 		res.Variants, res.Exact = res.Variants[:req.StopAfter], nil
@@ -43,7 +41,7 @@ func (k *keyedBooter) Boot(ctx context.Context, req BootRequest) (*BootResult, e
 	return res, err
 }
 
-func (k *keyedBooter) CacheKey(_ context.Context, req BootRequest) (rcache.Key, bool, error) {
+func (k *keyedBooter) CacheKey(_ context.Context, req boot.BootRequest) (rcache.Key, bool, error) {
 	plan, _ := json.Marshal(req.Plan)
 	return rcache.Key{Kernel: req.Kernel.Key, Release: req.Kernel.Release, Plan: string(plan), Clock: "tcg/icount", Seed: req.Seed}, !k.inexact, nil
 }
@@ -63,7 +61,7 @@ func cachedRun(t *testing.T, kb KernelBuilder, boots *keyedBooter, store *rcache
 	proj := &project.File{Path: "kci.yaml", Trees: []project.Tree{{Name: "stock"}}}
 	o := TestOptions{Patches: []string{testPatch}, Reps: 3, Survival: true, Parallel: 2, Log: log, FailOnRegression: -1,
 		Out: filepath.Join(t.TempDir(), "run")}
-	res, err := (&Tester{Kernels: kb, Booter: WithResultCache(boots, store, log), Project: proj}).Test(context.Background(), o)
+	res, err := (&Tester{Kernels: kb, Booter: boot.WithResultCache(boots, store, log), Project: proj}).Test(context.Background(), o)
 	dir := res.Dir
 	if err != nil {
 		t.Fatalf("Test: %v\n%s", err, log)
@@ -111,7 +109,7 @@ func TestSecondRunBootsOnlyThePatchedSideAndOneRecheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	var log syncBuffer
-	first := &keyedBooter{fakeBooter: &fakeBooter{base: []boot{bootOK(100)}, patched: []boot{bootOK(110)}}}
+	first := &keyedBooter{fakeBooter: &fakeBooter{base: []scriptedBoot{bootOK(100)}, patched: []scriptedBoot{bootOK(110)}}}
 	run1 := cachedRun(t, &fakeBuilder{}, first, store, &log)
 	if n := len(first.reqs); n != 6 {
 		t.Fatalf("first run booted %d times, want 6", n)
@@ -123,7 +121,7 @@ func TestSecondRunBootsOnlyThePatchedSideAndOneRecheck(t *testing.T) {
 	}
 
 	log.Reset()
-	second := &keyedBooter{fakeBooter: &fakeBooter{base: []boot{bootOK(100)}, patched: []boot{bootOK(120)}}}
+	second := &keyedBooter{fakeBooter: &fakeBooter{base: []scriptedBoot{bootOK(100)}, patched: []scriptedBoot{bootOK(120)}}}
 	run2 := cachedRun(t, newPatch{&fakeBuilder{}}, second, store, &log)
 	roles := second.roles()
 	if len(roles) != 4 || strings.Count(strings.Join(roles, " "), "base") != 1 {
@@ -188,11 +186,11 @@ func TestRecheckMismatchDropsTheEntryAndServesNothing(t *testing.T) {
 	var warn syncBuffer
 	store, _ := rcache.Open(t.TempDir(), &warn)
 	var log syncBuffer
-	cachedRun(t, &fakeBuilder{}, &keyedBooter{fakeBooter: &fakeBooter{base: []boot{bootOK(100)}, patched: []boot{bootOK(110)}}}, store, &log)
+	cachedRun(t, &fakeBuilder{}, &keyedBooter{fakeBooter: &fakeBooter{base: []scriptedBoot{bootOK(100)}, patched: []scriptedBoot{bootOK(110)}}}, store, &log)
 
 	// Something outside the key changed: the same base now costs 101.
 	log.Reset()
-	second := &keyedBooter{fakeBooter: &fakeBooter{base: []boot{bootOK(101)}, patched: []boot{bootOK(120)}}}
+	second := &keyedBooter{fakeBooter: &fakeBooter{base: []scriptedBoot{bootOK(101)}, patched: []scriptedBoot{bootOK(120)}}}
 	run := cachedRun(t, newPatch{&fakeBuilder{}}, second, store, &log)
 	if n := len(second.reqs); n != 6 {
 		t.Errorf("after a failed re-check %d boots ran, want all 6", n)
@@ -205,7 +203,7 @@ func TestRecheckMismatchDropsTheEntryAndServesNothing(t *testing.T) {
 		}
 	}
 	w := warn.String()
-	var req BootRequest
+	var req boot.BootRequest
 	for _, q := range second.reqs {
 		if q.Kernel.Key == "base-stock" && q.Seed == uint64(seed) {
 			req = q
@@ -219,15 +217,19 @@ func TestRecheckMismatchDropsTheEntryAndServesNothing(t *testing.T) {
 		}
 	}
 	// The entry now holds what the machine measures today.
-	c := &cachedBooter{store: store}
-	if hit, ok := c.load(key); !ok || hit.res.Variants[0].Programs[0].RunTimeNs != 101*1_000_000 {
-		t.Errorf("entry after the mismatch: %v %+v", ok, hit)
+	hit, ok := store.Load(key)
+	var p struct{ Result *boot.BootResult }
+	if ok {
+		_ = json.Unmarshal(hit.Payload, &p)
+	}
+	if p.Result == nil || p.Result.Variants[0].Programs[0].RunTimeNs != 101*1_000_000 {
+		t.Errorf("entry after the mismatch: %v %+v", ok, p.Result)
 	}
 }
 
 // twoWindows is a clean boot of two bench variants whose first costs ns.
-func twoWindows(ns float64) boot {
-	return func(ctx context.Context, req BootRequest) (*BootResult, error) {
+func twoWindows(ns float64) scriptedBoot {
+	return func(ctx context.Context, req boot.BootRequest) (*boot.BootResult, error) {
 		res, err := bootOK(ns)(ctx, req)
 		y := res.Variants[0]
 		y.Variant, y.Programs = "y", []wire.ProgStat{{Name: "y_prog", Type: "sched_cls", RunCnt: 1_000_000, RunTimeNs: 7_000_000}}
@@ -243,9 +245,9 @@ func TestRecheckByPrefix(t *testing.T) {
 	var warn syncBuffer
 	store, _ := rcache.Open(t.TempDir(), &warn)
 	var log syncBuffer
-	cachedRun(t, &fakeBuilder{}, &keyedBooter{fakeBooter: &fakeBooter{base: []boot{twoWindows(100)}, patched: []boot{twoWindows(110)}}}, store, &log)
+	cachedRun(t, &fakeBuilder{}, &keyedBooter{fakeBooter: &fakeBooter{base: []scriptedBoot{twoWindows(100)}, patched: []scriptedBoot{twoWindows(110)}}}, store, &log)
 
-	same := &keyedBooter{fakeBooter: &fakeBooter{base: []boot{twoWindows(100)}, patched: []boot{twoWindows(120)}}}
+	same := &keyedBooter{fakeBooter: &fakeBooter{base: []scriptedBoot{twoWindows(100)}, patched: []scriptedBoot{twoWindows(120)}}}
 	run := cachedRun(t, newPatch{&fakeBuilder{}}, same, store, &log)
 	var stops []int
 	for _, q := range same.reqs {
@@ -265,8 +267,8 @@ func TestRecheckByPrefix(t *testing.T) {
 	// On another machine the first window costs 101: the prefix differs.
 	warn.Reset()
 	store, _ = rcache.Open(t.TempDir(), &warn)
-	cachedRun(t, &fakeBuilder{}, &keyedBooter{fakeBooter: &fakeBooter{base: []boot{twoWindows(100)}, patched: []boot{twoWindows(110)}}}, store, &log)
-	differs := &keyedBooter{fakeBooter: &fakeBooter{base: []boot{twoWindows(101)}, patched: []boot{twoWindows(120)}}}
+	cachedRun(t, &fakeBuilder{}, &keyedBooter{fakeBooter: &fakeBooter{base: []scriptedBoot{twoWindows(100)}, patched: []scriptedBoot{twoWindows(110)}}}, store, &log)
+	differs := &keyedBooter{fakeBooter: &fakeBooter{base: []scriptedBoot{twoWindows(101)}, patched: []scriptedBoot{twoWindows(120)}}}
 	run = cachedRun(t, newPatch{&fakeBuilder{}}, differs, store, &log)
 	stops = nil
 	for _, q := range differs.reqs {
@@ -294,7 +296,7 @@ func TestRecheckByPrefix(t *testing.T) {
 func TestInexactAndFailedBootsAreNotCached(t *testing.T) {
 	store, _ := rcache.Open(t.TempDir(), nil)
 	var log syncBuffer
-	inexact := &keyedBooter{fakeBooter: &fakeBooter{base: []boot{bootOK(100)}, patched: []boot{bootOK(110)}}, inexact: true}
+	inexact := &keyedBooter{fakeBooter: &fakeBooter{base: []scriptedBoot{bootOK(100)}, patched: []scriptedBoot{bootOK(110)}}, inexact: true}
 	run := cachedRun(t, &fakeBuilder{}, inexact, store, &log)
 	if list, _ := store.List(); len(list) != 0 {
 		t.Errorf("%d entries stored from inexact boots", len(list))
@@ -304,9 +306,9 @@ func TestInexactAndFailedBootsAreNotCached(t *testing.T) {
 			t.Errorf("inexact boot recorded cache %q", b.Cache)
 		}
 	}
-	cb := WithResultCache(&keyedBooter{fakeBooter: &fakeBooter{base: []boot{bootFails(failure.Crash, "oops")}}}, store, &log)
+	cb := boot.WithResultCache(&keyedBooter{fakeBooter: &fakeBooter{base: []scriptedBoot{bootFails(failure.Crash, "oops")}}}, store, &log)
 	k := fakeKernel("base-stock")
-	if _, err := cb.Boot(context.Background(), BootRequest{Kernel: k, Seed: 1}); err == nil {
+	if _, err := cb.Boot(context.Background(), boot.BootRequest{Kernel: k, Seed: 1}); err == nil {
 		t.Fatal("failed boot returned no error")
 	}
 	if list, _ := store.List(); len(list) != 0 {
@@ -314,133 +316,24 @@ func TestInexactAndFailedBootsAreNotCached(t *testing.T) {
 	}
 }
 
-// An entry whose payload is no boot of this format is dropped, not served.
-func TestCorruptPayloadIsDropped(t *testing.T) {
-	var warn syncBuffer
-	store, _ := rcache.Open(t.TempDir(), &warn)
-	k := rcache.Key{Kernel: "base-stock", Seed: 1}
-	for _, p := range []any{map[string]any{"format": 99, "result": map[string]any{}}, map[string]any{"format": 1, "bogus": 1},
-		map[string]any{"format": 1, "result": map[string]any{"ErrorKind": "crash"}}} {
-		warn.Reset()
-		if err := store.Save(k, p, ""); err != nil {
-			t.Fatal(err)
-		}
-		c := &cachedBooter{store: store}
-		if _, ok := c.load(k); ok {
-			t.Errorf("payload %v served", p)
-		}
-		if !strings.Contains(warn.String(), "corrupt payload") {
-			t.Errorf("payload %v: warning %q", p, warn.String())
-		}
-	}
-}
-
-// VMBooter's key: exact only under TCG icount with one vCPU and no
-// profile or command, and every part (kernel file, QEMU, image, plan,
-// guest size, seed) changes it.
-func TestVMBooterCacheKey(t *testing.T) {
-	dir := t.TempDir()
-	bz := filepath.Join(dir, "bzImage")
-	if err := os.WriteFile(bz, []byte("kernel one"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	newBooter := func(c vm.Config) *VMBooter {
-		b := &VMBooter{VM: c, qemu: "QEMU emulator version 7.2.15"}
-		b.img = &vmimage.Image{Key: "img1"}
-		return b
-	}
-	icount := vm.Config{Accel: vm.AccelTCG, Clock: vm.ClockICount, CPUs: 1, MemoryMiB: 1024}
-	req := BootRequest{Kernel: &kernel.Artifacts{Key: "k", BuildID: "b", BzImage: bz, Release: "6.12"}, Seed: 2,
-		Plan: wire.Plan{Variants: []string{"hash"}, Bench: wire.DefaultBench()}}
-	ctx := context.Background()
-	key, exact, err := newBooter(icount).CacheKey(ctx, req)
-	if err != nil || !exact {
-		t.Fatalf("icount boot: exact %v, %v", exact, err)
-	}
-	for _, want := range []string{"nokaslr", "no_timer_check", "noapictimer", "rr=record", "-m 1024", "-smp 1", "-cpu max"} {
-		if !strings.Contains(key.Guest, want) {
-			t.Errorf("key's machine %q lacks %q", key.Guest, want)
-		}
-	}
-	inexact := map[string]func() (*VMBooter, BootRequest){
-		"kvm":     func() (*VMBooter, BootRequest) { c := icount; c.Accel = vm.AccelKVM; return newBooter(c), req },
-		"host":    func() (*VMBooter, BootRequest) { c := icount; c.Clock = vm.ClockHost; return newBooter(c), req },
-		"smp":     func() (*VMBooter, BootRequest) { c := icount; c.CPUs = 2; return newBooter(c), req },
-		"profile": func() (*VMBooter, BootRequest) { r := req; r.Plan.Profile = true; return newBooter(icount), r },
-		"command": func() (*VMBooter, BootRequest) {
-			r := req
-			r.Plan.Command = []string{"true"}
-			return newBooter(icount), r
-		},
-	}
-	for name, f := range inexact {
-		b, r := f()
-		if _, exact, err := b.CacheKey(ctx, r); exact || err != nil {
-			t.Errorf("%s: exact %v (%v), want a boot that bypasses the cache", name, exact, err)
-		}
-	}
-	changed := map[string]func() (*VMBooter, BootRequest){
-		"seed":   func() (*VMBooter, BootRequest) { r := req; r.Seed = 3; return newBooter(icount), r },
-		"memory": func() (*VMBooter, BootRequest) { c := icount; c.MemoryMiB = 2048; return newBooter(c), req },
-		"qemu": func() (*VMBooter, BootRequest) {
-			b := newBooter(icount)
-			b.qemu = "QEMU emulator version 8.0"
-			return b, req
-		},
-		"image": func() (*VMBooter, BootRequest) {
-			b := &VMBooter{VM: icount, qemu: "QEMU emulator version 7.2.15"}
-			b.img = &vmimage.Image{Key: "img2"}
-			return b, req
-		},
-		"plan": func() (*VMBooter, BootRequest) { r := req; r.Plan.Bench.Pairs = 1; return newBooter(icount), r },
-		"build": func() (*VMBooter, BootRequest) {
-			r := req
-			k := *r.Kernel
-			k.BuildID = "b2"
-			r.Kernel = &k
-			return newBooter(icount), r
-		},
-		"cmdline": func() (*VMBooter, BootRequest) { c := icount; c.Append = []string{"quiet"}; return newBooter(c), req },
-		"cpu":     func() (*VMBooter, BootRequest) { c := icount; c.CPUModel = "Haswell"; return newBooter(c), req },
-		"bzImage": func() (*VMBooter, BootRequest) {
-			bz2 := filepath.Join(dir, "bzImage2")
-			_ = os.WriteFile(bz2, []byte("kernel two"), 0o644)
-			r := req
-			k := *r.Kernel
-			k.BzImage = bz2
-			r.Kernel = &k
-			return newBooter(icount), r
-		},
-	}
-	for name, f := range changed {
-		b, r := f()
-		k2, exact, err := b.CacheKey(ctx, r)
-		if err != nil || !exact {
-			t.Errorf("%s: exact %v, %v", name, exact, err)
-		} else if k2.ID() == key.ID() {
-			t.Errorf("changing the %s leaves the key %s", name, key.ID())
-		}
-	}
-}
-
 // Concurrent hits wait for the one re-check; none is served before it.
 func TestHitsWaitForTheRecheck(t *testing.T) {
 	store, _ := rcache.Open(t.TempDir(), nil)
-	fb := &keyedBooter{fakeBooter: &fakeBooter{base: []boot{bootOK(100)}}}
+	fb := &keyedBooter{fakeBooter: &fakeBooter{base: []scriptedBoot{bootOK(100)}}}
 	k := fakeKernel("base-stock")
 	ctx := context.Background()
-	warm := WithResultCache(fb, store, nil)
+	warm := boot.WithResultCache(fb, store, nil)
 	for seed := uint64(1); seed <= 4; seed++ {
-		if _, err := warm.Boot(ctx, BootRequest{Kernel: k, Seed: seed}); err != nil {
+		if _, err := warm.Boot(ctx, boot.BootRequest{Kernel: k, Seed: seed}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	release := make(chan struct{})
-	slow := &keyedBooter{fakeBooter: &fakeBooter{base: []boot{func(ctx context.Context, req BootRequest) (*BootResult, error) {
+	slow := &keyedBooter{fakeBooter: &fakeBooter{base: []scriptedBoot{func(ctx context.Context, req boot.BootRequest) (*boot.BootResult, error) {
 		<-release
 		return bootOK(100)(ctx, req)
 	}}}}
-	cb := WithResultCache(slow, store, nil)
+	cb := boot.WithResultCache(slow, store, nil)
 	var wg sync.WaitGroup
 	got := make([]string, 5)
 	finished := make(chan int, 4)
@@ -448,7 +341,7 @@ func TestHitsWaitForTheRecheck(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := cb.Boot(ctx, BootRequest{Kernel: k, Seed: uint64(seed)})
+			res, err := cb.Boot(ctx, boot.BootRequest{Kernel: k, Seed: uint64(seed)})
 			if err == nil {
 				got[seed] = res.Cache
 			}

@@ -3,6 +3,7 @@ package job
 import (
 	"context"
 	"fmt"
+	"github.com/kci-dev/kci/boot"
 	"io"
 	"os"
 	"path/filepath"
@@ -33,7 +34,7 @@ type engine struct {
 	dir    string          // the run directory
 	log    io.Writer       // nil: quiet
 	meter  *progress.Meter // nil-safe
-	booter Booter
+	booter boot.Booter
 	seeds  seedMap
 
 	// bench is the traffic every measuring boot runs; benchFor, when
@@ -79,14 +80,14 @@ func (e *engine) logf(format string, a ...any) {
 // resolves says whether the Booter settles an accelerator before the
 // first boot (VMBooter does; a scripted one need not).
 func (e *engine) resolves() bool {
-	_, ok := e.booter.(AccelResolver)
+	_, ok := e.booter.(boot.AccelResolver)
 	return ok
 }
 
 // settleAccel is the Booter's accelerator for kernel k, asked once per
 // run and logged; "" when the Booter settles none.
 func (e *engine) settleAccel(k *kernel.Artifacts) (accel, why string, err error) {
-	ar, ok := e.booter.(AccelResolver)
+	ar, ok := e.booter.(boot.AccelResolver)
 	if !ok || e.settled {
 		return e.accel, e.why, nil
 	}
@@ -161,11 +162,11 @@ func (s bootSpec) consoleFile() string {
 // boot runs s with its console under the run directory. kind is the
 // failure's kind: the Booter's, or failure.Infra (the machine) for a
 // failure it did not classify; "" when the boot succeeded.
-func (e *engine) boot(ctx context.Context, s bootSpec) (res *BootResult, kind string, err error) {
+func (e *engine) boot(ctx context.Context, s bootSpec) (res *boot.BootResult, kind string, err error) {
 	if err := os.MkdirAll(filepath.Join(e.dir, "console"), 0o755); err != nil {
 		return nil, failure.Infra, classify("results", err)
 	}
-	res, err = e.booter.Boot(ctx, BootRequest{Kernel: s.Kernel, Plan: s.Plan, Console: filepath.Join(e.dir, s.consoleFile()), Label: s.Label,
+	res, err = e.booter.Boot(ctx, boot.BootRequest{Kernel: s.Kernel, Plan: s.Plan, Console: filepath.Join(e.dir, s.consoleFile()), Label: s.Label,
 		Seed: e.seeds.guest(s.Rep), Watch: s.Watch, Tee: s.Tee, Append: s.Append, BootTimeout: s.BootTimeout})
 	if res != nil {
 		kind = res.ErrorKind
@@ -179,7 +180,7 @@ func (e *engine) boot(ctx context.Context, s bootSpec) (res *BootResult, kind st
 // record is the boot's record, as run.json and series.json keep it:
 // what res measured, its failure (err, of kind) in one line, and its
 // guest seed when the boot repeats from it (icount only).
-func (e *engine) record(s bootSpec, res *BootResult, kind string, err error) results.Boot {
+func (e *engine) record(s bootSpec, res *boot.BootResult, kind string, err error) results.Boot {
 	b := results.Boot{Tree: s.Tree, Role: s.Role, Rep: s.Rep, ConsoleLog: s.consoleFile(), ErrorKind: kind}
 	if res != nil {
 		if res.Clock == results.ClockICount {

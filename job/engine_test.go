@@ -3,6 +3,7 @@ package job
 import (
 	"context"
 	"errors"
+	"github.com/kci-dev/kci/boot"
 	"strings"
 	"testing"
 
@@ -15,8 +16,8 @@ type resolvingBooter struct {
 	err   error
 }
 
-func (b *resolvingBooter) Boot(context.Context, BootRequest) (*BootResult, error) {
-	return &BootResult{}, nil
+func (b *resolvingBooter) Boot(context.Context, boot.BootRequest) (*boot.BootResult, error) {
+	return &boot.BootResult{}, nil
 }
 
 func (b *resolvingBooter) ResolveAccel(context.Context, *kernel.Artifacts) (string, string, error) {
@@ -26,7 +27,9 @@ func (b *resolvingBooter) ResolveAccel(context.Context, *kernel.Artifacts) (stri
 
 type plainBooter struct{}
 
-func (plainBooter) Boot(context.Context, BootRequest) (*BootResult, error) { return &BootResult{}, nil }
+func (plainBooter) Boot(context.Context, boot.BootRequest) (*boot.BootResult, error) {
+	return &boot.BootResult{}, nil
+}
 
 // A run's engine asks the Booter for its accelerator once, however many
 // trees and boots ask after, and logs it once; a failed probe is not
@@ -37,7 +40,7 @@ func TestEngineSettlesTheAcceleratorOnce(t *testing.T) {
 	var log strings.Builder
 	e := &engine{ctx: context.Background(), log: &log, booter: b}
 	if !e.resolves() {
-		t.Fatal("a Booter with ResolveAccel does not resolve")
+		t.Fatal("a boot.Booter with ResolveAccel does not resolve")
 	}
 	for range 3 {
 		if accel, why, err := e.settleAccel(nil); accel != "tcg" || why != "PVM host" || err != nil {

@@ -3,6 +3,7 @@ package job
 import (
 	"context"
 	"errors"
+	"github.com/kci-dev/kci/boot"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -45,19 +46,19 @@ func fakeKernel(key string) *kernel.Artifacts {
 }
 
 // boot is one scripted boot's outcome.
-type boot func(ctx context.Context, req BootRequest) (*BootResult, error)
+type scriptedBoot func(ctx context.Context, req boot.BootRequest) (*boot.BootResult, error)
 
 // fakeBooter plays a script per kernel role: base and patched each have a
 // list of outcomes, one per boot, the last repeating. It records every
 // request.
 type fakeBooter struct {
 	mu      sync.Mutex
-	base    []boot
-	patched []boot
-	reqs    []BootRequest
+	base    []scriptedBoot
+	patched []scriptedBoot
+	reqs    []boot.BootRequest
 }
 
-func (f *fakeBooter) Boot(ctx context.Context, req BootRequest) (*BootResult, error) {
+func (f *fakeBooter) Boot(ctx context.Context, req boot.BootRequest) (*boot.BootResult, error) {
 	f.mu.Lock()
 	script, n := f.base, 0
 	if strings.HasPrefix(req.Kernel.Key, "patched-") {
@@ -90,15 +91,15 @@ func (f *fakeBooter) roles() []string {
 // fakeBootSeq numbers the fake boots, for their phases.
 var fakeBootSeq atomic.Int64
 
-func bootOK(ns float64) boot {
+func bootOK(ns float64) scriptedBoot {
 	return measured(ns, "", "survives")
 }
 
 // measured is a boot whose variant is invalid when invalid is set, and
 // whose survival cell observes what observed says.
-func measured(ns float64, invalid, observed string) boot {
-	return func(_ context.Context, req BootRequest) (*BootResult, error) {
-		res := &BootResult{Accel: results.AccelTCG, Clock: results.ClockICount}
+func measured(ns float64, invalid, observed string) scriptedBoot {
+	return func(_ context.Context, req boot.BootRequest) (*boot.BootResult, error) {
+		res := &boot.BootResult{Accel: results.AccelTCG, Clock: results.ClockICount}
 		const pkts = 1_000_000
 		v := wire.VariantResult{Variant: "x", Valid: invalid == "", Invalid: invalid,
 			Programs: []wire.ProgStat{{Name: "x_prog", Type: "sched_cls", RunCnt: pkts, RunTimeNs: uint64(ns * pkts)}}}
@@ -114,8 +115,8 @@ func measured(ns float64, invalid, observed string) boot {
 
 // bootFails is a boot that fails with kind: what VMBooter returns for a
 // crash, a hang, or qemu itself failing.
-func bootFails(kind, msg string) boot {
-	return func(context.Context, BootRequest) (*BootResult, error) {
-		return &BootResult{Accel: results.AccelTCG, ErrorKind: kind}, errors.New(msg)
+func bootFails(kind, msg string) scriptedBoot {
+	return func(context.Context, boot.BootRequest) (*boot.BootResult, error) {
+		return &boot.BootResult{Accel: results.AccelTCG, ErrorKind: kind}, errors.New(msg)
 	}
 }

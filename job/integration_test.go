@@ -3,6 +3,7 @@ package job_test
 import (
 	"context"
 	"errors"
+	"github.com/kci-dev/kci/boot"
 	"math"
 	"os"
 	"os/exec"
@@ -63,7 +64,7 @@ func testerOn(t *testing.T, accel vm.Accel) *job.Tester {
 	// own boots' 45 s start, on 2 cores.
 	scratch := t.TempDir()
 	scratchDirs.Store(t.Name(), scratch)
-	return &job.Tester{Builder: b, Booter: &job.VMBooter{
+	return &job.Tester{Builder: b, Booter: &boot.VMBooter{
 		VM:        vm.Config{Accel: accel, CPUs: 1, MemoryMiB: 1024, CacheDir: b.Cache.Root, BootTimeout: 45 * time.Second},
 		ImageOpts: vmimage.Options{CacheDir: b.Cache.Root}, PluginDir: b.Cache.Root, ScratchDir: scratch,
 	}}
@@ -109,7 +110,7 @@ func runTest(t *testing.T, tr *job.Tester, o job.TestOptions) outcome {
 		// These tests exist to boot: newTester puts no result cache in
 		// front of the booter, and no boot may come from one unless the
 		// test put one there.
-		_, plain := tr.Booter.(*job.VMBooter)
+		_, plain := tr.Booter.(*boot.VMBooter)
 		for _, b := range r.Boots {
 			if plain && b.Cache == results.CacheHit {
 				t.Errorf("boot %d (%s %s seed %d) came from the result cache", b.Seq, b.Tree, b.Role, b.Seed)
@@ -452,7 +453,7 @@ func TestRepeatedBootsIdentical(t *testing.T) {
 // Holm level is out of reach; kci test's adaptive seeds decide it.
 func TestCacheMissSeenByModel(t *testing.T) {
 	tr := icountTester(t)
-	tr.Booter.(*job.VMBooter).CacheModel = true
+	tr.Booter.(*boot.VMBooter).CacheModel = true
 	r := runTest(t, tr, job.TestOptions{Patches: []string{"testdata/miss-hash-update.patch"}, Trees: []string{"stock"},
 		Reps: 3, Variants: []string{"none", "hash"}})
 	if r.err != nil {

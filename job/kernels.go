@@ -3,11 +3,12 @@
 //
 // kci test (Tester, teststeps.go) and kci series (SeriesTester,
 // seriestree.go) are two plans over one engine (engine.go: the run
-// directory, the log and progress meter, the Booter and the accelerator
-// it settles once, and the boot that names the console, classifies and,
-// with bootBlame, blames), with the Builder (kernels.go), the result cache
-// (bootcache.go) and one exit-code table (exit.go) over internal/failure's
-// kinds. Each saves its record after every step.
+// directory, the log and progress meter, the boot.Booter and the
+// accelerator it settles once, and the boot that names the console,
+// classifies and, with bootBlame, blames), with the Builder (kernels.go)
+// and one exit-code table (exit.go) over internal/failure's kinds. Each
+// saves its record after every step. What one boot does (QEMU, the result
+// cache, the plugin's counts) is package boot's.
 package job
 
 import (

@@ -3,6 +3,7 @@ package job
 import (
 	"context"
 	"errors"
+	"github.com/kci-dev/kci/boot"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,7 +40,7 @@ func (k *kvmBooter) ResolveAccel(context.Context, *kernel.Artifacts) (string, st
 	return results.AccelKVM, runnerAccelWhy, nil
 }
 
-func (k *kvmBooter) Boot(ctx context.Context, req BootRequest) (*BootResult, error) {
+func (k *kvmBooter) Boot(ctx context.Context, req boot.BootRequest) (*boot.BootResult, error) {
 	k.mu.Lock()
 	k.running++
 	k.most = max(k.most, k.running)
@@ -55,13 +56,13 @@ func (k *kvmBooter) Boot(ctx context.Context, req BootRequest) (*BootResult, err
 
 // kvmBoot is a wall-clock boot: ns per packet give or take 2 % by seed,
 // as boot-to-boot noise.
-func kvmBoot(ns float64) boot {
-	return func(_ context.Context, req BootRequest) (*BootResult, error) {
+func kvmBoot(ns float64) scriptedBoot {
+	return func(_ context.Context, req boot.BootRequest) (*boot.BootResult, error) {
 		jitter := 1 + 0.01*float64(int(req.Seed%5)-2)
 		const pkts = 1_000_000
 		v := wire.VariantResult{Variant: "x", Valid: true,
 			Programs: []wire.ProgStat{{Name: "x_prog", Type: "sched_cls", RunCnt: pkts, RunTimeNs: uint64(ns * jitter * pkts)}}}
-		res := &BootResult{Accel: results.AccelKVM, Clock: results.ClockKVM, CPU: runnerCPU, CPUReason: runnerCPUReason,
+		res := &boot.BootResult{Accel: results.AccelKVM, Clock: results.ClockKVM, CPU: runnerCPU, CPUReason: runnerCPUReason,
 			BootToReady: 1100 * time.Millisecond, Variants: []wire.VariantResult{v}}
 		if req.Plan.Survival {
 			res.Cells = []wire.Cell{{Carrier: "skb_ext", Path: "veth", Expected: "survives", Observed: "survives", Pass: true}}
@@ -77,7 +78,7 @@ func kvmBoot(ns float64) boot {
 // --fail-on-regression, reports in real-time units naming the -cpu model
 // and why. Nothing here depends on the clock of the machine running it.
 func TestTestKVMNoisyPath(t *testing.T) {
-	boots := &kvmBooter{fakeBooter: fakeBooter{base: []boot{kvmBoot(100)}, patched: []boot{kvmBoot(130)}}}
+	boots := &kvmBooter{fakeBooter: fakeBooter{base: []scriptedBoot{kvmBoot(100)}, patched: []scriptedBoot{kvmBoot(130)}}}
 	proj := &project.File{Path: "kci.yaml", Trees: []project.Tree{{Name: "stock"}}}
 	var log strings.Builder
 	o := TestOptions{Patches: []string{testPatch}, Survival: true, FailOnRegression: 10, Log: &log,

@@ -2,6 +2,7 @@ package job
 
 import (
 	"context"
+	"github.com/kci-dev/kci/boot"
 	"io"
 	"path/filepath"
 	"time"
@@ -29,7 +30,7 @@ type OnceOptions struct {
 
 // Once is one boot kci run made: its result and where its console is.
 type Once struct {
-	Result  *BootResult
+	Result  *boot.BootResult
 	Console string
 }
 
@@ -37,7 +38,7 @@ type Once struct {
 // engine kci test and kci series boot through: it settles the
 // accelerator as they do, keeps the console under o.Dir and blames a
 // failure by its kind with kci test's exit codes.
-func BootOnce(ctx context.Context, b Booter, k *kernel.Artifacts, p wire.Plan, o OnceOptions) (Once, error) {
+func BootOnce(ctx context.Context, b boot.Booter, k *kernel.Artifacts, p wire.Plan, o OnceOptions) (Once, error) {
 	e := &engine{ctx: ctx, dir: o.Dir, log: o.Log, booter: b, parallel: 1}
 	if _, _, err := e.size(k); err != nil {
 		return Once{}, Classify("accelerator", err)

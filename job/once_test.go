@@ -17,7 +17,7 @@ import (
 func TestBootOnce(t *testing.T) {
 	cases := []struct {
 		name string
-		boot boot
+		boot scriptedBoot
 		code int // 0: no error
 	}{
 		{"ok", bootOK(10), 0},
@@ -26,7 +26,7 @@ func TestBootOnce(t *testing.T) {
 	}
 	for _, c := range cases {
 		dir := t.TempDir()
-		f := &fakeBooter{base: []boot{c.boot}}
+		f := &fakeBooter{base: []scriptedBoot{c.boot}}
 		plan := wire.Plan{Command: []string{"uname", "-r"}}
 		o := OnceOptions{Dir: dir, Tree: "stock", Append: []string{"quiet"}, BootTimeout: 3 * time.Minute}
 		once, err := BootOnce(context.Background(), f, fakeKernel("base-stock"), plan, o)

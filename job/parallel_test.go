@@ -2,6 +2,7 @@ package job
 
 import (
 	"context"
+	"github.com/kci-dev/kci/boot"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -21,8 +22,8 @@ type gate struct {
 	now, max int
 }
 
-func (g *gate) wrap(b boot, hold time.Duration) boot {
-	return func(ctx context.Context, req BootRequest) (*BootResult, error) {
+func (g *gate) wrap(b scriptedBoot, hold time.Duration) scriptedBoot {
+	return func(ctx context.Context, req boot.BootRequest) (*boot.BootResult, error) {
 		g.mu.Lock()
 		g.now++
 		g.max = max(g.max, g.now)
@@ -31,7 +32,7 @@ func (g *gate) wrap(b boot, hold time.Duration) boot {
 		select {
 		case <-time.After(hold):
 		case <-ctx.Done():
-			return &BootResult{ErrorKind: failure.Infra}, ctx.Err()
+			return &boot.BootResult{ErrorKind: failure.Infra}, ctx.Err()
 		}
 		return b(ctx, req)
 	}
@@ -43,7 +44,7 @@ func (g *gate) wrap(b boot, hold time.Duration) boot {
 func TestParallelBootsRecordedLikeSequential(t *testing.T) {
 	g := &gate{}
 	ok := g.wrap(bootOK(100), 30*time.Millisecond)
-	boots := &fakeBooter{base: []boot{ok}, patched: []boot{ok}}
+	boots := &fakeBooter{base: []scriptedBoot{ok}, patched: []scriptedBoot{ok}}
 	r := runTest(t, context.Background(), &fakeBuilder{}, boots, TestOptions{Survival: true, Reps: 3, Parallel: 2})
 	r.want(t, ExitOK, "")
 	if g.max != 2 {
@@ -77,7 +78,7 @@ func TestParallelBootsRecordedLikeSequential(t *testing.T) {
 // base half of the run lost and blamed on the machine).
 func TestParallelFailureLetsTheBaseBesideFinish(t *testing.T) {
 	g := &gate{}
-	boots := &fakeBooter{base: []boot{g.wrap(bootOK(100), 300*time.Millisecond)}, patched: []boot{bootFails("crash", "WARNING in veth_xmit")}}
+	boots := &fakeBooter{base: []scriptedBoot{g.wrap(bootOK(100), 300*time.Millisecond)}, patched: []scriptedBoot{bootFails("crash", "WARNING in veth_xmit")}}
 	r := runTest(t, context.Background(), &fakeBuilder{}, boots, TestOptions{Reps: 3, Parallel: 2})
 	r.want(t, ExitBoot, "patched kernel of tree stock: WARNING in veth_xmit")
 	if n := len(boots.reqs); n != 2 {
@@ -98,20 +99,20 @@ func TestParallelFailureLetsTheBaseBesideFinish(t *testing.T) {
 // would only fail again) and recorded as cancelled: not the machine's
 // fault, not a failure of their own, not the job's error.
 func TestParallelFailureCancelsTheSameKernel(t *testing.T) {
-	hang := func(ctx context.Context, req BootRequest) (*BootResult, error) {
+	hang := func(ctx context.Context, req boot.BootRequest) (*boot.BootResult, error) {
 		select {
 		case <-ctx.Done():
-			return &BootResult{ErrorKind: failure.Infra}, ctx.Err()
+			return &boot.BootResult{ErrorKind: failure.Infra}, ctx.Err()
 		case <-time.After(10 * time.Second):
 			return nil, nil
 		}
 	}
 	g := &gate{}
-	crash := func(ctx context.Context, req BootRequest) (*BootResult, error) {
+	crash := func(ctx context.Context, req boot.BootRequest) (*boot.BootResult, error) {
 		time.Sleep(50 * time.Millisecond) // both patched boots are running
 		return bootFails("crash", "Kernel panic - not syncing: boom")(ctx, req)
 	}
-	boots := &fakeBooter{base: []boot{g.wrap(bootOK(100), 200*time.Millisecond)}, patched: []boot{crash, hang}}
+	boots := &fakeBooter{base: []scriptedBoot{g.wrap(bootOK(100), 200*time.Millisecond)}, patched: []scriptedBoot{crash, hang}}
 	start := time.Now()
 	r := runTest(t, context.Background(), &fakeBuilder{}, boots, TestOptions{Reps: 2, Parallel: 4})
 	r.want(t, ExitBoot, "patched kernel of tree stock: Kernel panic")
@@ -171,7 +172,7 @@ func TestResolveParallel(t *testing.T) {
 }
 
 func newSeedBooter() *fakeBooter {
-	return &fakeBooter{base: []boot{seedBoot}, patched: []boot{seedBoot}}
+	return &fakeBooter{base: []scriptedBoot{seedBoot}, patched: []scriptedBoot{seedBoot}}
 }
 
 // clockedBooter reports its guest clock as VMBooter does.
@@ -192,15 +193,15 @@ func TestRunTakesTheBootersClock(t *testing.T) {
 	}
 	cases := []struct {
 		name   string
-		booter func() Booter
+		booter func() boot.Booter
 		shared bool
 	}{
-		{"icount", func() Booter { return clockedBooter{icountBooter{newSeedBooter()}, results.ClockICount} }, true},
-		{"icount behind the cache", func() Booter {
-			return WithResultCache(clockedBooter{icountBooter{newSeedBooter()}, results.ClockICount}, nil, nil)
+		{"icount", func() boot.Booter { return clockedBooter{icountBooter{newSeedBooter()}, results.ClockICount} }, true},
+		{"icount behind the cache", func() boot.Booter {
+			return boot.WithResultCache(clockedBooter{icountBooter{newSeedBooter()}, results.ClockICount}, nil, nil)
 		}, true},
-		{"host", func() Booter { return clockedBooter{icountBooter{newSeedBooter()}, results.ClockHost} }, false},
-		{"none reported", func() Booter { return icountBooter{newSeedBooter()} }, false},
+		{"host", func() boot.Booter { return clockedBooter{icountBooter{newSeedBooter()}, results.ClockHost} }, false},
+		{"none reported", func() boot.Booter { return icountBooter{newSeedBooter()} }, false},
 	}
 	for _, c := range cases {
 		var log strings.Builder

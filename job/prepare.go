@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/kci-dev/kci/boot"
 	"io"
 
 	"github.com/kci-dev/kci/internal/progress"
@@ -15,9 +16,7 @@ import (
 // link, minutes on a cold run), where it used to wait for them: a cold
 // initramfs is a Go build of a minute or more.
 // What it prints goes to log, line by line.
-type preparer interface {
-	Prepare(ctx context.Context, log io.Writer) error
-}
+type preparer = boot.Preparer
 
 // prepare starts the Booter's preparation beside the kernel builds. stop
 // cancels what is still running (the run no longer needs it) and waits,
@@ -41,21 +40,6 @@ func (e *engine) prepare() (stop func()) {
 			e.logf("kci: initramfs, prepared beside the kernel builds: %v", err)
 		}
 	}
-}
-
-// Prepare builds (or finds) the initramfs ahead of the first boot; its
-// build progress goes to log when set, else to ImageOpts.Log.
-func (b *VMBooter) Prepare(ctx context.Context, log io.Writer) error {
-	_, err := b.image(ctx, log)
-	return err
-}
-
-// Prepare is the inner booter's, when it has one.
-func (c *cachedBooter) Prepare(ctx context.Context, log io.Writer) error {
-	if p, ok := c.inner.(preparer); ok {
-		return p.Prepare(ctx, log)
-	}
-	return nil
 }
 
 // sayWriter prints each whole line written to it with the meter's Say,

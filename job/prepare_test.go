@@ -56,7 +56,7 @@ func (p *preparingBooter) Prepare(ctx context.Context, _ io.Writer) error {
 // logged, its cancellation at the run's end is not.
 func TestPrepareRunsBesideTheBuilds(t *testing.T) {
 	for _, prepErr := range []error{nil, errors.New("u-root busybox: go build failed")} {
-		pb := &preparingBooter{fakeBooter: &fakeBooter{base: []boot{bootOK(100)}, patched: []boot{bootOK(100)}},
+		pb := &preparingBooter{fakeBooter: &fakeBooter{base: []scriptedBoot{bootOK(100)}, patched: []scriptedBoot{bootOK(100)}},
 			started: make(chan struct{}), err: prepErr}
 		b := &gatedBuilder{started: pb.started}
 		var log bytes.Buffer
@@ -94,7 +94,7 @@ func (lineBooter) Prepare(_ context.Context, log io.Writer) error {
 // whole line at a time: on a terminal, above the build's live line.
 func TestPrepareSaysThroughTheMeter(t *testing.T) {
 	var out bytes.Buffer
-	lb := lineBooter{&fakeBooter{base: []boot{bootOK(100)}, patched: []boot{bootOK(100)}}}
+	lb := lineBooter{&fakeBooter{base: []scriptedBoot{bootOK(100)}, patched: []scriptedBoot{bootOK(100)}}}
 	proj := &project.File{Path: "kci.yaml", Trees: []project.Tree{{Name: "stock"}}}
 	o := TestOptions{Patches: []string{testPatch}, Reps: 2, Out: filepath.Join(t.TempDir(), "run"), Log: io.Discard, Progress: progress.New(&out)}
 	if _, err := (&Tester{Kernels: &fakeBuilder{}, Booter: lb, Project: proj}).Test(context.Background(), o); err != nil {

@@ -3,6 +3,7 @@ package job
 import (
 	"context"
 	"fmt"
+	"github.com/kci-dev/kci/boot"
 	"io"
 	"os"
 	"time"
@@ -104,7 +105,7 @@ type SeriesOptions struct {
 type SeriesTester struct {
 	Project *project.File
 	Builder SeriesBuilder
-	Booter  Booter
+	Booter  boot.Booter
 }
 
 // Series checks every prefix 1..N of the series on each tree: apply,

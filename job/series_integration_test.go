@@ -3,6 +3,7 @@ package job_test
 import (
 	"context"
 	"errors"
+	"github.com/kci-dev/kci/boot"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -30,7 +31,7 @@ func runSeries(t *testing.T, accel vm.Accel, shared bool, o job.SeriesOptions) (
 		t.Skip("needs qemu-system-x86_64 (package qemu-system-x86)")
 	}
 	scratch := t.TempDir() // as testerOn's tests
-	var booter job.Booter = &job.VMBooter{
+	var booter boot.Booter = &boot.VMBooter{
 		VM:        vm.Config{Accel: accel, CPUs: 1, MemoryMiB: 1024, CacheDir: b.Cache.Root, BootTimeout: 45 * time.Second},
 		ImageOpts: vmimage.Options{CacheDir: b.Cache.Root}, PluginDir: b.Cache.Root, ScratchDir: scratch,
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kci-dev/kci/boot"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -91,17 +92,17 @@ func (f *fakeSeriesBuilder) Warnings(tree *kernel.Artifacts) kernel.WarningSet {
 // scripted, gtp_write costs perf[key] ns/pkt and gtp_read read[key] (40
 // unless scripted) plus readSeed[seed] percent.
 type fakeSeriesBooter struct {
-	lose     map[string]bool    // kernel key -> the "skb over lo" cell fails
-	crash    map[string]bool    // kernel key -> the boot panics
-	perf     map[string]float64 // kernel key -> gtp_write ns/pkt
-	read     map[string]float64 // kernel key -> gtp_read ns/pkt
-	readSeed map[uint64]float64 // guest seed -> percent added to gtp_read
-	boots    []string           // key, "+bench" when the plan measured, " seed N" unless seed 1
-	onBoot   func(BootRequest)  // called as each boot starts
-	clock    string             // the boots' clock: "" is icount
+	lose     map[string]bool        // kernel key -> the "skb over lo" cell fails
+	crash    map[string]bool        // kernel key -> the boot panics
+	perf     map[string]float64     // kernel key -> gtp_write ns/pkt
+	read     map[string]float64     // kernel key -> gtp_read ns/pkt
+	readSeed map[uint64]float64     // guest seed -> percent added to gtp_read
+	boots    []string               // key, "+bench" when the plan measured, " seed N" unless seed 1
+	onBoot   func(boot.BootRequest) // called as each boot starts
+	clock    string                 // the boots' clock: "" is icount
 }
 
-func (f *fakeSeriesBooter) Boot(ctx context.Context, req BootRequest) (*BootResult, error) {
+func (f *fakeSeriesBooter) Boot(ctx context.Context, req boot.BootRequest) (*boot.BootResult, error) {
 	key := req.Kernel.Key
 	label := key
 	if len(req.Plan.Variants) > 0 {
@@ -118,9 +119,9 @@ func (f *fakeSeriesBooter) Boot(ctx context.Context, req BootRequest) (*BootResu
 		}
 	}
 	if f.crash[key] {
-		return &BootResult{ErrorKind: "crash"}, errors.New("kernel panic: BUG: kernel NULL pointer dereference")
+		return &boot.BootResult{ErrorKind: "crash"}, errors.New("kernel panic: BUG: kernel NULL pointer dereference")
 	}
-	r := &BootResult{Accel: "tcg", Clock: results.ClockICount, Sanity: &wire.Sanity{}}
+	r := &boot.BootResult{Accel: "tcg", Clock: results.ClockICount, Sanity: &wire.Sanity{}}
 	if f.clock != "" {
 		r.Clock = f.clock
 	}
@@ -312,7 +313,7 @@ func TestSeriesInterruptKeepsRows(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	var during *results.Series
 	var derr error
-	boot := &fakeSeriesBooter{onBoot: func(req BootRequest) {
+	boot := &fakeSeriesBooter{onBoot: func(req boot.BootRequest) {
 		if req.Kernel.Key != "prefix-3" {
 			return
 		}

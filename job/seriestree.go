@@ -3,6 +3,7 @@ package job
 import (
 	"errors"
 	"fmt"
+	"github.com/kci-dev/kci/boot"
 	"strings"
 	"time"
 
@@ -147,7 +148,7 @@ func (r *seriesRun) resolve() error {
 // all prefixes stay paired) and records it in the tree's boots. A
 // failure the kernel caused is the returned boot's; one of the machine's
 // is the error.
-func (r *seriesRun) boot(prefix int, label string, p wire.Plan, rep int) (*results.PatchBoot, *BootResult, error) {
+func (r *seriesRun) boot(prefix int, label string, p wire.Plan, rep int) (*results.PatchBoot, *boot.BootResult, error) {
 	if err := r.resolve(); err != nil {
 		return nil, nil, err
 	}
@@ -198,7 +199,7 @@ func (r *seriesRun) addBoot(b results.Boot, prefix int, bench bool) {
 
 // noteBoot takes what a boot says of the host into the report, and its
 // survival tally into pb.
-func (r *seriesRun) noteBoot(res *BootResult, pb *results.PatchBoot) {
+func (r *seriesRun) noteBoot(res *boot.BootResult, pb *results.PatchBoot) {
 	if res.Clock != "" && r.rep.Clock == "" {
 		r.rep.Clock = res.Clock
 	}

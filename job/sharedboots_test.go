@@ -1,6 +1,7 @@
 package job_test
 
 import (
+	"github.com/kci-dev/kci/boot"
 	"os"
 	"sync"
 	"testing"
@@ -40,13 +41,13 @@ func sharedBoots(t *testing.T, tr *job.Tester) {
 }
 
 // withSharedBoots is b behind the shared result cache.
-func withSharedBoots(t *testing.T, b job.Booter) job.Booter {
+func withSharedBoots(t *testing.T, b boot.Booter) boot.Booter {
 	t.Helper()
 	store, err := sharedStore()
 	if err != nil {
 		t.Fatalf("shared result cache: %v", err)
 	}
-	return job.WithResultCache(b, store, nil)
+	return boot.WithResultCache(b, store, nil)
 }
 
 // logShared says how many of run's boots came from the shared cache, so

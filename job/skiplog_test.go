@@ -2,6 +2,7 @@ package job
 
 import (
 	"context"
+	"github.com/kci-dev/kci/boot"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,8 +13,8 @@ import (
 
 // skipping is a clean boot that also reports variant "y" skipped for
 // reason, as the guest does on a kernel lacking a kfunc.
-func skipping(ns float64, reason string) boot {
-	return func(ctx context.Context, req BootRequest) (*BootResult, error) {
+func skipping(ns float64, reason string) scriptedBoot {
+	return func(ctx context.Context, req boot.BootRequest) (*boot.BootResult, error) {
 		res, err := bootOK(ns)(ctx, req)
 		res.Variants = append(res.Variants, wire.VariantResult{Variant: "y", Skipped: reason})
 		return res, err
@@ -24,7 +25,7 @@ func skipping(ns float64, reason string) boot {
 // the log says it once per tree and reason, a new reason again.
 func TestSkipLoggedOncePerTree(t *testing.T) {
 	const lacks, other = "kernel lacks kfunc bpf_gtp_reap", "kernel lacks map type arena"
-	boots := &fakeBooter{base: []boot{skipping(100, lacks)}, patched: []boot{skipping(100, lacks), skipping(100, other)}}
+	boots := &fakeBooter{base: []scriptedBoot{skipping(100, lacks)}, patched: []scriptedBoot{skipping(100, lacks), skipping(100, other)}}
 	var log syncBuffer
 	proj := &project.File{Path: "kci.yaml", Trees: []project.Tree{{Name: "stock"}}}
 	o := TestOptions{Patches: []string{testPatch}, Reps: 3, Out: filepath.Join(t.TempDir(), "run"), Log: &log}

@@ -1,6 +1,7 @@
 package job_test
 
 import (
+	"github.com/kci-dev/kci/boot"
 	"reflect"
 	"testing"
 	"time"
@@ -39,7 +40,7 @@ func TestWriteProgramsExactAcrossSeeds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr.Booter = job.WithResultCache(tr.Booter, store, nil)
+	tr.Booter = boot.WithResultCache(tr.Booter, store, nil)
 	o := job.TestOptions{Trees: []string{"stock"}, Reps: 3, Variants: []string{"hash", "lru"}, Bench: userBench()}
 	r := runTest(t, tr, o)
 	if r.err != nil {

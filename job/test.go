@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kci-dev/kci/boot"
 	"io"
 	"os"
 	"runtime"
@@ -17,75 +18,8 @@ import (
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/project"
 	"github.com/kci-dev/kci/results"
-	"github.com/kci-dev/kci/vm"
-	"github.com/kci-dev/kci/vm/event"
 	"github.com/kci-dev/kci/wire"
 )
-
-// Booter boots one kernel with a plan and returns what the guest reported.
-// The real one drives QEMU (VMBooter); tests use a scripted fake.
-type Booter interface {
-	Boot(ctx context.Context, req BootRequest) (*BootResult, error)
-}
-
-// BootRequest is one fresh boot.
-type BootRequest struct {
-	Kernel  *kernel.Artifacts
-	Plan    wire.Plan
-	Console string // where the console log goes
-	Label   string // e.g. "gtp patched rep 2/6", for progress
-	// Seed is the guest's random seed under icount (vm.Config.Seed):
-	// the repetition, the same for base and patched.
-	Seed uint64
-	// Watch, when set, sees every agent event as it arrives, and Tee a
-	// copy of the console as it is written (kci run shows both live).
-	Watch func(event.Event)
-	Tee   io.Writer
-	// Append adds kernel command line arguments to this boot, and
-	// BootTimeout (0: the booter's) bounds its start to ready: kci run's
-	// --append and --boot-timeout, which the accelerator probe does not
-	// take.
-	Append      []string
-	BootTimeout time.Duration
-	// StopAfter, when > 0, ends the boot once that many bench variants
-	// have reported: the result cache's re-check compares that prefix of
-	// a boot with its entry (bootcache.go). The result then holds what
-	// ran before the stop and no exact counts.
-	StopAfter int
-}
-
-// BootResult is what one boot produced. Partial results come back with an
-// error too: what was measured before a crash is kept.
-type BootResult struct {
-	Accel       string
-	BootToReady time.Duration
-	Sanity      *wire.Sanity
-	Caps        *wire.Caps
-	Cells       []wire.Cell
-	Variants    []wire.VariantResult
-	Profiles    []wire.Profile // with TestOptions.Profile: one per variant
-	ErrorKind   string         // with an error: boot, crash, timeout, guest, infra
-	// Clock is what the guest's ns count (results.ClockICount, ...);
-	// TSCkHz and Clocksource are the guest kernel's calibration.
-	Clock       string
-	TSCkHz      int64
-	Clocksource string
-	// Cache is what the result cache did with the boot (results.CacheHit,
-	// ...); empty without one. Set by WithResultCache.
-	Cache string `json:"-"`
-	// CPU is QEMU's -cpu model the boot ran with, CPUReason why it is not
-	// the accelerator's default ("" when it is).
-	CPU, CPUReason string
-	// Exact are the QEMU plugin's counts of the variants' windows (icount
-	// boots with the plugin only).
-	Exact []VariantExact `json:",omitempty"`
-	// Phases are where the boot's host wall time went (vm.Phase); served
-	// from the result cache they are the stored boot's.
-	Phases []results.BootPhase `json:",omitempty"`
-	// VM is QEMU's own account of the boot (pinning, done, wall time),
-	// which kci run prints; not kept by the result cache.
-	VM *vm.Result `json:"-"`
-}
 
 // RepsByAccel is kci test's TestOptions.RepsFor: under TCG with the
 // instruction clock (tcgClock) boots only show that they agree
@@ -156,7 +90,7 @@ type TestOptions struct {
 // Tester runs kci test.
 type Tester struct {
 	Builder *Builder
-	Booter  Booter
+	Booter  boot.Booter
 	// Kernels, when set, builds the kernels instead of Builder (the job's
 	// unit tests script one) and Project names the trees.
 	Kernels KernelBuilder

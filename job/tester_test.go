@@ -3,6 +3,7 @@ package job
 import (
 	"context"
 	"errors"
+	"github.com/kci-dev/kci/boot"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -83,7 +84,7 @@ func (o outcome) want(t *testing.T, code int, cause string) {
 }
 
 func TestTestExitsOKWhenNothingChanged(t *testing.T) {
-	boots := &fakeBooter{base: []boot{bootOK(100)}, patched: []boot{bootOK(100)}}
+	boots := &fakeBooter{base: []scriptedBoot{bootOK(100)}, patched: []scriptedBoot{bootOK(100)}}
 	r := runTest(t, context.Background(), &fakeBuilder{}, boots, TestOptions{Survival: true, FailOnRegression: 10})
 	r.want(t, ExitOK, "")
 	if r.run.Incomplete {
@@ -118,7 +119,7 @@ func TestTestExitsOKWhenNothingChanged(t *testing.T) {
 // A patch that applies to no tree is judged before the run directory:
 // exit 2, no boot, nothing created.
 func TestTestExitsApplyWhenThePatchAppliesToNoTree(t *testing.T) {
-	boots := &fakeBooter{base: []boot{bootOK(100)}, patched: []boot{bootOK(100)}}
+	boots := &fakeBooter{base: []scriptedBoot{bootOK(100)}, patched: []scriptedBoot{bootOK(100)}}
 	proj := &project.File{Path: "kci.yaml", Trees: []project.Tree{{Name: "stock"}}}
 	out := filepath.Join(t.TempDir(), "run")
 	o := TestOptions{Patches: []string{testPatch}, Reps: 2, Out: out}
@@ -136,7 +137,7 @@ func TestTestExitsApplyWhenThePatchAppliesToNoTree(t *testing.T) {
 
 func TestTestExitsBuildOnABuildFailure(t *testing.T) {
 	b := &fakeBuilder{patchedErr: &kernel.BuildError{First: "net/core/skbuff.c:12: error: expected ';'", Log: "/l"}}
-	boots := &fakeBooter{base: []boot{bootOK(100)}, patched: []boot{bootOK(100)}}
+	boots := &fakeBooter{base: []scriptedBoot{bootOK(100)}, patched: []scriptedBoot{bootOK(100)}}
 	r := runTest(t, context.Background(), b, boots, TestOptions{})
 	r.want(t, ExitBuild, "patched kernel of tree stock: kernel build failed: net/core/skbuff.c:12")
 	if len(boots.reqs) != 0 || !r.run.Incomplete || !strings.Contains(r.run.IncompleteReason, "skbuff.c:12") {
@@ -151,7 +152,7 @@ func TestTestExitsBuildOnABuildFailure(t *testing.T) {
 func TestTestExitsBootWhenThePatchedKernelFails(t *testing.T) {
 	for _, kind := range []string{failure.Crash, failure.Timeout, failure.Boot, failure.Agent} {
 		t.Run(kind, func(t *testing.T) {
-			boots := &fakeBooter{base: []boot{bootOK(100)}, patched: []boot{bootFails(kind, "Kernel panic - not syncing: skb_ext_add")}}
+			boots := &fakeBooter{base: []scriptedBoot{bootOK(100)}, patched: []scriptedBoot{bootFails(kind, "Kernel panic - not syncing: skb_ext_add")}}
 			r := runTest(t, context.Background(), &fakeBuilder{}, boots, TestOptions{})
 			r.want(t, ExitBoot, "patched kernel of tree stock: Kernel panic")
 			last := r.run.Boots[len(r.run.Boots)-1]
@@ -167,7 +168,7 @@ func TestTestExitsBootWhenThePatchedKernelFails(t *testing.T) {
 
 func TestTestExitsInternalOnTheMachinesFault(t *testing.T) {
 	// qemu failing is the machine's fault, never the patch's.
-	boots := &fakeBooter{base: []boot{bootFails(failure.Infra, "qemu: could not open /dev/kvm")}, patched: []boot{bootOK(100)}}
+	boots := &fakeBooter{base: []scriptedBoot{bootFails(failure.Infra, "qemu: could not open /dev/kvm")}, patched: []scriptedBoot{bootOK(100)}}
 	r := runTest(t, context.Background(), &fakeBuilder{}, boots, TestOptions{})
 	r.want(t, ExitInternal, "machine fault, not the patch's")
 	if len(r.run.Boots) != 1 || r.run.Boots[0].ErrorKind != failure.Infra {
@@ -184,19 +185,19 @@ func TestTestExitsInternalWhenTheRecordIsLost(t *testing.T) {
 	// is back for the last: the saves in between fail, the final ones
 	// succeed. Every boot still runs and compares equal, but a verdict
 	// whose record lost boots on the way must not pass.
-	lose := func(ctx context.Context, req BootRequest) (*BootResult, error) {
+	lose := func(ctx context.Context, req boot.BootRequest) (*boot.BootResult, error) {
 		if err := os.RemoveAll(filepath.Dir(filepath.Dir(req.Console))); err != nil {
 			t.Fatal(err)
 		}
 		return bootOK(100)(ctx, req)
 	}
-	restore := func(ctx context.Context, req BootRequest) (*BootResult, error) {
+	restore := func(ctx context.Context, req boot.BootRequest) (*boot.BootResult, error) {
 		if err := os.MkdirAll(filepath.Dir(filepath.Dir(req.Console)), 0o755); err != nil {
 			t.Fatal(err)
 		}
 		return bootOK(100)(ctx, req)
 	}
-	boots := &fakeBooter{base: []boot{lose, restore}, patched: []boot{bootOK(100)}}
+	boots := &fakeBooter{base: []scriptedBoot{lose, restore}, patched: []scriptedBoot{bootOK(100)}}
 	r := runTest(t, context.Background(), &fakeBuilder{}, boots, TestOptions{})
 	r.want(t, ExitInternal, "run record not saved")
 	if len(boots.reqs) != 4 {
@@ -205,7 +206,7 @@ func TestTestExitsInternalWhenTheRecordIsLost(t *testing.T) {
 }
 
 func TestTestExitsSurvivalOnASurvivalRegression(t *testing.T) {
-	boots := &fakeBooter{base: []boot{bootOK(100)}, patched: []boot{measured(100, "", "lost")}}
+	boots := &fakeBooter{base: []scriptedBoot{bootOK(100)}, patched: []scriptedBoot{measured(100, "", "lost")}}
 	r := runTest(t, context.Background(), &fakeBuilder{}, boots, TestOptions{Survival: true, FailOnRegression: -1})
 	r.want(t, ExitSurvival, "survival regression on tree stock: skb_ext over veth survives on base, lost patched")
 }
@@ -216,7 +217,7 @@ func TestTestExitsSurvivalOnASurvivalRegression(t *testing.T) {
 // failed verdict is the run's answer, not a reason it stopped: the record
 // is complete.
 func TestTestReportsAndExitReadOneAnalysis(t *testing.T) {
-	boots := &fakeBooter{base: []boot{bootOK(100)}, patched: []boot{measured(100, "", "lost")}}
+	boots := &fakeBooter{base: []scriptedBoot{bootOK(100)}, patched: []scriptedBoot{measured(100, "", "lost")}}
 	r := runTest(t, context.Background(), &fakeBuilder{}, boots, TestOptions{Survival: true, FailOnRegression: -1})
 	r.want(t, ExitSurvival, "survival regression on tree stock")
 	a := r.analysis
@@ -250,7 +251,7 @@ func TestTestReportsAndExitReadOneAnalysis(t *testing.T) {
 func TestTestExitsPerformanceBeyondTheLimitOnly(t *testing.T) {
 	// Deterministic clock: 100 ns/pkt on base, 150 patched, no spread.
 	slower := func() *fakeBooter {
-		return &fakeBooter{base: []boot{bootOK(100)}, patched: []boot{bootOK(150)}}
+		return &fakeBooter{base: []scriptedBoot{bootOK(100)}, patched: []scriptedBoot{bootOK(150)}}
 	}
 	r := runTest(t, context.Background(), &fakeBuilder{}, slower(), TestOptions{FailOnRegression: 10})
 	r.want(t, ExitPerformance, "")
@@ -262,7 +263,7 @@ func TestTestExitsPerformanceBeyondTheLimitOnly(t *testing.T) {
 
 func TestTestInvalidVariants(t *testing.T) {
 	// Invalid on both kernels: excluded from the numbers, nothing to blame.
-	boots := &fakeBooter{base: []boot{measured(100, "packet count below the floor", "survives")}, patched: []boot{measured(150, "packet count below the floor", "survives")}}
+	boots := &fakeBooter{base: []scriptedBoot{measured(100, "packet count below the floor", "survives")}, patched: []scriptedBoot{measured(150, "packet count below the floor", "survives")}}
 	r := runTest(t, context.Background(), &fakeBuilder{}, boots, TestOptions{FailOnRegression: 10})
 	r.want(t, ExitOK, "")
 	if c := concludeOf(r.run, "stock"); c.State == verdict.Failure {
@@ -271,7 +272,7 @@ func TestTestInvalidVariants(t *testing.T) {
 
 	// Invalid on the patched kernel only: the patch broke the benchmark's
 	// own checks; the conclusion and the exit code both say so.
-	boots = &fakeBooter{base: []boot{bootOK(100)}, patched: []boot{measured(100, "bpf_stats run_cnt is 0", "survives")}}
+	boots = &fakeBooter{base: []scriptedBoot{bootOK(100)}, patched: []scriptedBoot{measured(100, "bpf_stats run_cnt is 0", "survives")}}
 	r = runTest(t, context.Background(), &fakeBuilder{}, boots, TestOptions{FailOnRegression: 10})
 	r.want(t, ExitSurvival, "invalid")
 	if c := concludeOf(r.run, "stock"); c.State != verdict.Failure || !strings.Contains(c.Title, "invalid on the patched kernel only") {
@@ -283,11 +284,11 @@ func TestTestExitsInterruptedAndKeepsTheRecord(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// The user presses ^C during the second boot.
-	interrupt := func(ctx context.Context, req BootRequest) (*BootResult, error) {
+	interrupt := func(ctx context.Context, req boot.BootRequest) (*boot.BootResult, error) {
 		cancel()
-		return &BootResult{ErrorKind: failure.Infra}, ctx.Err()
+		return &boot.BootResult{ErrorKind: failure.Infra}, ctx.Err()
 	}
-	boots := &fakeBooter{base: []boot{bootOK(100)}, patched: []boot{interrupt}}
+	boots := &fakeBooter{base: []scriptedBoot{bootOK(100)}, patched: []scriptedBoot{interrupt}}
 	r := runTest(t, ctx, &fakeBuilder{}, boots, TestOptions{})
 	r.want(t, ExitInterrupted, "interrupted")
 	if !r.run.Incomplete || r.run.IncompleteReason != "interrupted" {
@@ -312,7 +313,7 @@ func TestTestSeeds(t *testing.T) {
 		{7, 0, []uint64{7, 7, 7, 7, 7, 7}},
 		{0, 11, []uint64{11, 11, 12, 12, 13, 13}},
 	} {
-		boots := &fakeBooter{base: []boot{bootOK(100)}, patched: []boot{bootOK(100)}}
+		boots := &fakeBooter{base: []scriptedBoot{bootOK(100)}, patched: []scriptedBoot{bootOK(100)}}
 		r := runTest(t, context.Background(), &fakeBuilder{}, boots, TestOptions{Reps: 3, Seed: tc.seed, FirstSeed: tc.first})
 		r.want(t, ExitOK, "")
 		var got []uint64
@@ -347,7 +348,7 @@ func TestWarnSMPICount(t *testing.T) {
 	}
 	for _, c := range cases {
 		var log strings.Builder
-		b := &VMBooter{VM: c.cfg, Log: &log}
+		b := &boot.VMBooter{VM: c.cfg, Log: &log}
 		if _, _, err := b.ResolveAccel(context.Background(), nil); err != nil {
 			t.Fatal(err)
 		}

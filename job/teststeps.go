@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kci-dev/kci/boot"
 	"strings"
 	"sync"
 	"time"
@@ -31,27 +32,10 @@ type KernelBuilder interface {
 	AppliesTo(ctx context.Context, t *project.Tree, patches []kernel.Patch) (bool, error)
 }
 
-// AccelResolver is a Booter that settles the accelerator before the first
-// boot, so the plan can be sized for it (VMBooter does).
-type AccelResolver interface {
-	// ResolveAccel returns the accelerator and why it was chosen.
-	ResolveAccel(ctx context.Context, k *kernel.Artifacts) (accel, why string, err error)
-}
-
-// clockReporter is a Booter that knows its guest clock once the
-// accelerator is settled (VMBooter: its vm.Config's, "" meaning icount
-// under TCG). A run whose options name no clock takes it, so an icount
-// booter's boots share the host however the options were filled in.
-type clockReporter interface {
-	GuestClock() string
-}
-
 // The real implementations, checked at compile time: a signature drifting
 // would otherwise silently skip the accelerator step.
 var (
 	_ KernelBuilder = (*Builder)(nil)
-	_ AccelResolver = (*VMBooter)(nil)
-	_ clockReporter = (*VMBooter)(nil)
 	_ applyChecker  = (*Builder)(nil)
 )
 
@@ -311,7 +295,7 @@ func (r *testRun) resolveAccel() error {
 		return err
 	}
 	_ = r.rec.Update(func(run *results.Run) { run.Host.Accel, run.Host.AccelReason = accel, why })
-	if c, ok := r.booter.(clockReporter); ok && r.o.Clock == "" {
+	if c, ok := r.booter.(boot.ClockReporter); ok && r.o.Clock == "" {
 		r.o.Clock = c.GuestClock()
 	}
 	switch {
@@ -385,7 +369,7 @@ func (r *testRun) boot(ctx context.Context, s bootSlot) error {
 		Label: fmt.Sprintf("%s %s rep %d/%d", j.tree.Name, role, rep, r.reps), Role: role, Rep: rep}
 	label := spec.Label
 	end := r.beginBoot(label)
-	var res *BootResult
+	var res *boot.BootResult
 	var kind string
 	err := r.phase("boot+suite", j.tree.Name, role, func() (err error) {
 		res, kind, err = r.engine.boot(ctx, spec)
@@ -445,7 +429,7 @@ func (r *testRun) logSkip(tree, role, variant, reason string) {
 // noteHost records what the first boot to report says of the host: the
 // accelerator (scripted booters settle none beforehand) and QEMU's -cpu
 // model, saying why when it is not the default.
-func (r *testRun) noteHost(res *BootResult) {
+func (r *testRun) noteHost(res *boot.BootResult) {
 	firstCPU := false
 	_ = r.rec.Update(func(run *results.Run) {
 		if run.Host.Accel == "" {

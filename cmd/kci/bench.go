@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/kci-dev/kci/boot"
 	"io"
 	"os"
 	"slices"
@@ -129,7 +130,7 @@ func (c *benchCmd) check(cmd *cobra.Command) error {
 
 // options: every tree (or those named), no patch, every variant with the
 // baseline, seeds first-seed... by the clock's reps rule.
-func (c *benchCmd) options(b *job.Builder, booter *job.VMBooter) job.TestOptions {
+func (c *benchCmd) options(b *job.Builder, booter *boot.VMBooter) job.TestOptions {
 	p := b.Project
 	trees := c.trees
 	if len(trees) == 0 {

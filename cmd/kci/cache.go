@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/kci-dev/kci/boot"
 	"io"
 	"os"
 	"strconv"
@@ -13,7 +14,6 @@ import (
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
-	"github.com/kci-dev/kci/job"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/rcache"
 )
@@ -27,7 +27,7 @@ const resultCacheEnv = "KCI_RESULT_CACHE"
 // withResultCache puts the result cache in front of booter unless off
 // (--no-result-cache) or $KCI_RESULT_CACHE=off; the cache lives under the
 // kci cache root.
-func withResultCache(booter job.Booter, root string, off bool) (job.Booter, error) {
+func withResultCache(booter boot.Booter, root string, off bool) (boot.Booter, error) {
 	switch v := os.Getenv(resultCacheEnv); v {
 	case "", "on":
 	case "off":
@@ -42,7 +42,7 @@ func withResultCache(booter job.Booter, root string, off bool) (job.Booter, erro
 	if err != nil {
 		return nil, err
 	}
-	return job.WithResultCache(booter, s, os.Stderr), nil
+	return boot.WithResultCache(booter, s, os.Stderr), nil
 }
 
 func openResultCache() (*rcache.Store, error) {

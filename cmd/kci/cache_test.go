@@ -3,13 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"github.com/kci-dev/kci/boot"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/kci-dev/kci/job"
 	"github.com/kci-dev/kci/rcache"
 )
 
@@ -71,7 +71,7 @@ func TestCacheCommand(t *testing.T) {
 }
 
 func TestResultCacheEnv(t *testing.T) {
-	var b job.Booter = &job.VMBooter{}
+	var b boot.Booter = &boot.VMBooter{}
 	t.Setenv(resultCacheEnv, "off")
 	if got, err := withResultCache(b, t.TempDir(), false); err != nil || got != b {
 		t.Errorf("KCI_RESULT_CACHE=off: %T, %v; want the booter itself", got, err)

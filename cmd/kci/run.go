@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/kci-dev/kci/boot"
 	"io"
 	"os"
 	"path/filepath"
@@ -75,7 +76,7 @@ func (b *bootFlags) check() error {
 
 // resolve finds the kernel (a path, or the tree's cached build plus
 // patches) and the booter kci test boots with, its initramfs built.
-func (b *bootFlags) resolve(ctx context.Context, log io.Writer) (*kernel.Artifacts, *job.VMBooter, error) {
+func (b *bootFlags) resolve(ctx context.Context, log io.Writer) (*kernel.Artifacts, *boot.VMBooter, error) {
 	if err := b.check(); err != nil {
 		return nil, nil, err
 	}

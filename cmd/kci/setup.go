@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/kci-dev/kci/boot"
 	"os"
 
 	"github.com/kci-dev/kci/job"
@@ -12,7 +13,7 @@ import (
 // jobSetup checks what kci test and kci series were given (the patch files
 // exist, the trees are in kci.yaml, the VM flags make sense) before any
 // work or any run directory, and returns the builder and booter.
-func jobSetup(patches, trees []string, vmo *vmFlags) (*job.Builder, *job.VMBooter, error) {
+func jobSetup(patches, trees []string, vmo *vmFlags) (*job.Builder, *boot.VMBooter, error) {
 	if err := vmo.validate(); err != nil {
 		return nil, nil, err
 	}

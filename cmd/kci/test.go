@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/kci-dev/kci/boot"
 	"os"
 	"path/filepath"
 	"time"
@@ -171,7 +172,7 @@ func (c *testCmd) run(cmd *cobra.Command, args []string) error {
 }
 
 // options are the job's, the flags over kci.yaml's defaults.
-func (c *testCmd) options(cmd *cobra.Command, args []string, b *job.Builder, booter *job.VMBooter) (job.TestOptions, error) {
+func (c *testCmd) options(cmd *cobra.Command, args []string, b *job.Builder, booter *boot.VMBooter) (job.TestOptions, error) {
 	p := b.Project
 	o := job.TestOptions{
 		Patches: args, Trees: c.trees, Reps: c.reps, Variants: c.variants,

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/kci-dev/kci/boot"
 	"os"
 
 	"github.com/spf13/pflag"
@@ -68,7 +69,7 @@ func (v *vmFlags) validate() error {
 
 // booter returns a booter for the project's guest; the accelerator is
 // settled (and cached per host) before the first boot.
-func (v *vmFlags) booter(cacheDir string, p *project.File) (*job.VMBooter, error) {
+func (v *vmFlags) booter(cacheDir string, p *project.File) (*boot.VMBooter, error) {
 	if err := v.validate(); err != nil {
 		return nil, err
 	}
@@ -106,7 +107,7 @@ func (v *vmFlags) booter(cacheDir string, p *project.File) (*job.VMBooter, error
 	if cfg.Clock, err = vm.ParseClock(clock); err != nil {
 		return nil, fmt.Errorf("--clock: %w", err)
 	}
-	b := &job.VMBooter{VM: cfg, Log: os.Stderr, ImageOpts: vmimage.Options{CacheDir: cacheDir, Log: os.Stderr},
+	b := &boot.VMBooter{VM: cfg, Log: os.Stderr, ImageOpts: vmimage.Options{CacheDir: cacheDir, Log: os.Stderr},
 		PluginDir: cacheDir, CacheModel: v.cacheModel}
 	if v.cpus == 0 {
 		// TCG runs the vCPUs of a guest in turns on one host thread

@@ -1,4 +1,4 @@
-package job
+package boot
 
 import (
 	"context"
@@ -30,7 +30,7 @@ type VMBooter struct {
 	FitTCG func(*vm.Config)
 	// PluginDir is where the exact-count QEMU plugin is built and kept
 	// ("" = no plugin); CacheModel turns on its cache model (modelled
-	// cycles). Both apply to icount boots only (exactcount.go).
+	// cycles). Both apply to icount boots only (exact.go).
 	PluginDir  string
 	CacheModel bool
 	// ScratchDir holds each boot's temporary directory (its initramfs,
@@ -44,7 +44,7 @@ type VMBooter struct {
 	img     *vmimage.Image
 	imgErr  error
 
-	// The result cache's key parts, computed once (bootcache.go).
+	// The result cache's key parts, computed once (cache.go).
 	keyMu  sync.Mutex
 	qemu   string
 	hashes map[string]string                 // bzImage path -> sha256
@@ -56,6 +56,13 @@ type VMBooter struct {
 // beside its kernel builds may have ended, and the next caller builds.
 func (b *VMBooter) Image(ctx context.Context) (*vmimage.Image, error) {
 	return b.image(ctx, nil)
+}
+
+// Prepare builds (or finds) the initramfs ahead of the first boot; its
+// build progress goes to log when set, else to ImageOpts.Log.
+func (b *VMBooter) Prepare(ctx context.Context, log io.Writer) error {
+	_, err := b.image(ctx, log)
+	return err
 }
 
 // image is Image with the build's progress going to log (nil: to

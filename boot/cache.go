@@ -1,4 +1,4 @@
-package job
+package boot
 
 import (
 	"context"
@@ -76,10 +76,18 @@ func (c *cachedResolver) ResolveAccel(ctx context.Context, k *kernel.Artifacts) 
 
 // GuestClock is the inner booter's, when it reports one.
 func (c *cachedResolver) GuestClock() string {
-	if r, ok := c.inner.(clockReporter); ok {
+	if r, ok := c.inner.(ClockReporter); ok {
 		return r.GuestClock()
 	}
 	return ""
+}
+
+// Prepare is the inner booter's, when it has one.
+func (c *cachedBooter) Prepare(ctx context.Context, log io.Writer) error {
+	if p, ok := c.inner.(Preparer); ok {
+		return p.Prepare(ctx, log)
+	}
+	return nil
 }
 
 func (c *cachedBooter) logf(format string, a ...any) {

@@ -1,11 +1,9 @@
-package job
+package boot
 
 import (
 	"context"
 	"fmt"
 	"os"
-	"sort"
-	"strings"
 
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/profile"
@@ -122,9 +120,9 @@ type codeRange struct {
 	lo, hi uint64
 }
 
-// attribute sums a window's per-block counts by function: the variant's
-// BPF programs and the accountant's by their JIT ranges, the kernel's by
-// vmlinux's symbols, the rest into buckets.
+// attribute names a window's blocks: the variant's BPF programs and the
+// accountant's by their JIT ranges, the kernel's by vmlinux's symbols, the
+// rest into buckets (tcgplugin.Window.ByName sums and folds them).
 func attribute(w *tcgplugin.Window, v wire.VariantResult, syms *profile.KernelSymbols) *results.Exact {
 	var ranges []codeRange
 	for _, l := range v.Loads {
@@ -136,19 +134,10 @@ func attribute(w *tcgplugin.Window, v wire.VariantResult, syms *profile.KernelSy
 		ranges = append(ranges, codeRange{"observer:" + r.Prog, r.Addr, r.Addr + uint64(r.Len)})
 	}
 	e := &results.Exact{Insns: w.Insns, Mem: w.Mem, Cycles: w.Cycles, Packets: exactPackets(v)}
-	by := map[string]*results.FuncCount{}
-	for _, pc := range w.PCs {
-		name := nameOf(pc.Addr, ranges, syms)
-		fc := by[name]
-		if fc == nil {
-			fc = &results.FuncCount{Name: name}
-			by[name] = fc
-		}
-		fc.Insns += pc.Insns
-		fc.Mem += pc.Mem
-		fc.Cycles += pc.Cycles
+	name := func(addr uint64) string { return nameOf(addr, ranges, syms) }
+	for _, f := range w.ByName(name, tcgplugin.Fold{Packets: e.Packets, MinPerPacket: exactMinPerPacket, Small: results.FuncSmall}) {
+		e.Funcs = append(e.Funcs, results.FuncCount{Name: f.Name, Insns: f.Insns, Mem: f.Mem, Cycles: f.Cycles})
 	}
-	e.Funcs = foldSmall(by, e.Packets)
 	return e
 }
 
@@ -178,77 +167,4 @@ func exactPackets(v wire.VariantResult) uint64 {
 		return v.Cost.AcctPackets
 	}
 	return v.Cost.Packets
-}
-
-// foldSmall sorts functions largest first and folds those under
-// exactMinPerPacket into one bucket.
-func foldSmall(by map[string]*results.FuncCount, packets uint64) []results.FuncCount {
-	small := results.FuncCount{Name: results.FuncSmall}
-	var out []results.FuncCount
-	for _, fc := range by {
-		if packets > 0 && float64(fc.Insns)/float64(packets) < exactMinPerPacket && fc.Name[0] != '[' {
-			small.Insns += fc.Insns
-			small.Mem += fc.Mem
-			small.Cycles += fc.Cycles
-			continue
-		}
-		out = append(out, *fc)
-	}
-	if small.Insns > 0 {
-		out = append(out, small)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Insns != out[j].Insns {
-			return out[i].Insns > out[j].Insns
-		}
-		return out[i].Name < out[j].Name
-	})
-	return out
-}
-
-// withExact puts each variant's exact counts into its record.
-func withExact(vs []results.VariantResult, ex []VariantExact) {
-	for _, e := range ex {
-		for i := range vs {
-			if vs[i].Variant == e.Variant {
-				vs[i].Exact = e.Exact
-			}
-		}
-	}
-}
-
-// exactProfiles puts the plugin's counts in place of the guest's samples
-// where a variant has them: under icount the profile is then every
-// instruction the window ran, by function, not a 99 Hz sample of it.
-// API v1 cannot walk stacks, so the "stack" is the code's kind and its
-// function.
-func exactProfiles(ps []wire.Profile, ex []VariantExact) []wire.Profile {
-	out := append([]wire.Profile(nil), ps...)
-	for i := range out {
-		for _, e := range ex {
-			if e.Variant == out[i].Variant && e.Exact != nil {
-				out[i].Folded, out[i].Samples = exactFolded(e.Exact), e.Exact.Insns
-				out[i].FreqHz, out[i].Dropped, out[i].Error = 0, 0, ""
-			}
-		}
-	}
-	return out
-}
-
-// exactFolded is a window's counts as folded stacks: kind;function insns.
-func exactFolded(e *results.Exact) string {
-	var b strings.Builder
-	for _, f := range e.Funcs {
-		kind, name := "kernel", f.Name
-		switch {
-		case strings.HasPrefix(name, "bpf:"):
-			kind, name = "bpf", strings.TrimPrefix(name, "bpf:")
-		case strings.HasPrefix(name, "observer:"):
-			kind, name = "kci accountant", strings.TrimPrefix(name, "observer:")
-		case name == results.FuncUser:
-			kind, name = "user", "[user]"
-		}
-		fmt.Fprintf(&b, "%s;%s %d\n", kind, strings.ReplaceAll(name, " ", "_"), f.Insns)
-	}
-	return b.String()
 }

@@ -1,7 +1,6 @@
-package job
+package boot
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/kci-dev/kci/profile"
@@ -49,18 +48,5 @@ func TestAttribute(t *testing.T) {
 	}
 	if sum != w.Insns || e.Funcs[0].Name != "htab_map_update_elem" {
 		t.Errorf("funcs sum to %d (want the window's %d), first %s", sum, w.Insns, e.Funcs[0].Name)
-	}
-	folded := exactFolded(e)
-	if !strings.Contains(folded, "kernel;htab_map_update_elem 5000\n") || !strings.Contains(folded, "bpf;hash_write 20\n") ||
-		!strings.Contains(folded, "kci accountant;acct_enter 11\n") || !strings.Contains(folded, "user;[user] 300\n") {
-		t.Errorf("folded:\n%s", folded)
-	}
-}
-
-func TestFoldSmall(t *testing.T) {
-	by := map[string]*results.FuncCount{"big": {Name: "big", Insns: 100}, "tiny": {Name: "tiny", Insns: 4}, "tiny2": {Name: "tiny2", Insns: 1}}
-	fs := foldSmall(by, 100) // tiny: 0.04/pkt, under exactMinPerPacket
-	if len(fs) != 2 || fs[0].Name != "big" || fs[1].Name != results.FuncSmall || fs[1].Insns != 5 {
-		t.Errorf("folded %+v, want big and the small bucket of 5", fs)
 	}
 }

@@ -1,0 +1,26 @@
+package boot
+
+import (
+	"testing"
+
+	"github.com/kci-dev/kci/vm/event"
+	"github.com/kci-dev/kci/wire"
+)
+
+func TestCollectProfile(t *testing.T) {
+	var out BootResult
+	ev, err := event.New(event.Profile, wire.Profile{Variant: "hash", Folded: "t;f 3\n", FreqHz: 99, CPUs: []int{0, 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := collect(&out, ev, nil, "x"); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Profiles) != 1 || out.Profiles[0].Folded != "t;f 3\n" || out.Profiles[0].FreqHz != 99 {
+		t.Fatalf("profiles %+v", out.Profiles)
+	}
+	bad := event.Event{Type: event.Profile, Data: []byte(`{"folded": 3}`)}
+	if err := collect(&out, bad, nil, "x"); err == nil {
+		t.Error("undecodable profile payload: want an error")
+	}
+}
