@@ -132,22 +132,57 @@ func (b *VMBooter) warnSMPICount() {
 
 // Boot runs one plan on one kernel.
 func (b *VMBooter) Boot(ctx context.Context, req BootRequest) (*BootResult, error) {
+	cfg, tmp, err := b.bootConfig(ctx, req)
+	if tmp != "" {
+		defer func() { _ = os.RemoveAll(tmp) }() // a leftover temp dir is harmless
+	}
+	if err != nil {
+		return &BootResult{ErrorKind: failure.Infra}, err
+	}
+	out := &BootResult{}
+	res, stopped, decodeErr, err := b.run(ctx, cfg, req, out)
+	out.VM = res
+	consoleErr := fromVM(out, res, req.Console)
+	if err != nil {
+		// The boot's own failure comes first; a lost console log rides along.
+		err = errors.Join(err, consoleErr)
+		out.ErrorKind = vm.Kind(err)
+		return out, err
+	}
+	if err := checkBoot(out, req, decodeErr, consoleErr); err != nil {
+		out.ErrorKind = failure.Infra
+		return out, err
+	}
+	if stopped {
+		return out, nil // the plugin's counts are written at a whole boot's end
+	}
+	if err := b.attachExact(out, res, req.Kernel); err != nil {
+		out.ErrorKind = failure.Infra
+		return out, err
+	}
+	return out, nil
+}
+
+// bootConfig is the boot's vm.Config: the template, with the plugin where
+// it applies, the kernel, and an initramfs with req's plan appended, in a
+// temporary directory of its own (returned once made, for the caller to
+// remove).
+func (b *VMBooter) bootConfig(ctx context.Context, req BootRequest) (vm.Config, string, error) {
 	img, err := b.Image(ctx)
 	if err != nil {
-		return &BootResult{ErrorKind: failure.Infra}, fmt.Errorf("initramfs: %w", err)
+		return vm.Config{}, "", fmt.Errorf("initramfs: %w", err)
 	}
 	tmp, err := os.MkdirTemp(b.ScratchDir, "kci-boot-")
 	if err != nil {
-		return &BootResult{ErrorKind: failure.Infra}, err
+		return vm.Config{}, "", err
 	}
-	defer func() { _ = os.RemoveAll(tmp) }() // a leftover temp dir is harmless
 	plan, err := json.Marshal(req.Plan)
 	if err != nil {
-		return &BootResult{ErrorKind: failure.Infra}, err
+		return vm.Config{}, tmp, err
 	}
 	initrd := filepath.Join(tmp, "initrd.cpio")
 	if err := img.Compose(initrd, vmimage.File{Path: wire.PlanPath[1:], Data: plan}); err != nil {
-		return &BootResult{ErrorKind: failure.Infra}, err
+		return vm.Config{}, tmp, err
 	}
 	cfg := b.pluginConfig(ctx)
 	cfg.Kernel, cfg.Initrd, cfg.Dir = req.Kernel.BzImage, initrd, tmp
@@ -158,16 +193,20 @@ func (b *VMBooter) Boot(ctx context.Context, req BootRequest) (*BootResult, erro
 	if req.BootTimeout > 0 {
 		cfg.BootTimeout = req.BootTimeout
 	}
+	return cfg, tmp, nil
+}
+
+// run boots cfg and files the agent's events into out as they come. It
+// ends the boot once req.StopAfter variants reported (stopped: not a
+// failure); decodeErr is the first event that did not decode.
+func (b *VMBooter) run(ctx context.Context, cfg vm.Config, req BootRequest, out *BootResult) (res *vm.Result, stopped bool, decodeErr, err error) {
 	log := b.Log
 	if req.Watch != nil {
 		log = nil // the watcher shows the guest's log lines
 	}
-	out := &BootResult{}
-	var decodeErr, consoleErr error
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	stopped := false // the boot reached req.StopAfter variants
-	res, err := vm.Run(runCtx, cfg, func(ev event.Event) {
+	res, err = vm.Run(runCtx, cfg, func(ev event.Event) {
 		if req.Watch != nil {
 			req.Watch(ev)
 		}
@@ -182,49 +221,46 @@ func (b *VMBooter) Boot(ctx context.Context, req BootRequest) (*BootResult, erro
 	if stopped && ctx.Err() == nil {
 		err = nil // the stop asked for, not a failure: QEMU is gone
 	}
-	out.VM = res
-	if res != nil {
-		out.Accel, out.BootToReady, out.Clock = string(res.Accel), res.BootToReady, string(res.Clock)
-		out.CPU, out.CPUReason = res.CPU, res.CPUReason
-		for _, p := range res.Phases {
-			out.Phases = append(out.Phases, results.BootPhase{Name: p.Name, Duration: p.Duration})
-		}
-		if h := res.Hello; h != nil {
-			out.TSCkHz, out.Clocksource = h.TSCkHz, h.Clocksource
-		}
-		if res.Console != "" && req.Console != "" {
-			consoleErr = fsutil.CopyFile(nil, res.Console, nil, req.Console)
-		}
+	return res, stopped, decodeErr, err
+}
+
+// fromVM copies QEMU's account of the boot into out and keeps the console
+// log at console; the error is the copy's.
+func fromVM(out *BootResult, res *vm.Result, console string) error {
+	if res == nil {
+		return nil
 	}
-	if err != nil {
-		// The boot's own failure comes first; a lost console log rides along.
-		err = errors.Join(err, consoleErr)
-		out.ErrorKind = vm.Kind(err)
-		return out, err
+	out.Accel, out.BootToReady, out.Clock = string(res.Accel), res.BootToReady, string(res.Clock)
+	out.CPU, out.CPUReason = res.CPU, res.CPUReason
+	for _, p := range res.Phases {
+		out.Phases = append(out.Phases, results.BootPhase{Name: p.Name, Duration: p.Duration})
 	}
+	if h := res.Hello; h != nil {
+		out.TSCkHz, out.Clocksource = h.TSCkHz, h.Clocksource
+	}
+	if res.Console != "" && console != "" {
+		return fsutil.CopyFile(nil, res.Console, nil, console)
+	}
+	return nil
+}
+
+// checkBoot is what makes a boot that QEMU ran to its end the machine's
+// failure: an event that did not decode, a lost console, a guest that ran
+// another kernel than the one built.
+func checkBoot(out *BootResult, req BootRequest, decodeErr, consoleErr error) error {
 	if decodeErr != nil {
-		out.ErrorKind = failure.Infra
-		return out, decodeErr
+		return decodeErr
 	}
 	if consoleErr != nil {
 		// The console is the boot's evidence: losing it is the machine's fault.
-		out.ErrorKind = failure.Infra
-		return out, fmt.Errorf("keep console log: %w", consoleErr)
+		return fmt.Errorf("keep console log: %w", consoleErr)
 	}
 	// The guest must have booted the kernel we built: a stale image or a
 	// wrong path would otherwise measure the wrong kernel.
 	if out.Sanity != nil && req.Kernel.BuildID != "" && out.Sanity.BuildID != "" && out.Sanity.BuildID != req.Kernel.BuildID {
-		out.ErrorKind = failure.Infra
-		return out, fmt.Errorf("booted kernel has build id %s, built kernel %s", out.Sanity.BuildID, req.Kernel.BuildID)
+		return fmt.Errorf("booted kernel has build id %s, built kernel %s", out.Sanity.BuildID, req.Kernel.BuildID)
 	}
-	if stopped {
-		return out, nil // the plugin's counts are written at a whole boot's end
-	}
-	if err := b.attachExact(out, res, req.Kernel); err != nil {
-		out.ErrorKind = failure.Infra
-		return out, err
-	}
-	return out, nil
+	return nil
 }
 
 // collect files one agent event into the result.
