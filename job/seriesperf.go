@@ -11,50 +11,9 @@ import (
 	"github.com/kci-dev/kci/results/verdict"
 
 	"github.com/kci-dev/kci/internal/lines"
-	"github.com/kci-dev/kci/internal/stats"
 	"github.com/kci-dev/kci/results"
 	"github.com/kci-dev/kci/wire"
 )
-
-// spreadSeeds are the guest seeds the tree's kernel is measured with to
-// learn how much each program moves with the guest's randomness alone.
-// Seed 1 is every other boot's seed, so its run doubles as prefix 0.
-var spreadSeeds = []int{1, 2, 3}
-
-func deltas(before, after map[string]float64, against int) []results.ProgDelta {
-	var out []results.ProgDelta
-	for k, v := range after {
-		d := results.ProgDelta{Key: k, Value: v, Against: against}
-		if b, ok := before[k]; ok && b > 0 {
-			d.Before, d.Pct = b, (v-b)/b*100
-		}
-		out = append(out, d)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
-	return out
-}
-
-// SeedSpread is each program's spread over runs of one kernel under
-// different guest seeds: (max − min) / median × 100, 0 when the median is
-// 0. Under icount a run repeats exactly for a given seed, but another seed
-// (or any change to the kernel's code, which perturbs the guest the same
-// way) moves a map-writing program by up to a few percent: a move smaller
-// than that cannot be pinned on a patch.
-func SeedSpread(runs []map[string]float64) map[string]float64 {
-	vals := map[string][]float64{}
-	for _, r := range runs {
-		for k, v := range r {
-			vals[k] = append(vals[k], v)
-		}
-	}
-	out := map[string]float64{}
-	for k, vs := range vals {
-		if med := stats.Median(vs); med != 0 {
-			out[k] = stats.Range(vs) / math.Abs(med) * 100
-		}
-	}
-	return out
-}
 
 // spreadLine is the spreads for the log, by key.
 func spreadLine(spread map[string]float64) string {
@@ -68,145 +27,6 @@ func spreadLine(spread map[string]float64) string {
 		parts[i] = fmt.Sprintf("%s %.2f %%", k, spread[k])
 	}
 	return strings.Join(parts, ", ")
-}
-
-// AdjacentSteps are the changes between consecutive measured prefixes
-// (every prefix measured): a series that moves a program and moves it back
-// shows both patches. A program moves when its change exceeds thr(key)
-// percent. Share is against the whole series' change, 0 when the series
-// as a whole does not move the program.
-func AdjacentSteps(prefixes []int, m map[int]map[string]float64, thr func(key string) float64) []PerfStep {
-	var steps []PerfStep
-	first, last := m[prefixes[0]], m[prefixes[len(prefixes)-1]]
-	for i := 1; i < len(prefixes); i++ {
-		a, b := m[prefixes[i-1]], m[prefixes[i]]
-		var keys []string
-		for k := range b {
-			if _, ok := a[k]; ok {
-				keys = append(keys, k)
-			}
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			if !movedBy(a[k], b[k], thr(k)) {
-				continue
-			}
-			s := PerfStep{Patch: prefixes[i], Key: k, Before: a[k], After: b[k], ThrPct: thr(k)}
-			if s.Before != 0 {
-				s.Pct = (s.After - s.Before) / s.Before * 100
-			}
-			if total := last[k] - first[k]; total != 0 && movedBy(first[k], last[k], thr(k)) {
-				s.Share = (s.After - s.Before) / total * 100
-			}
-			steps = append(steps, s)
-		}
-	}
-	return steps
-}
-
-// movedBy: by more than thrPct percent and by at least
-// verdict.ResolutionNs, the least a change to the code a packet runs adds
-// (one instruction under icount; below any KVM noise anyway).
-func movedBy(a, b, thrPct float64) bool {
-	if math.Abs(b-a) < verdict.ResolutionNs {
-		return false
-	}
-	if a == 0 {
-		return true
-	}
-	return math.Abs(b-a)/math.Abs(a)*100 > thrPct
-}
-
-// PerfStep is one patch that moved one program's cost.
-type PerfStep struct {
-	Patch         int
-	Key           string
-	Before, After float64
-	Pct           float64 // change at this patch, percent of Before
-	Share         float64 // percent of the whole series' change of Key
-	ThrPct        float64 // the threshold Key had to exceed, percent
-}
-
-// LocatePerf finds, for every program whose cost differs between the
-// first and last prefix by more than thr(key) percent, the patches that
-// moved it, by binary search: an interval whose ends agree (within
-// thr(key) of the left end) holds no change; one of width 1 is a step.
-// Several steps per program are found, each with its share. measure is
-// called at most once per prefix (results are memoised) and only where
-// needed: for a single culprit among N prefixes, about log2(N) calls
-// beyond the two ends. prefixes lists the measurable prefixes in order
-// (0 = the tree's kernel).
-func LocatePerf(prefixes []int, measure func(k int) (map[string]float64, error), thr func(key string) float64) ([]PerfStep, error) {
-	if len(prefixes) < 2 {
-		return nil, nil
-	}
-	memo := map[int]map[string]float64{}
-	get := func(i int) (map[string]float64, error) {
-		k := prefixes[i]
-		if m, ok := memo[k]; ok {
-			return m, nil
-		}
-		m, err := measure(k)
-		if err != nil {
-			return nil, err
-		}
-		memo[k] = m
-		return m, nil
-	}
-	first, err := get(0)
-	if err != nil {
-		return nil, err
-	}
-	last, err := get(len(prefixes) - 1)
-	if err != nil {
-		return nil, err
-	}
-	var keys []string
-	for k, v := range last {
-		if b, ok := first[k]; ok && movedBy(b, v, thr(k)) {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	var steps []PerfStep
-	for _, key := range keys {
-		total := last[key] - first[key]
-		var walk func(lo, hi int) error
-		walk = func(lo, hi int) error {
-			ml, err := get(lo)
-			if err != nil {
-				return err
-			}
-			mh, err := get(hi)
-			if err != nil {
-				return err
-			}
-			if !movedBy(ml[key], mh[key], thr(key)) {
-				return nil
-			}
-			if hi-lo == 1 {
-				s := PerfStep{Patch: prefixes[hi], Key: key, Before: ml[key], After: mh[key], ThrPct: thr(key)}
-				if s.Before != 0 {
-					s.Pct = (s.After - s.Before) / s.Before * 100
-				}
-				if total != 0 {
-					s.Share = (s.After - s.Before) / total * 100
-				}
-				steps = append(steps, s)
-				return nil
-			}
-			mid := (lo + hi) / 2
-			if err := walk(lo, mid); err != nil {
-				return err
-			}
-			return walk(mid, hi)
-		}
-		if err := walk(0, len(prefixes)-1); err != nil {
-			return steps, err
-		}
-	}
-	sort.SliceStable(steps, func(i, j int) bool { return steps[i].Patch < steps[j].Patch })
-	return steps, nil
 }
 
 // seriesSeeds are the guest seeds every measured prefix of a
@@ -290,17 +110,19 @@ func (r *seriesRun) locatePerf() error {
 	}
 	spread, err := r.treeSpread()
 	thr := func(key string) float64 { return math.Max(minPct, spread[key]) }
-	var steps []PerfStep
+	var steps []verdict.PerfStep
 	seeded, family := err == nil && r.rep.Clock == results.ClockICount, 0
 	switch {
 	case seeded:
 		family, err = r.locateSeeded(prefixes, minPct)
 	case err == nil && r.o.Each:
+		r.out.Locate, r.out.MinEffectPct = results.LocateEach, minPct
 		if err = r.measureAll(prefixes, []int{1}, r.benchPlan); err == nil {
-			steps = AdjacentSteps(prefixes, r.out.CostsAt(1), thr)
+			steps = verdict.AdjacentSteps(prefixes, r.out.CostsAt(1), thr)
 		}
 	case err == nil:
-		steps, err = LocatePerf(prefixes, r.measure, thr)
+		r.out.Locate, r.out.MinEffectPct = results.LocateBisect, minPct
+		steps, err = verdict.LocatePerf(prefixes, r.measure, thr)
 	}
 	if err != nil {
 		r.out.PerfNote = "stopped: " + lines.First(err.Error())
@@ -321,7 +143,7 @@ func (r *seriesRun) nSeeds() int {
 	return seriesSeeds
 }
 
-// treeSpread measures the tree's kernel over spreadSeeds: a program
+// treeSpread measures the tree's kernel over verdict.SpreadSeeds: a program
 // moves only beyond what a seed change alone does to it there, as any
 // code change perturbs the guest like a seed change. Seed 1's run is
 // prefix 0, paired with the others.
@@ -332,21 +154,21 @@ func (r *seriesRun) treeSpread() (map[string]float64, error) {
 	if _, ok := r.out.Measurement(0, 1); ok {
 		seedPlan = r.survival
 	}
-	err := r.measureAll([]int{0}, spreadSeeds, func(_, rep int) wire.Plan {
+	err := r.measureAll([]int{0}, verdict.SpreadSeeds, func(_, rep int) wire.Plan {
 		if rep == 1 {
 			return r.benchPlan(0, rep)
 		}
 		return seedPlan
 	})
 	var runs []map[string]float64
-	for _, rep := range spreadSeeds {
+	for _, rep := range verdict.SpreadSeeds {
 		if m, ok := r.out.Costs(0, rep); ok {
 			runs = append(runs, m)
 		}
 	}
-	spread := SeedSpread(runs)
+	spread := verdict.SpreadOverSeeds(runs)
 	if err == nil {
-		r.logf("kci: [%s] spread of the tree kernel over seeds %d–%d: %s", r.tr.Name, r.seeds.guest(1), r.seeds.guest(len(spreadSeeds)), spreadLine(spread))
+		r.logf("kci: [%s] spread of the tree kernel over seeds %d–%d: %s", r.tr.Name, r.seeds.guest(1), r.seeds.guest(len(verdict.SpreadSeeds)), spreadLine(spread))
 	}
 	return spread, err
 }
@@ -383,21 +205,14 @@ func (r *seriesRun) measure(k int) (map[string]float64, error) {
 // noteSteps turns the noisy rule's steps into culprits, puts each
 // measured prefix's costs in its row (against the previous measured
 // prefix, 0: the tree's kernel) and says how perf was located.
-func (r *seriesRun) noteSteps(steps []PerfStep, seeded bool, family int, minPct float64) {
-	out, n := r.out, len(r.patches)
-	unit := "wall, one boot: noisy"
-	if r.rep.Clock == results.ClockICount {
-		unit = "instruction-time"
-	}
-	for _, s := range steps {
-		out.Culprits = append(out.Culprits, results.Culprit{Patch: s.Patch, Of: n, Subject: r.patches[s.Patch-1].Subject,
-			Key: s.Key, Before: s.Before, After: s.After, Pct: s.Pct, Share: s.Share, Unit: unit, ThrPct: s.ThrPct})
-	}
+func (r *seriesRun) noteSteps(steps []verdict.PerfStep, seeded bool, family int, minPct float64) {
+	out, unit := r.out, verdict.NoisyUnit(r.rep.Clock)
+	out.Culprits = append(out.Culprits, verdict.StepCulprits(out, steps, unit)...)
 	perf, prev := out.CostsAt(1), 0
 	for i := range out.Patches {
 		k := out.Patches[i].Index
 		if m, ok := perf[k]; ok {
-			out.Patches[i].Perf = deltas(perf[prev], m, prev)
+			out.Patches[i].Perf = verdict.PrefixDeltas(perf[prev], m, prev)
 			prev = k
 		}
 	}
@@ -413,7 +228,7 @@ func (r *seriesRun) noteSteps(steps []PerfStep, seeded bool, family int, minPct 
 		how = "every prefix measured"
 	}
 	out.PerfNote = fmt.Sprintf("%s, threshold max(%.1f %%, each program's spread over seeds 1–%d of the tree kernel), %d bench boot(s) (%s)",
-		how, minPct, len(spreadSeeds), len(perf)+len(spreadSeeds)-1, unit)
+		how, minPct, len(verdict.SpreadSeeds), len(perf)+len(verdict.SpreadSeeds)-1, unit)
 	if len(steps) == 0 {
 		out.PerfNote = "the series moves no program beyond the threshold: " + out.PerfNote
 	}

@@ -77,7 +77,17 @@ type SeriesTree struct {
 	// under icount (0: not located through the test).
 	MinEffectPct float64 `json:"min_effect_pct,omitempty"`
 	Seeds        int     `json:"seeds,omitempty"`
+	// Locate is how a noisy series' culprits were found (LocateBisect,
+	// LocateEach), so that they can be decided again from Boots; ""
+	// under icount (Seeds says) or when perf was not located.
+	Locate string `json:"locate,omitempty"`
 }
+
+// How a noisy series tree's culprits were located (SeriesTree.Locate).
+const (
+	LocateBisect = "bisect" // binary search over the prefixes at seed 1
+	LocateEach   = "each"   // every prefix at seed 1, step by step
+)
 
 // Cost sums the per-prefix build and boot times.
 func (t SeriesTree) Cost() (builds, boots time.Duration) {

@@ -1,6 +1,10 @@
 package verdict
 
-import "github.com/kci-dev/kci/results"
+import (
+	"strings"
+
+	"github.com/kci-dev/kci/results"
+)
 
 // SeriesCulprits locates a deterministic series tree's changes from its
 // record: the boots of the tree's kernel and of every prefix that built,
@@ -31,16 +35,30 @@ func SeriesCulprits(t *results.SeriesTree) ([]results.Culprit, int) {
 	return out, family
 }
 
-// RedecideSeries decides the culprits of every tree of s located
-// through the test again from its boot records, as kci report decides a
-// test's rows again from run.json. Trees without such records (schema 1,
-// noisy location, location that stopped) keep the culprits they were
-// saved with.
+// RedecideSeries decides the culprits of every tree of s again from its
+// boot records, as kci report decides a test's rows again from run.json:
+// through the test (SeriesCulprits) or by the noisy rule
+// (NoisyCulprits). Trees without such records (schema 1, location that
+// stopped or never ran) keep the culprits they were saved with.
 func RedecideSeries(s *results.Series) {
 	for i := range s.Trees {
 		t := &s.Trees[i]
-		if t.Seeds > 0 && len(t.Boots) > 0 {
+		switch {
+		case len(t.Boots) == 0 || strings.HasPrefix(t.PerfNote, "stopped:"):
+		case t.Seeds > 0:
 			t.Culprits, _ = SeriesCulprits(t)
+		case t.Locate != "":
+			if c, err := NoisyCulprits(t, NoisyUnit(s.Clock)); err == nil {
+				t.Culprits = c
+			}
 		}
 	}
+}
+
+// NoisyUnit is what a series' noisy culprits are in, by its clock.
+func NoisyUnit(clock string) string {
+	if clock == results.ClockICount {
+		return "instruction-time"
+	}
+	return "wall, one boot: noisy"
 }
