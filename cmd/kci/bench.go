@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"github.com/kci-dev/kci/boot"
+	"github.com/kci-dev/kci/results/benchtab"
 	"io"
 	"os"
 	"slices"
@@ -176,5 +177,5 @@ func benchFromDirs(w io.Writer, dirs []string) error {
 		}
 		runs = append(runs, r)
 	}
-	return render.BenchText(w, verdict.BuildBench(runs...))
+	return render.BenchText(w, benchtab.BuildBench(runs...))
 }

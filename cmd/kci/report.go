@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/kci-dev/kci/results/benchtab"
 	"io"
 	"os"
 	"path/filepath"
@@ -288,7 +289,7 @@ func runAgg(w io.Writer, dirs []string, o reportOptions) error {
 		sort.Strings(bad)
 		return job.Usagef("report: --agg does not take %s", strings.Join(bad, ", "))
 	}
-	tables, err := verdict.AggTrees(dirs, o.trees)
+	tables, err := benchtab.AggTrees(dirs, o.trees)
 	if err != nil {
 		return err
 	}

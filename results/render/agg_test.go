@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/kci-dev/kci/internal/golden"
+	"github.com/kci-dev/kci/results/benchtab"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,7 +13,6 @@ import (
 
 	"github.com/kci-dev/kci/results"
 	"github.com/kci-dev/kci/results/internal/runtest"
-	"github.com/kci-dev/kci/results/verdict"
 )
 
 func diffLines(t *testing.T, got, want string) {
@@ -159,7 +159,7 @@ func TestAggReproducesMailTable(t *testing.T) {
 		writeMailSet(t, d, i)
 		dirs = append(dirs, d)
 	}
-	tables, err := verdict.AggTrees(dirs, nil)
+	tables, err := benchtab.AggTrees(dirs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +181,7 @@ func sp(n int) string { return strings.Repeat(" ", n) }
 // there and its total is over the sets that have it, and the kernel's
 // preloaded iterators are not listed.
 func TestAggHandmadeSets(t *testing.T) {
-	tables, err := verdict.AggTrees([]string{"../testdata/agg/set-a", "../testdata/agg/set-b"}, nil)
+	tables, err := benchtab.AggTrees([]string{"../testdata/agg/set-a", "../testdata/agg/set-b"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,8 +204,8 @@ func TestAggHandmadeSets(t *testing.T) {
 }
 
 func TestAggLongSetNamesWidenColumns(t *testing.T) {
-	tab := verdict.BuildAgg("", []verdict.AggSet{
-		{Label: "a-long-set-name", Variants: []verdict.AggEntry{{Variant: "v", Costs: []results.ProgCost{{Name: "p", NsPerPkt: 1.25}}}}},
+	tab := benchtab.BuildAgg("", []benchtab.AggSet{
+		{Label: "a-long-set-name", Variants: []benchtab.AggEntry{{Variant: "v", Costs: []results.ProgCost{{Name: "p", NsPerPkt: 1.25}}}}},
 	})
 	lines := strings.Split(AggString(tab), "\n")
 	// 16+1+16+1, then the label's own width 15 + 1, then the tail.
@@ -222,14 +222,14 @@ func TestAggLongSetNamesWidenColumns(t *testing.T) {
 
 func TestAggErrors(t *testing.T) {
 	empty := t.TempDir()
-	if _, err := verdict.AggTrees([]string{empty}, nil); err == nil || err.Error() != "results: agg: "+empty+": no .bpfstats files and no run.json" {
+	if _, err := benchtab.AggTrees([]string{empty}, nil); err == nil || err.Error() != "results: agg: "+empty+": no .bpfstats files and no run.json" {
 		t.Errorf("empty dir: err %v, want one naming the missing .bpfstats files", err)
 	}
 	d := t.TempDir()
 	os.WriteFile(filepath.Join(d, "v.bpfstats"), []byte("# c\n[{\"name\": \"x\","), 0o644)
 	// A fact in the error, targeted: the file's name (the rest is the
 	// JSON decoder's words).
-	if _, err := verdict.AggTrees([]string{d}, nil); err == nil || !strings.Contains(err.Error(), "v.bpfstats") {
+	if _, err := benchtab.AggTrees([]string{d}, nil); err == nil || !strings.Contains(err.Error(), "v.bpfstats") {
 		t.Errorf("bad JSON: err %v, want one naming the file", err)
 	}
 }
@@ -252,7 +252,7 @@ func TestAggRunDir(t *testing.T) {
 	if err := results.Save(dir, run); err != nil {
 		t.Fatal(err)
 	}
-	tables, err := verdict.AggTrees([]string{dir}, nil)
+	tables, err := benchtab.AggTrees([]string{dir}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package render
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/kci-dev/kci/results/benchtab"
 	"io"
 	"math"
 	"strings"
@@ -28,10 +29,10 @@ func fmtNs(x float64) string {
 // RenderAggMarkdown writes the tables as GitHub Markdown: per table its
 // title, one row per program with its value per set, the variant's total
 // (median or mean ± spread) on its first row.
-func RenderAggMarkdown(w io.Writer, tables []verdict.AggTable) error {
+func RenderAggMarkdown(w io.Writer, tables []benchtab.AggTable) error {
 	var b strings.Builder
 	for _, t := range tables {
-		_, what := t.Center(verdict.AggVariant{})
+		_, what := t.Center(benchtab.AggVariant{})
 		if t.Title != "" {
 			b.WriteString("**" + mdInline(t.Title) + "**\n\n")
 		}
@@ -72,7 +73,7 @@ func RenderAggMarkdown(w io.Writer, tables []verdict.AggTable) error {
 
 // AggJSON is the tables as one JSON document, numbers as numbers
 // (absent sets null), with the center statistic named.
-func AggJSON(tables []verdict.AggTable) ([]byte, error) {
+func AggJSON(tables []benchtab.AggTable) ([]byte, error) {
 	type prog struct {
 		Name   string     `json:"name"`
 		Values []*float64 `json:"values_ns_per_pkt"`
@@ -129,7 +130,7 @@ func AggJSON(tables []verdict.AggTable) ([]byte, error) {
 // program columns 16 wide, one right-aligned column per set at least 10
 // wide, then "mean ± spread" on each variant's first line, a blank line
 // after each variant. Trailing blanks are trimmed.
-func AggText(w io.Writer, t verdict.AggTable) error {
+func AggText(w io.Writer, t benchtab.AggTable) error {
 	var b strings.Builder
 	line := func(s string) {
 		b.WriteString(strings.TrimRight(s, " "))
@@ -148,7 +149,7 @@ func AggText(w io.Writer, t verdict.AggTable) error {
 	for i, s := range t.Sets {
 		h += fmt.Sprintf("%*s ", widths[i], s)
 	}
-	_, what := t.Center(verdict.AggVariant{})
+	_, what := t.Center(benchtab.AggVariant{})
 	line(h + "   total " + what + " ± spread")
 	line(strings.Repeat("-", 2*(aggNameW+1)+setsW+24))
 	for _, v := range t.Variants {
@@ -180,14 +181,14 @@ func AggText(w io.Writer, t verdict.AggTable) error {
 }
 
 // String renders the table.
-func AggString(t verdict.AggTable) string {
+func AggString(t benchtab.AggTable) string {
 	var b strings.Builder
 	_ = AggText(&b, t) // a strings.Builder does not fail
 	return b.String()
 }
 
 // RenderAgg writes tables one after another, separated by a blank line.
-func RenderAgg(w io.Writer, tables []verdict.AggTable) error {
+func RenderAgg(w io.Writer, tables []benchtab.AggTable) error {
 	for i, t := range tables {
 		if i > 0 {
 			if _, err := io.WriteString(w, "\n"); err != nil {

@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"github.com/kci-dev/kci/results/benchtab"
 	"io"
 	"math"
 	"strings"
@@ -12,7 +13,7 @@ import (
 // BenchText writes the mail's table with each variant's cost rows under its
 // programs (mean ± spread in the total column), then the design ratios
 // and what was left out.
-func BenchText(w io.Writer, bt verdict.BenchTable) error {
+func BenchText(w io.Writer, bt benchtab.BenchTable) error {
 	var b strings.Builder
 	t := bt.Agg
 	t.Notes = nil
@@ -23,10 +24,10 @@ func BenchText(w io.Writer, bt verdict.BenchTable) error {
 			for k := range nan {
 				nan[k] = math.NaN()
 			}
-			t.Variants[i].Programs = []verdict.AggProg{{Name: "(no programs)", Values: nan}}
+			t.Variants[i].Programs = []benchtab.AggProg{{Name: "(no programs)", Values: nan}}
 		}
 		for _, p := range bt.Paths[i] {
-			t.Variants[i].Programs = append(t.Variants[i].Programs, verdict.AggProg{Name: "[" + p.Name + "]", Values: p.Values})
+			t.Variants[i].Programs = append(t.Variants[i].Programs, benchtab.AggProg{Name: "[" + p.Name + "]", Values: p.Values})
 		}
 	}
 	if err := AggText(&b, t); err != nil {
@@ -61,7 +62,7 @@ func BenchText(w io.Writer, bt verdict.BenchTable) error {
 }
 
 // benchAnnotate puts each cost row's mean ± spread in the total column.
-func benchAnnotate(bt verdict.BenchTable, table string) string {
+func benchAnnotate(bt benchtab.BenchTable, table string) string {
 	lines := strings.Split(table, "\n")
 	vi, width := -1, 0
 	for i, l := range lines {
@@ -87,7 +88,7 @@ func benchAnnotate(bt verdict.BenchTable, table string) string {
 	return strings.Join(lines, "\n")
 }
 
-func ratioText(r verdict.DesignRatio) string {
+func ratioText(r benchtab.DesignRatio) string {
 	iv := "[n/a: one seed]"
 	if !math.IsNaN(r.Lo) {
 		iv = fmt.Sprintf("[%.2f, %.2f]", r.Lo, r.Hi)
@@ -96,14 +97,14 @@ func ratioText(r verdict.DesignRatio) string {
 }
 
 // String renders the table.
-func BenchString(bt verdict.BenchTable) string {
+func BenchString(bt benchtab.BenchTable) string {
 	var b strings.Builder
 	_ = BenchText(&b, bt) // a strings.Builder does not fail
 	return b.String()
 }
 
 // hasRow reports whether any variant has the named cost row.
-func hasRow(bt verdict.BenchTable, name string) bool {
+func hasRow(bt benchtab.BenchTable, name string) bool {
 	for _, rows := range bt.Paths {
 		for _, r := range rows {
 			if r.Name == name {

@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"github.com/kci-dev/kci/internal/golden"
+	"github.com/kci-dev/kci/results/benchtab"
 	"math"
 	"slices"
 	"strings"
@@ -123,7 +124,7 @@ func TestBuildBench(t *testing.T) {
 		}
 	}
 	run.Boots[1].Variants = append(run.Boots[1].Variants, results.VariantResult{Variant: "lru", Invalid: "bpf_stats run_cnt is 0"})
-	bt := verdict.BuildBench(run)
+	bt := benchtab.BuildBench(run)
 	if want := []string{"every seed (3) ext-gtp: kernel lacks map type BPF_MAP_TYPE_RHASH", "seed-1 gtp-lru: bpf_stats run_cnt is 0"}; !slices.Equal(bt.Excluded, want) {
 		t.Errorf("excluded = %q, want %q", bt.Excluded, want)
 	}
@@ -168,7 +169,7 @@ func TestBuildBenchPatched(t *testing.T) {
 		p := boot("gtp", results.RolePatched, 7_000_000+seed*20_000, 800_000)
 		run.Boots = append(run.Boots, p)
 	}
-	bt := verdict.BuildBench(run)
+	bt := benchtab.BuildBench(run)
 	if bt.Boots["gtp+patched-gtp"] != 3 || bt.Boots["gtp-gtp"] != 3 {
 		t.Fatalf("boots = %v, want 3 of gtp-gtp and of gtp+patched-gtp", bt.Boots)
 	}
@@ -213,7 +214,7 @@ func TestBuildBenchSameSeed(t *testing.T) {
 		run.Boots = append(run.Boots, results.Boot{Seq: rep, Tree: "gtp", Role: results.RoleBase, Rep: rep, Seed: 1, Clock: results.ClockICount,
 			Variants: []results.VariantResult{costVariant("none", 4_000_000, 0, 10_000), costVariant("gtp", 8_000_000, 900_000, 10_000)}})
 	}
-	bt := verdict.BuildBench(run)
+	bt := benchtab.BuildBench(run)
 	if strings.Join(bt.Agg.Sets, ",") != "seed-1,seed-1/rep-2,seed-1/rep-3" {
 		t.Fatalf("sets = %v", bt.Agg.Sets)
 	}

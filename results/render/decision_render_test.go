@@ -3,6 +3,7 @@ package render
 import (
 	"encoding/json"
 	"github.com/kci-dev/kci/internal/golden"
+	"github.com/kci-dev/kci/results/benchtab"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -116,7 +117,7 @@ func TestDeterministicLabels(t *testing.T) {
 	if err := results.Save(dir, run); err != nil {
 		t.Fatal(err)
 	}
-	tables, err := verdict.AggTrees([]string{dir}, nil)
+	tables, err := benchtab.AggTrees([]string{dir}, nil)
 	if err != nil || len(tables) == 0 {
 		t.Fatalf("agg: %v %+v", err, tables)
 	}

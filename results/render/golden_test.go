@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/kci-dev/kci/internal/golden"
+	"github.com/kci-dev/kci/results/benchtab"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -246,7 +247,7 @@ func TestJSONNumbersAndUnits(t *testing.T) {
 // trees asked for and no program that never ran; the table is the golden
 // testdata/TestAggRunTables/gtp.txt.
 func TestAggRunTables(t *testing.T) {
-	tables, err := verdict.AggTrees([]string{demoDir}, []string{"gtp"})
+	tables, err := benchtab.AggTrees([]string{demoDir}, []string{"gtp"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package render
 import (
 	"bytes"
 	"github.com/kci-dev/kci/internal/golden"
+	"github.com/kci-dev/kci/results/benchtab"
 	"strings"
 	"testing"
 
@@ -95,7 +96,7 @@ func TestGoldenRareWording(t *testing.T) {
 		one.Boots = append(one.Boots, results.Boot{Seq: len(one.Boots) + 1, Tree: tree, Role: results.RoleBase, Rep: 1, Seed: 1, Clock: results.ClockICount,
 			Variants: []results.VariantResult{costVariant("none", 4_000_000, 0, 10_000), costVariant(tree, 5_000_000, 500_000, 10_000)}})
 	}
-	golden.Own(t, "bench-one-seed.txt", BenchString(verdict.BuildBench(one)))
+	golden.Own(t, "bench-one-seed.txt", BenchString(benchtab.BuildBench(one)))
 
 	// A series: a cached build, a perf change, an incomplete end.
 	s := &results.Series{Incomplete: true, IncompleteReason: "interrupted", Trees: []results.SeriesTree{{Tree: "gtp", Patches: []results.PatchResult{

@@ -2,6 +2,7 @@ package render
 
 import (
 	"github.com/kci-dev/kci/internal/golden"
+	"github.com/kci-dev/kci/results/benchtab"
 	"math"
 	"testing"
 
@@ -70,14 +71,14 @@ func TestRxSoftirqRows(t *testing.T) {
 	}
 	// The bench table's breakdown adds up to whole-path, the agent's own
 	// threads left out.
-	bt := verdict.BuildBench(run)
+	bt := benchtab.BuildBench(run)
 	for i, v := range bt.Agg.Variants {
 		byName := map[string]float64{}
 		for _, p := range bt.Paths[i] {
 			byName[p.Name] = p.Mean
 		}
-		sum := byName[verdict.SyscallsRow] + byName[verdict.RxSoftirqRow] + byName[verdict.HardirqRow] +
-			byName[verdict.UserRow] + byName[verdict.RestRow]
+		sum := byName[benchtab.SyscallsRow] + byName[verdict.RxSoftirqRow] + byName[benchtab.HardirqRow] +
+			byName[benchtab.UserRow] + byName[benchtab.RestRow]
 		if math.Abs(sum-byName[verdict.WholePathRow]) > 1e-6 {
 			t.Errorf("%s: breakdown sums to %.3f, whole-path %.3f (%v)", v.Variant, sum, byName[verdict.WholePathRow], byName)
 		}

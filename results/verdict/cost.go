@@ -48,8 +48,8 @@ func isCostRow(name string) bool {
 
 // Accountant categories (bpf.AcctCategories) the rows read.
 const (
-	ctxRxSoftirq = "softirq:net_rx"
-	ctxSyscalls  = "path"
+	CtxRxSoftirq = "softirq:net_rx"
+	CtxSyscalls  = "path"
 )
 
 // contextPerPkt is the named accountant category of v's window over the
@@ -67,13 +67,13 @@ func contextPerPkt(v results.VariantResult, name string) (float64, bool) {
 	return 0, false
 }
 
-// ctxAgent is the agent's own threads besides the traffic: its sampler
+// CtxAgent is the agent's own threads besides the traffic: its sampler
 // and the Go runtime's threads (sysmon, idle Ms). Their work is not the
 // same for every variant (sysmon's wake-ups follow the timing: ±40
 // ns/pkt between kernels that differ only in code the packets never run),
 // so whole-path leaves them out; the traffic threads, Go code and
 // runtime included, are the workload and stay in.
-const ctxAgent = "agent"
+const CtxAgent = "agent"
 
 // acctBusy is every non-idle ns of the accountant's window per packet,
 // but the agent's own.
@@ -83,7 +83,7 @@ func acctBusy(c *results.Cost) (float64, bool) {
 	}
 	var busy uint64
 	for _, x := range c.Contexts {
-		if x.Name != "idle" && x.Name != "unsynced" && x.Name != ctxAgent {
+		if x.Name != "idle" && x.Name != "unsynced" && x.Name != CtxAgent {
 			busy += x.Ns
 		}
 	}
@@ -143,16 +143,16 @@ func wholePath(v results.VariantResult) (float64, bool) {
 func baselineVariant(b results.Boot) *results.VariantResult {
 	for i := range b.Variants {
 		v := &b.Variants[i]
-		if isBaseline(v.Variant) && v.Valid {
+		if IsBaseline(v.Variant) && v.Valid {
 			return v
 		}
 	}
 	return nil
 }
 
-// isBaseline reports whether a variant name (bare or <tree>-none) is the
+// IsBaseline reports whether a variant name (bare or <tree>-none) is the
 // baseline.
-func isBaseline(name string) bool {
+func IsBaseline(name string) bool {
 	return name == BaselineVariant || len(name) > len(BaselineVariant) &&
 		name[len(name)-len(BaselineVariant)-1:] == "-"+BaselineVariant
 }
@@ -172,7 +172,7 @@ func PathCostOf(b results.Boot, v results.VariantResult) (PathCost, bool) {
 	if haveCyc {
 		pc.Cycles = cyc
 	}
-	rx, haveRx := contextPerPkt(v, ctxRxSoftirq)
+	rx, haveRx := contextPerPkt(v, CtxRxSoftirq)
 	if haveRx {
 		pc.RxSoftirq = rx
 	}
@@ -180,7 +180,7 @@ func PathCostOf(b results.Boot, v results.VariantResult) (PathCost, bool) {
 		if bw, ok := wholePath(*base); ok {
 			pc.Marginal = w - bw
 		}
-		if brx, ok := contextPerPkt(*base, ctxRxSoftirq); ok && haveRx {
+		if brx, ok := contextPerPkt(*base, CtxRxSoftirq); ok && haveRx {
 			pc.RxMarginal = rx - brx
 		}
 		if bc, ok := cyclesPerPkt(*base); ok && haveCyc {
@@ -199,19 +199,19 @@ func PathRows(b results.Boot, v results.VariantResult) []results.ProgCost {
 		return nil
 	}
 	out := []results.ProgCost{{Name: WholePathRow, Type: "cost", NsPerPkt: pc.WholePath}}
-	if !isBaseline(v.Variant) && !math.IsNaN(pc.Marginal) {
+	if !IsBaseline(v.Variant) && !math.IsNaN(pc.Marginal) {
 		out = append(out, results.ProgCost{Name: MarginalRow, Type: "cost", NsPerPkt: pc.Marginal})
 	}
 	if !math.IsNaN(pc.RxSoftirq) {
 		out = append(out, results.ProgCost{Name: RxSoftirqRow, Type: "cost", NsPerPkt: pc.RxSoftirq})
 	}
-	if !isBaseline(v.Variant) && !math.IsNaN(pc.RxMarginal) {
+	if !IsBaseline(v.Variant) && !math.IsNaN(pc.RxMarginal) {
 		out = append(out, results.ProgCost{Name: RxMarginalRow, Type: "cost", NsPerPkt: pc.RxMarginal})
 	}
 	if !math.IsNaN(pc.Cycles) {
 		out = append(out, results.ProgCost{Name: CyclesRow, Type: "cost", NsPerPkt: pc.Cycles})
 	}
-	if !isBaseline(v.Variant) && !math.IsNaN(pc.CyclesMarginal) {
+	if !IsBaseline(v.Variant) && !math.IsNaN(pc.CyclesMarginal) {
 		out = append(out, results.ProgCost{Name: CyclesMarginalRow, Type: "cost", NsPerPkt: pc.CyclesMarginal})
 	}
 	return out
@@ -266,12 +266,12 @@ func WithBaselineOf(ab TreeAB, variants []string) []string {
 		return variants
 	}
 	for _, v := range variants {
-		if isBaseline(v) {
+		if IsBaseline(v) {
 			return variants
 		}
 	}
 	for _, v := range ab.Variants {
-		if isBaseline(v.Variant) {
+		if IsBaseline(v.Variant) {
 			return append([]string{v.Variant}, variants...)
 		}
 	}

@@ -9,8 +9,8 @@
 // whole-path and marginal cost rows (cost.go); where the change went by
 // function (where.go); the survival matrix's changes (survival.go); the
 // tree's conclusion and its brief (conclude.go, brief.go); the series'
-// decision and culprits (seriesdecide.go, locate.go, seriesconclude.go);
-// the user's aggregate and design tables (agg.go, benchtable.go). It
-// reads records (package results) and returns values; drawing them is
+// decision and culprits through the test (seriesdecide.go, locate.go,
+// seriesconclude.go, seriesperf.go) and by the noisy rule
+// (seriesnoisy.go). It reads records (package results) and returns values; drawing them is
 // results/render's.
 package verdict

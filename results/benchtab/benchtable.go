@@ -1,4 +1,4 @@
-package verdict
+package benchtab
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/kci-dev/kci/internal/stats"
 	"github.com/kci-dev/kci/results"
+	"github.com/kci-dev/kci/results/verdict"
 	"github.com/kci-dev/kci/wire"
 )
 
@@ -67,8 +68,8 @@ const (
 	RestRow     = "rest"         // other tasks and the other softirqs (deferred work: RCU, timers)
 )
 
-var benchPathRows = []string{WholePathRow, MarginalRow, OutsideBPFRow, RxSoftirqRow, RxMarginalRow,
-	SyscallsRow, HardirqRow, UserRow, AgentRow, RestRow, CyclesRow, CyclesMarginalRow}
+var benchPathRows = []string{verdict.WholePathRow, verdict.MarginalRow, OutsideBPFRow, verdict.RxSoftirqRow, verdict.RxMarginalRow,
+	SyscallsRow, HardirqRow, UserRow, AgentRow, RestRow, verdict.CyclesRow, verdict.CyclesMarginalRow}
 
 // breakdownOf sums v's accountant categories per packet into the bench
 // table's breakdown rows; nil without the accountant.
@@ -81,15 +82,15 @@ func breakdownOf(v results.VariantResult) map[string]float64 {
 	for _, c := range v.Cost.Contexts {
 		var row string
 		switch {
-		case c.Name == ctxSyscalls:
+		case c.Name == verdict.CtxSyscalls:
 			row = SyscallsRow
 		case c.Name == "hardirq":
 			row = HardirqRow
 		case c.Name == "traffic":
 			row = UserRow
-		case c.Name == ctxAgent:
+		case c.Name == verdict.CtxAgent:
 			row = AgentRow
-		case c.Name == ctxRxSoftirq || c.Name == "idle":
+		case c.Name == verdict.CtxRxSoftirq || c.Name == "idle":
 			continue
 		default:
 			row = RestRow
@@ -113,7 +114,7 @@ func BuildBench(runs ...*results.Run) BenchTable {
 		values: map[string]map[string]map[string]float64{}, seen: map[string]bool{}, icount: true}
 	for _, r := range runs {
 		bb.icount = bb.icount && r.ClockMode("") == results.ClockICount
-		for _, b := range SortedBoots(r) {
+		for _, b := range verdict.SortedBoots(r) {
 			switch b.Role {
 			case results.RoleBase:
 				bb.addBoot(b)
@@ -175,23 +176,23 @@ func (bb *benchBuilder) addBoot(b results.Boot) {
 		costs, _ := results.PerPacket(v.Programs)
 		bb.sets[label].Variants = append(bb.sets[label].Variants, AggEntry{Variant: name, Costs: costs})
 		bb.bt.Boots[name]++
-		if pc, ok := PathCostOf(b, v); ok {
-			bb.put(name, WholePathRow, label, pc.WholePath)
-			if !isBaseline(v.Variant) {
-				bb.put(name, MarginalRow, label, pc.Marginal)
+		if pc, ok := verdict.PathCostOf(b, v); ok {
+			bb.put(name, verdict.WholePathRow, label, pc.WholePath)
+			if !verdict.IsBaseline(v.Variant) {
+				bb.put(name, verdict.MarginalRow, label, pc.Marginal)
 			}
 			bb.put(name, OutsideBPFRow, label, pc.WholePath-pc.BPF)
 			if !math.IsNaN(pc.RxSoftirq) {
-				bb.put(name, RxSoftirqRow, label, pc.RxSoftirq)
+				bb.put(name, verdict.RxSoftirqRow, label, pc.RxSoftirq)
 			}
-			if !isBaseline(v.Variant) && !math.IsNaN(pc.RxMarginal) {
-				bb.put(name, RxMarginalRow, label, pc.RxMarginal)
+			if !verdict.IsBaseline(v.Variant) && !math.IsNaN(pc.RxMarginal) {
+				bb.put(name, verdict.RxMarginalRow, label, pc.RxMarginal)
 			}
 			if !math.IsNaN(pc.Cycles) {
-				bb.put(name, CyclesRow, label, pc.Cycles)
+				bb.put(name, verdict.CyclesRow, label, pc.Cycles)
 			}
-			if !isBaseline(v.Variant) && !math.IsNaN(pc.CyclesMarginal) {
-				bb.put(name, CyclesMarginalRow, label, pc.CyclesMarginal)
+			if !verdict.IsBaseline(v.Variant) && !math.IsNaN(pc.CyclesMarginal) {
+				bb.put(name, verdict.CyclesMarginalRow, label, pc.CyclesMarginal)
 			}
 		}
 		for row, x := range breakdownOf(v) {
@@ -313,7 +314,7 @@ func designsOf(vs []AggVariant) map[string]bool {
 	out := map[string]bool{}
 	for _, v := range vs {
 		_, bare, _ := strings.Cut(v.Variant, "-")
-		out[v.Variant] = bare != BaselineVariant && !slices.Contains(wire.StockVariants, bare) && len(trees[bare]) == 1
+		out[v.Variant] = bare != verdict.BaselineVariant && !slices.Contains(wire.StockVariants, bare) && len(trees[bare]) == 1
 	}
 	return out
 }
@@ -334,7 +335,7 @@ func designRatios(bt BenchTable) []DesignRatio {
 			// different contexts (ext frees in the receive softirq, gtp
 			// dispatches in the reader's syscall), so only the whole
 			// marginal compares designs.
-			for _, m := range []string{MarginalRow, CyclesMarginalRow} {
+			for _, m := range []string{verdict.MarginalRow, verdict.CyclesMarginalRow} {
 				if ma, mb := pathValues(bt.Paths[i], m), pathValues(bt.Paths[j], m); ma != nil && mb != nil {
 					out = append(out, ratioOf(a.Variant, b.Variant, m, ma, mb))
 				}
