@@ -27,12 +27,5 @@ func (b *Builder) Config(ctx context.Context, t *project.Tree) (*kernel.Artifact
 	if err != nil {
 		return nil, fmt.Errorf("tree %s: %w", t.Name, err)
 	}
-	d, err := kernel.ProductionDrift(ctx, a.Config, b.Production())
-	if err != nil {
-		// The machine's fault (a missing linux-config package, a typo in
-		// kci.yaml), never the tree's.
-		return nil, &kernel.InfraError{Op: "config " + t.Name + ": drift", Err: err}
-	}
-	a.Drift = d
-	return a, nil
+	return b.withDrift(ctx, a, "config "+t.Name+": drift")
 }

@@ -127,15 +127,16 @@ func (b *Builder) build(ctx context.Context, req kernel.Request) (*kernel.Artifa
 	if b.Observe != nil {
 		b.Observe(a, time.Since(start))
 	}
-	return b.withDrift(ctx, a)
+	return b.withDrift(ctx, a, "kernel "+a.Release)
 }
 
-func (b *Builder) withDrift(ctx context.Context, a *kernel.Artifacts) (*kernel.Artifacts, error) {
+// withDrift sets a's drift from Production; op names what it was for.
+func (b *Builder) withDrift(ctx context.Context, a *kernel.Artifacts, op string) (*kernel.Artifacts, error) {
 	d, err := kernel.ProductionDrift(ctx, a.Config, b.Production())
 	if err != nil {
 		// The machine's fault (a missing linux-config package, a typo in
 		// kci.yaml), never the patch's.
-		return nil, &kernel.InfraError{Op: "kernel " + a.Release, Err: err}
+		return nil, &kernel.InfraError{Op: op, Err: err}
 	}
 	a.Drift = d
 	return a, nil

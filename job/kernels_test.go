@@ -33,7 +33,7 @@ func TestDriftHonoursConfigProduction(t *testing.T) {
 	if got := b.Production(); got != filepath.Join(dir, "prod.config") {
 		t.Errorf("Production() = %q, want kci.yaml's, relative to its directory", got)
 	}
-	a, err := b.withDrift(context.Background(), &kernel.Artifacts{Config: final, Release: "6.12.0-kci"})
+	a, err := b.withDrift(context.Background(), &kernel.Artifacts{Config: final, Release: "6.12.0-kci"}, "kernel 6.12.0-kci")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func TestDriftHonoursConfigProduction(t *testing.T) {
 
 	// An unreadable reference is an error naming it, never "no drift".
 	b.Project.Config.Production = "missing.config"
-	if _, err := b.withDrift(context.Background(), &kernel.Artifacts{Config: final}); err == nil || !strings.Contains(err.Error(), "missing.config") {
+	if _, err := b.withDrift(context.Background(), &kernel.Artifacts{Config: final}, "kernel"); err == nil || !strings.Contains(err.Error(), "missing.config") {
 		t.Errorf("missing production config: err %v, want one naming it", err)
 	} else if ee := Classify("build", err).(*ExitError); ee.Code != ExitInternal {
 		t.Errorf("missing production config blamed with exit %d, want the machine's (%d)", ee.Code, ExitInternal)

@@ -161,14 +161,14 @@ func hitOrBuilt(a *kernel.Artifacts) string {
 func treeRecord(name string, base, patched *kernel.Artifacts) results.Tree {
 	t := results.Tree{Name: name, Base: results.KernelOf(base), Patched: results.KernelOf(patched),
 		ConfigCheck: "lockdep-free: every requested option verified, forbidden debug options off (" + strings.Join(kconfig.Forbidden[:6], ", ") + ", …)"}
-	a := base
+	k := t.Base
 	if patched != nil {
-		a = patched
+		k = t.Patched
 		if base.ConfigHash != patched.ConfigHash {
 			t.ConfigCheck += "; the series changes the config (base " + base.ConfigHash[:12] + ", patched " + patched.ConfigHash[:12] + ")"
 		}
 	}
-	for _, d := range a.Drift {
+	for _, d := range k.Drift {
 		t.Drift = append(t.Drift, d.String())
 	}
 	return t

@@ -29,25 +29,6 @@ type CheckpatchItem struct {
 	Message string `json:"message"`
 }
 
-func (i CheckpatchItem) String() string {
-	s := i.Level
-	if i.Type != "" {
-		s += ":" + i.Type
-	}
-	return s + ": " + i.Message
-}
-
-// Summary is "1 error, 2 warnings, 0 checks" in short form: "1E 2W 0C".
-func (c *Checkpatch) Summary() string {
-	if c == nil {
-		return "-"
-	}
-	if c.Errors+c.Warnings+c.Checks == 0 {
-		return "clean"
-	}
-	return strconv.Itoa(c.Errors) + "E " + strconv.Itoa(c.Warnings) + "W " + strconv.Itoa(c.Checks) + "C"
-}
-
 var (
 	// -:23: ERROR:TRAILING_WHITESPACE: trailing whitespace  (--terse --show-types)
 	cpItem  = regexp.MustCompile(`^\S*?:(\d+): (ERROR|WARNING|CHECK):(?:([A-Z0-9_]+): )?\s*(.*)$`)

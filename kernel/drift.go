@@ -89,14 +89,6 @@ type Drift struct {
 	Why        string `json:"why,omitempty"` // empty: not deliberate
 }
 
-func (d Drift) String() string {
-	s := fmt.Sprintf("%s: here %s, production %s", d.Option, d.Here, d.Production)
-	if d.Why != "" {
-		return s + " — deliberate: " + d.Why
-	}
-	return s + " — NOT deliberate: numbers may not transfer"
-}
-
 // CompareProduction lists the curated options where final differs from prod.
 func CompareProduction(final, prod Values) []Drift {
 	var ds []Drift

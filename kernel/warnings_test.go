@@ -176,15 +176,9 @@ func TestParseCheckpatchCounts(t *testing.T) {
 	if it := c.Items[0]; it.Level != "ERROR" || it.Type != "TRAILING_WHITESPACE" || it.Line != 23 || it.Message != "trailing whitespace" {
 		t.Errorf("item = %+v", it)
 	}
-	if c.Summary() != "1E 0W 0C" {
-		t.Errorf("summary %q", c.Summary())
-	}
 	// Without the total line (output cut short), items are counted.
 	c = ParseCheckpatch("-:3: WARNING:LONG_LINE: too long\n-:4: CHECK: alignment\n")
 	if c.Warnings != 1 || c.Checks != 1 || c.Items[1].Message != "alignment" {
 		t.Errorf("no total line: %+v", c)
-	}
-	if (&Checkpatch{}).Summary() != "clean" {
-		t.Error("a clean patch's summary is not 'clean'")
 	}
 }

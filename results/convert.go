@@ -28,7 +28,7 @@ func KernelOf(a *kernel.Artifacts) *Kernel {
 		Verified: slices.Clone(a.Verified), Parent: a.Parent,
 	}
 	for _, d := range a.Drift {
-		k.Drift = append(k.Drift, Drift{Option: d.Option, Here: d.Here, Production: d.Production, Why: d.Why})
+		k.Drift = append(k.Drift, DriftOf(d))
 	}
 	for _, p := range a.Phases {
 		k.Phases = append(k.Phases, KernelPhase{Name: p.Name, Duration: p.Duration, CPU: p.CPU})
@@ -189,6 +189,11 @@ func WarningsOf(ws []kernel.Warning) []Warning {
 		out = append(out, Warning{File: w.File, Line: w.Line, Col: w.Col, Function: w.Function, Message: w.Message, Option: w.Option, Code: w.Code})
 	}
 	return out
+}
+
+// DriftOf records one option's drift from production.
+func DriftOf(d kernel.Drift) Drift {
+	return Drift{Option: d.Option, Here: d.Here, Production: d.Production, Why: d.Why}
 }
 
 // CheckpatchOf records checkpatch's verdict (nil: it did not run).

@@ -53,8 +53,7 @@ type Drift struct {
 	Why        string `json:"why,omitempty"` // empty: not deliberate
 }
 
-// String reads the same as kernel.Drift's, so reports do not change with
-// where the drift came from.
+// String is the one reading of a drift, for reports and kci config.
 func (d Drift) String() string {
 	s := fmt.Sprintf("%s: here %s, production %s", d.Option, d.Here, d.Production)
 	if d.Why != "" {

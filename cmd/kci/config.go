@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/kci-dev/kci/results"
 
 	"github.com/spf13/cobra"
 
@@ -51,7 +52,7 @@ the next call. The first time on a tree that takes about 25 s on 2 cores.`,
 			fmt.Fprintf(w, "\nfinal config: %s (sha256 %s; %s)\n", a.Config, a.ConfigHash[:16], from)
 			fmt.Fprintf(w, "production drift vs %s (%d performance-relevant options differ):\n", b.Production(), len(a.Drift))
 			for _, d := range a.Drift {
-				fmt.Fprintf(w, "  %s\n", d)
+				fmt.Fprintf(w, "  %s\n", results.DriftOf(d))
 			}
 			return nil
 		},
