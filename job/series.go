@@ -177,25 +177,25 @@ func (st *SeriesTester) Series(ctx context.Context, o SeriesOptions) (string, *r
 // applies to. (A tree where only a prefix applies is checked too when
 // named.)
 func (st *SeriesTester) chooseTrees(ctx context.Context, named []string, patches []kernel.Patch, logf func(string, ...any)) ([]*project.Tree, error) {
-	all, err := PickTrees(st.Project, named)
+	picks, err := pickApplying(st.Project, named, false, func(tr *project.Tree) (*kernel.ApplyError, error) {
+		ok, err := st.Builder.AppliesTo(ctx, tr, patches)
+		if err != nil || ok {
+			return nil, err
+		}
+		return &kernel.ApplyError{Tree: tr.Name}, nil
+	})
 	if err != nil {
 		return nil, err
 	}
 	var trees []*project.Tree
 	var names []string
-	for _, tr := range all {
-		names = append(names, tr.Name)
-		if len(named) == 0 {
-			ok, err := st.Builder.AppliesTo(ctx, tr, patches)
-			if err != nil {
-				return nil, err
-			}
-			if !ok {
-				logf("kci: the series does not apply to tree %s: skipping that tree", tr.Name)
-				continue
-			}
+	for _, pk := range picks {
+		names = append(names, pk.tree.Name)
+		if pk.skip != nil {
+			logf("kci: the series does not apply to tree %s: skipping that tree", pk.tree.Name)
+			continue
 		}
-		trees = append(trees, tr)
+		trees = append(trees, pk.tree)
 	}
 	if len(trees) == 0 {
 		return nil, &ExitError{Code: ExitApply, Cause: fmt.Sprintf("the series applies to none of the trees %v", names)}

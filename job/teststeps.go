@@ -194,32 +194,28 @@ func (r *testRun) chooseTrees() error {
 	if err != nil {
 		return err
 	}
-	trees, err := PickTrees(proj, r.o.Trees)
+	picks, err := pickApplying(proj, r.o.Trees, true, func(tr *project.Tree) (ae *kernel.ApplyError, err error) {
+		if len(r.patches) > 0 {
+			err = r.phase("applies", tr.Name, "", func() (err error) { ae, err = r.applies(tr); return })
+		}
+		return ae, err
+	})
 	if err != nil {
 		return err
 	}
-	for _, tr := range trees {
-		r.names = append(r.names, tr.Name)
-	}
 	var why, skipped []string
-	for _, tr := range trees {
-		n := tr.Name
-		var ae *kernel.ApplyError
-		if len(r.patches) > 0 {
-			if err := r.phase("applies", n, "", func() (err error) { ae, err = r.applies(tr); return }); err != nil {
-				return err
-			}
-		}
-		switch {
+	for _, pk := range picks {
+		r.names = append(r.names, pk.tree.Name)
+		switch ae := pk.skip; {
 		case ae == nil:
-			r.jobs = append(r.jobs, &treeJob{tree: tr})
+			r.jobs = append(r.jobs, &treeJob{tree: pk.tree})
 		case len(r.o.Trees) > 0:
 			return &ExitError{Code: ExitApply, Cause: ae.Error(), Err: fmt.Errorf("%s", ae.Output)}
 		default:
 			// Trees a patch is not for are said in one quiet line below;
 			// --tree NAME asks why.
 			why = append(why, ae.Error())
-			skipped = append(skipped, n)
+			skipped = append(skipped, pk.tree.Name)
 		}
 	}
 	if len(r.jobs) == 0 {
