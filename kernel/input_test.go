@@ -190,3 +190,20 @@ func TestSaveStdin(t *testing.T) {
 		t.Errorf("empty stdin saved")
 	}
 }
+
+// b4 am writes its series as NAME.mbx: a directory holding one is read.
+func TestLoadSeriesB4Mbx(t *testing.T) {
+	co := checkout(t)
+	mbox, err := (command{dir: co}).run(context.Background(), "git", "format-patch", "--stdout", "base..HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "v2_20261205_dev_net_two_changes.mbx"), []byte(mbox), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ps, err := LoadSeries(dir)
+	if err != nil || len(ps) != 2 || ps[0].Subject != "net: skbuff: rename b" {
+		t.Fatalf("b4's .mbx in a directory: %q, %v", subjects(ps), err)
+	}
+}
