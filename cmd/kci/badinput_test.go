@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -20,6 +22,8 @@ type badInput struct {
 	code int               // 0: job.ExitUsage
 	yaml string            // kci.yaml in the working directory, if any
 	env  map[string]string // beside the GitHub variables, which are unset
+	// stdin makes kci's standard input, for "-" (nil: none given).
+	stdin func() io.Reader
 }
 
 // Every verb checks all of its input first: exit 64 (2 for a patch git
@@ -112,7 +116,15 @@ func (tc badInput) check(t *testing.T) {
 		want = job.ExitUsage
 	}
 	start := time.Now()
-	code, msg := kci(t, tc.args...)
+	var code int
+	var msg string
+	if tc.stdin != nil {
+		var out strings.Builder
+		code = runStdin(context.Background(), tc.args, tc.stdin(), &out, &out)
+		msg = out.String()
+	} else {
+		code, msg = kci(t, tc.args...)
+	}
 	took := time.Since(start)
 	if code != want || !strings.Contains(msg, tc.want) {
 		t.Errorf("exit %d, %q; want exit %d naming %q", code, msg, want, tc.want)
