@@ -41,14 +41,22 @@ type Input struct {
 	Range    string // InputRange: e.g. base..HEAD
 }
 
-// InputError is a patch argument kci cannot use: the user's input, not
-// the patch's fault nor the machine's (job.Classify: a usage error).
+// InputError is an input kci cannot use (a patch argument, kci.yaml's
+// base.git or base.ref): the user's, not the patch's fault nor the
+// machine's (job.Classify: a usage error).
 type InputError struct {
-	Arg string
-	Msg string
+	What string // "patch" when empty, "base.git", "base.ref"
+	Arg  string
+	Msg  string
 }
 
-func (e *InputError) Error() string { return "patch " + e.Arg + ": " + e.Msg }
+func (e *InputError) Error() string {
+	what := e.What
+	if what == "" {
+		what = "patch"
+	}
+	return what + " " + e.Arg + ": " + e.Msg
+}
 
 // ParseInput reads a patch argument. A path that exists is a path, even
 // with a colon in its name; CHECKOUT:RANGE needs ".." in the range. An
@@ -220,6 +228,35 @@ func SaveStdin(r io.Reader, path string) error {
 	}
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		return infra("save standard input", err)
+	}
+	return nil
+}
+
+// CheckRef says why ref cannot be base.ref of the checkout dir (""
+// meaning HEAD): dir is not a git checkout, or ref names no commit there
+// that git fetch can take (a branch, a tag, a remote-tracking branch or a
+// full commit id; not HEAD~1). nil when it can; an *InfraError when git
+// could not tell.
+func CheckRef(ctx context.Context, dir, ref string) error {
+	if ref == "" {
+		ref = "HEAD"
+	}
+	if _, err := gitExport(ctx, dir, "rev-parse", "--git-dir"); err != nil {
+		if userError(ctx, err) {
+			return &InputError{What: "base.git", Arg: dir, Msg: "not a git checkout"}
+		}
+		return infra("base.git "+dir, err)
+	}
+	// What importGit fetches: a ref name or a full commit id, no
+	// revision expressions.
+	if strings.ContainsAny(ref, "~^:@{}") && ref != "HEAD" {
+		return &InputError{What: "base.ref", Arg: ref, Msg: "a revision expression: give a branch, tag or full commit id"}
+	}
+	if _, err := gitExport(ctx, dir, "rev-parse", "--verify", "-q", ref+"^{commit}"); err != nil {
+		if userError(ctx, err) {
+			return &InputError{What: "base.ref", Arg: ref, Msg: "not a commit in " + dir}
+		}
+		return infra("base.git "+dir, err)
 	}
 	return nil
 }

@@ -207,3 +207,32 @@ func TestLoadSeriesB4Mbx(t *testing.T) {
 		t.Fatalf("b4's .mbx in a directory: %q, %v", subjects(ps), err)
 	}
 }
+
+// base.ref takes what importGit's fetch takes, and names what it cannot.
+func TestCheckRef(t *testing.T) {
+	ctx := context.Background()
+	co := checkout(t)
+	head, err := (command{dir: co}).run(ctx, "git", "rev-parse", "HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := (command{dir: co}).run(ctx, "git", "update-ref", "refs/remotes/net-next/main", "base"); err != nil {
+		t.Fatal(err, out)
+	}
+	for _, ref := range []string{"", "HEAD", "main", "base", "net-next/main", strings.TrimSpace(head)} {
+		if err := CheckRef(ctx, co, ref); err != nil {
+			t.Errorf("CheckRef(%q): %v", ref, err)
+		}
+	}
+	plain := t.TempDir()
+	for _, c := range []struct{ dir, ref, want string }{
+		{co, "nosuch", "base.ref nosuch: not a commit in " + co},
+		{co, "HEAD~1", "base.ref HEAD~1: a revision expression"},
+		{plain, "main", "base.git " + plain + ": not a git checkout"},
+	} {
+		var ie *InputError
+		if err := CheckRef(ctx, c.dir, c.ref); !errors.As(err, &ie) || err.Error() != c.want && !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("CheckRef(%s, %q) = %v, want %q", c.dir, c.ref, err, c.want)
+		}
+	}
+}

@@ -45,6 +45,7 @@ func TestBadInputRefusedFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	missing := filepath.Join(top, "nonexistent")
+	co := devCheckout(t) // base.git must be a checkout
 	token := map[string]string{"GITHUB_TOKEN": "t0ken"}
 	many, n := strconv.Itoa(runtime.NumCPU()+1), strconv.Itoa(runtime.NumCPU())
 	for _, tc := range []badInput{
@@ -64,7 +65,7 @@ func TestBadInputRefusedFirst(t *testing.T) {
 		{args: []string{"test", "--tree", "stock", patch}, yaml: "base:\n  tarball: /nonexistent/linux-source-6.12.tar.xz\ntrees:\n  - name: stock\n",
 			want: "kci.yaml:2: base.tarball: /nonexistent/linux-source-6.12.tar.xz: no such file: Debian's linux-source-6.12 package provides it"},
 		{args: []string{"build"}, yaml: "base:\n  git: /nonexistent\ntrees:\n  - name: stock\n", want: "kci.yaml:2: base.git"},
-		{args: []string{"test", "--tree", "stock", patch}, yaml: "base:\n  git: .\nvm:\n  memory_mib: 40000\ntrees:\n  - name: stock\n",
+		{args: []string{"test", "--tree", "stock", patch}, yaml: "base:\n  git: " + co + "\nvm:\n  memory_mib: 40000\ntrees:\n  - name: stock\n",
 			want: "kci.yaml: vm.memory_mib 40000M: more than the host's"},
 		{args: []string{"series", "--each", patch}, want: "--each"},
 		{args: []string{"profile", "--top", "0"}, want: "--top 0"},

@@ -124,6 +124,10 @@ func TestBadPatchInputRefusedFirst(t *testing.T) {
 		{args: []string{"test", "-"}, stdin: empty, want: "patch -: standard input is empty"},
 		{args: []string{"build", "-"}, stdin: empty, want: "patch -: standard input is empty"},
 		{args: []string{"test", "-", "-"}, stdin: func() io.Reader { return strings.NewReader("x") }, want: "standard input given twice"},
+		// kci.yaml's base.git and base.ref, checked as the tarball is.
+		{args: []string{"build"}, yaml: "base:\n  git: " + co + "\n  ref: nosuch\ntrees:\n  - name: stock\n", want: "kci.yaml:3: base.ref: nosuch: not a commit in " + co},
+		{args: []string{"build"}, yaml: "base:\n  git: " + co + "\n  ref: HEAD~1\ntrees:\n  - name: stock\n", want: "kci.yaml:3: base.ref: HEAD~1: a revision expression"},
+		{args: []string{"test", "--tree", "stock"}, yaml: "base:\n  git: " + plain + "\ntrees:\n  - name: stock\n", want: "kci.yaml:2: base.git: " + plain + ": not a git checkout"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) { tc.check(t) })
 	}
