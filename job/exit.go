@@ -79,7 +79,10 @@ func Classify(stage string, err error) error {
 	var be *kernel.BuildError
 	var hr *results.HoldsRunError
 	var mi *results.MergeInputError
+	var ie *kernel.InputError
 	switch {
+	case errors.As(err, &ie):
+		return &ExitError{Code: ExitUsage, Cause: ie.Error()}
 	case errors.As(err, &mi):
 		return &ExitError{Code: ExitUsage, Cause: mi.Error()}
 	case errors.As(err, &hr):

@@ -74,6 +74,7 @@ func TestExitCodeTable(t *testing.T) {
 		{&kernel.ConfigError{}, ExitBuild},
 		{&kernel.BuildError{First: "e"}, ExitBuild},
 		{&kernel.VerifyError{Missing: []string{"bpf_x"}}, ExitInternal},
+		{&kernel.InputError{Arg: "~/linux:base..HEAD", Msg: "holds no commits"}, ExitUsage},
 		{&kernel.InfraError{Op: "make", Err: errors.New("no space")}, ExitInternal},
 		{fmt.Errorf("stock kernel: %w", context.Canceled), ExitInterrupted},
 		{errors.New("anything else"), ExitInternal},

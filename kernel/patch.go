@@ -34,7 +34,7 @@ func (p Patch) Name() string {
 }
 
 // LoadSeries reads patches from files, mbox files holding several messages,
-// directories (a `series` file if present, else *.patch/*.diff/*.mbox sorted)
+// directories (a `series` file if present, else *.patch/*.diff/*.mbox/*.mbx/*.eml sorted)
 // and `series` files, in order.
 func LoadSeries(paths ...string) ([]Patch, error) {
 	var out []Patch
@@ -64,12 +64,12 @@ func loadPath(p string) ([]Patch, error) {
 		var names []string
 		for _, e := range ents {
 			switch filepath.Ext(e.Name()) {
-			case ".patch", ".diff", ".mbox", ".eml":
+			case ".patch", ".diff", ".mbox", ".mbx", ".eml": // .mbx: b4 am's
 				names = append(names, e.Name())
 			}
 		}
 		if len(names) == 0 {
-			return nil, fmt.Errorf("patch dir %s: no *.patch, *.diff or *.mbox files and no series file", p)
+			return nil, fmt.Errorf("patch dir %s: no *.patch, *.diff, *.mbox, *.mbx or *.eml files and no series file", p)
 		}
 		sort.Strings(names)
 		var out []Patch

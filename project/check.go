@@ -1,6 +1,7 @@
 package project
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/kci-dev/kci/internal/names"
+	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/vm"
 	"github.com/kci-dev/kci/wire"
 )
@@ -193,6 +195,25 @@ func (f *File) CheckBase() error {
 		if !st.IsDir() {
 			return f.at("base.git", "%s: not a directory (a tarball goes in base.tarball)", b.Git)
 		}
+		return f.checkRef()
 	}
 	return nil
+}
+
+// checkRef refuses a base.git that is not a checkout and a base.ref that
+// is not a commit of it, as the missing tarball is: named with its line,
+// before the import fetches it.
+func (f *File) checkRef() error {
+	dir := f.Abs(f.Base.Git)
+	err := kernel.CheckRef(context.Background(), dir, f.Base.Ref) // git rev-parse, bounded by kernel's timeout
+	var ie *kernel.InputError
+	switch {
+	case err == nil:
+		return nil
+	case !errors.As(err, &ie):
+		return err
+	case ie.What == "base.git":
+		return f.at("base.git", "%s: %s", f.Base.Git, ie.Msg)
+	}
+	return f.at(ie.What, "%s: %s", ie.Arg, ie.Msg)
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -20,6 +22,8 @@ type badInput struct {
 	code int               // 0: job.ExitUsage
 	yaml string            // kci.yaml in the working directory, if any
 	env  map[string]string // beside the GitHub variables, which are unset
+	// stdin makes kci's standard input, for "-" (nil: none given).
+	stdin func() io.Reader
 }
 
 // Every verb checks all of its input first: exit 64 (2 for a patch git
@@ -41,6 +45,7 @@ func TestBadInputRefusedFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	missing := filepath.Join(top, "nonexistent")
+	co := devCheckout(t) // base.git must be a checkout
 	token := map[string]string{"GITHUB_TOKEN": "t0ken"}
 	many, n := strconv.Itoa(runtime.NumCPU()+1), strconv.Itoa(runtime.NumCPU())
 	for _, tc := range []badInput{
@@ -60,7 +65,7 @@ func TestBadInputRefusedFirst(t *testing.T) {
 		{args: []string{"test", "--tree", "stock", patch}, yaml: "base:\n  tarball: /nonexistent/linux-source-6.12.tar.xz\ntrees:\n  - name: stock\n",
 			want: "kci.yaml:2: base.tarball: /nonexistent/linux-source-6.12.tar.xz: no such file: Debian's linux-source-6.12 package provides it"},
 		{args: []string{"build"}, yaml: "base:\n  git: /nonexistent\ntrees:\n  - name: stock\n", want: "kci.yaml:2: base.git"},
-		{args: []string{"test", "--tree", "stock", patch}, yaml: "base:\n  git: .\nvm:\n  memory_mib: 40000\ntrees:\n  - name: stock\n",
+		{args: []string{"test", "--tree", "stock", patch}, yaml: "base:\n  git: " + co + "\nvm:\n  memory_mib: 40000\ntrees:\n  - name: stock\n",
 			want: "kci.yaml: vm.memory_mib 40000M: more than the host's"},
 		{args: []string{"series", "--each", patch}, want: "--each"},
 		{args: []string{"profile", "--top", "0"}, want: "--top 0"},
@@ -112,7 +117,15 @@ func (tc badInput) check(t *testing.T) {
 		want = job.ExitUsage
 	}
 	start := time.Now()
-	code, msg := kci(t, tc.args...)
+	var code int
+	var msg string
+	if tc.stdin != nil {
+		var out strings.Builder
+		code = runStdin(context.Background(), tc.args, tc.stdin(), &out, &out)
+		msg = out.String()
+	} else {
+		code, msg = kci(t, tc.args...)
+	}
 	took := time.Since(start)
 	if code != want || !strings.Contains(msg, tc.want) {
 		t.Errorf("exit %d, %q; want exit %d naming %q", code, msg, want, tc.want)

@@ -22,7 +22,7 @@ func newBuildCmd() *cobra.Command {
 	var jobs int
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "build [--tree NAME] [PATCH|DIR|SERIES|MBOX]...",
+		Use:   "build [--tree NAME] [PATCH|DIR|SERIES|MBOX|-|CHECKOUT:BASE..TIP]...",
 		Short: "Build (or fetch from the cache) a tree's kernel, plus patches",
 		Long: `Build the kernel of a tree from kci.yaml (default: stock, the bare base),
 with kci's verified lockdep-free config, and optionally the given patches on top.
@@ -31,6 +31,12 @@ Prints where the artifacts are; phase timings are in build.json next to them.`,
 			if jobs < 0 {
 				return job.Usagef("-j/--jobs %d: want 1 or more (leave it out for the host's CPUs)", jobs)
 			}
+			in, err := verbPatches(cmd, args)
+			if err != nil {
+				return err
+			}
+			defer in.Close()
+			args = in.paths
 			for _, a := range args {
 				if err := statInput("patch", a); err != nil {
 					return err

@@ -31,8 +31,17 @@ func main() {
 // run is kci with args, returning its exit code (job's table): what
 // main does, callable from tests.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return runStdin(ctx, args, nil, stdout, stderr)
+}
+
+// runStdin is run with stdin as standard input (nil: os.Stdin), which a
+// patch argument "-" reads.
+func runStdin(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := newRoot()
 	root.SetArgs(args)
+	if stdin != nil {
+		root.SetIn(stdin)
+	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	// Cobra parses flags and checks arguments before a verb's

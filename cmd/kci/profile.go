@@ -80,6 +80,12 @@ func (c *profileCmd) run(cmd *cobra.Command, args []string) error {
 	if err := checkOut(c.out, c.force); err != nil {
 		return err
 	}
+	in, err := verbPatches(cmd, args)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	args = in.paths
 	// The patches are there, the trees in kci.yaml, the VM flags sane.
 	b, booter, err := jobSetup(args, c.trees, &c.vmo)
 	if err != nil {
@@ -89,6 +95,7 @@ func (c *profileCmd) run(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	res, err := (&job.Tester{Builder: b, Booter: booter}).Test(cmd.Context(), c.options(cmd, args, b))
+	in.keepIn(res.Dir, os.Stderr)
 	dir := res.Dir
 	if dir == "" {
 		return err

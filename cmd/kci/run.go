@@ -59,6 +59,9 @@ func (b *bootFlags) check() error {
 		}
 	}
 	for _, p := range b.patches {
+		if kernel.ParseInput(p).Kind != kernel.InputPath {
+			continue // - and CHECKOUT:RANGE: resolvePatches checks them
+		}
 		if err := statInput("patch", p); err != nil {
 			return err
 		}
@@ -221,7 +224,7 @@ A run succeeds only when the agent's final done event arrives and says ok.`,
 	}
 	bf.register(cmd)
 	f := cmd.Flags()
-	f.StringSliceVar(&bf.patches, "patch", nil, "patches to apply to --tree's kernel first")
+	f.StringSliceVar(&bf.patches, "patch", nil, "patches to apply to --tree's kernel first (a file, directory, mbox, series file, - for standard input, or CHECKOUT:BASE..TIP)")
 	f.StringVar(&planFile, "plan", "", "a wire.Plan as JSON (default: sanity + survival)")
 	f.DurationVar(&stepTO, "step-timeout", 10*time.Minute, "deadline for a guest step that sets none")
 	f.BoolVarP(&quiet, "quiet", "q", false, "do not copy the console to the terminal")
@@ -233,6 +236,15 @@ A run succeeds only when the agent's final done event arrives and says ok.`,
 // agent's events printed as they arrive.
 func (b *bootFlags) boot(cmd *cobra.Command, plan wire.Plan, quiet bool) error {
 	errOut := cmd.ErrOrStderr()
+	if err := b.check(); err != nil {
+		return err
+	}
+	in, err := verbPatches(cmd, b.patches)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	b.patches = in.paths
 	k, booter, err := b.resolve(cmd.Context(), errOut)
 	if err != nil {
 		return err

@@ -150,6 +150,12 @@ func (c *seriesCmd) run(cmd *cobra.Command, args []string) error {
 	if err := c.check(cmd, args); err != nil {
 		return err
 	}
+	in, err := verbPatches(cmd, args)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	args = in.paths
 	b, booter, err := jobSetup(args, c.trees, &c.vmo)
 	if err != nil {
 		return err
@@ -177,6 +183,7 @@ func (c *seriesCmd) run(cmd *cobra.Command, args []string) error {
 		}
 	}
 	if dir != "" {
+		in.keepIn(dir, os.Stderr)
 		fmt.Fprintf(os.Stderr, "kci: run directory %s\n", dir)
 	}
 	return err

@@ -63,6 +63,13 @@ explicit --max-boots N counts only boots that ran: cache hits are free, and a
 rerun may add seeds (-1: no added seeds). An icount boot takes 20-45 s and two
 run side by side on 2 cores, so 20 boots are about 4-8 minutes of booting.
 
+A patch argument is a patch or mbox file, a directory of them (its series
+file's order, else by name), a quilt series file, - (an mbox on standard
+input: b4 am -o - MSGID | kci test -) or CHECKOUT:BASE..TIP, a commit range
+of a git checkout, exported with git format-patch without touching the
+checkout (kci test ~/linux:net-next/main..HEAD). What kci made of - and of
+a range is kept in the run directory's input/.
+
 Without a patch, --tree's kernel alone is booted --reps times and measured;
 with --seed every boot gets the same guest seed, so under icount the boots
 must agree exactly (kci's determinism check).`
@@ -70,7 +77,7 @@ must agree exactly (kci's determinism check).`
 func newTestCmd() *cobra.Command {
 	c := &testCmd{}
 	cmd := &cobra.Command{
-		Use:   "test [PATCH|DIR|SERIES|MBOX]...",
+		Use:   "test [PATCH|DIR|SERIES|MBOX|-|CHECKOUT:BASE..TIP]...",
 		Short: "Build base and patched kernels, boot both, run survival tests and benchmarks, compare",
 		Long:  testLong,
 		RunE:  c.run,
@@ -149,6 +156,12 @@ func (c *testCmd) run(cmd *cobra.Command, args []string) error {
 	if err := c.check(cmd, args); err != nil {
 		return err
 	}
+	in, err := verbPatches(cmd, args)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	args = in.paths
 	b, booter, err := jobSetup(args, c.trees, &c.vmo)
 	if err != nil {
 		return err
@@ -168,6 +181,7 @@ func (c *testCmd) run(cmd *cobra.Command, args []string) error {
 	}
 	t := &job.Tester{Builder: b, Booter: cached}
 	res, err := t.Test(cmd.Context(), o)
+	in.keepIn(res.Dir, os.Stderr)
 	return c.show(cmd.Context(), res, err)
 }
 
