@@ -45,8 +45,11 @@ type Window struct {
 }
 
 // PC is the counts of the translation blocks starting at Addr (a guest
-// virtual address; every translation of it adds up here).
-type PC struct{ Addr, Insns, Mem, Cycles uint64 }
+// virtual address; every translation of it adds up here). Execs is how
+// many times such a block was entered, and End the end of its code (the
+// highest of its translations): a block runs straight through, so every
+// instruction in [Addr, End) ran Execs times.
+type PC struct{ Addr, Insns, Mem, Cycles, Execs, End uint64 }
 
 // Sum is the counts of w's blocks with lo <= Addr < hi; its Addr is lo.
 func (w *Window) Sum(lo, hi uint64) PC {
