@@ -60,6 +60,7 @@ func RenderAggMarkdown(w io.Writer, tables []verdict.AggTable) error {
 				tb.add(append(row, total)...)
 			}
 		}
+		// Its header is as wide as its rows: kci report --agg in text is the narrow layout.
 		b.WriteString(escapeCells(tb).markdown())
 		fmt.Fprintf(&b, "\n<sub>%s</sub>\n\n", mdInline("unit: "+strings.TrimSpace(t.Metric+" "+t.Unit)+"; spread = (max − min) / 2 over the sets"))
 		for _, n := range t.Notes {
@@ -69,7 +70,7 @@ func RenderAggMarkdown(w io.Writer, tables []verdict.AggTable) error {
 			b.WriteString("\n")
 		}
 	}
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, foldMarkdown(b.String(), lines.Width))
 	return err
 }
 
