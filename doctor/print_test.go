@@ -39,9 +39,13 @@ func TestWriteWidth(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := b.String()
+	col := strings.Repeat(" ", 6+len("cpu frequency")+2) // the detail column, past the longest name
 	for _, l := range strings.Split(out, "\n") {
 		if n := utf8.RuneCountInString(l); n > lines.Width {
 			t.Errorf("%d columns > %d: %s", n, lines.Width, l)
+		}
+		if l != "" && !strings.HasPrefix(l, col) && (len(l) < len(col) || l[len(col)-1] != ' ' || l[len(col)] == ' ') {
+			t.Errorf("line not aligned on the detail column %d: %q", len(col), l)
 		}
 	}
 	var want []string
