@@ -1,9 +1,12 @@
 package main
 
 import (
-	"github.com/kci-dev/kci/internal/golden"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/kci-dev/kci/internal/golden"
+	"github.com/kci-dev/kci/internal/lines"
 )
 
 // TestBenchAddsBaseline: kci bench always boots the baseline, first, so
@@ -35,9 +38,22 @@ func TestBenchFromRunDir(t *testing.T) {
 	// saveRun's boots are KVM boots of gtp, 8 repetitions, no seeds: the
 	// table is the golden testdata/TestBenchFromRunDir/bench.txt.
 	golden.Own(t, "bench.txt", out.String())
+	// 8 reps and a 19-letter variant: the table splits its rep columns
+	// rather than pass the README's 100 columns.
+	assertWidth(t, out.String())
 	// Targeted: the refusal names the directory (a fact).
 	bad := t.TempDir()
 	if err := benchFromDirs(&out, []string{bad}); err == nil || !strings.Contains(err.Error(), bad) {
 		t.Errorf("bench of a directory without run.json: %v, want an error naming it", err)
+	}
+}
+
+// assertWidth fails for every line of out wider than lines.Width runes.
+func assertWidth(t *testing.T, out string) {
+	t.Helper()
+	for _, l := range strings.Split(out, "\n") {
+		if n := utf8.RuneCountInString(l); n > lines.Width {
+			t.Errorf("%d columns > %d: %s", n, lines.Width, l)
+		}
 	}
 }

@@ -3,11 +3,15 @@ package main
 import (
 	"fmt"
 	"github.com/kci-dev/kci/results"
+	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/kci-dev/kci/internal/kconfig"
+	"github.com/kci-dev/kci/internal/lines"
 	"github.com/kci-dev/kci/job"
+	"github.com/kci-dev/kci/kernel"
 )
 
 func init() { commands = append(commands, newConfigCmd) }
@@ -34,31 +38,36 @@ the next call. The first time on a tree that takes about 25 s on 2 cores.`,
 			if err != nil {
 				return job.Classify("tree "+t.Name, err) // kci test's exit codes
 			}
-			fmt.Fprintf(w, "tree %s: base config %s, fragments in order:\n", t.Name, orDefault(b.Project.Config.Base, "tinyconfig"))
-			for _, f := range a.Fragments {
-				fmt.Fprintf(w, "  %s\n", f)
-			}
-			fmt.Fprintf(w, "policy: PASS — every requested option has its value; forbidden debug options all off:\n  ")
-			for i, f := range kconfig.Forbidden {
-				if i > 0 {
-					fmt.Fprint(w, ", ")
-				}
-				fmt.Fprint(w, f)
-			}
-			from := "resolved by kconfig alone, no kernel built"
-			if a.BzImage != "" {
-				from = "the built kernel's"
-			}
-			fmt.Fprintf(w, "\nfinal config: %s (sha256 %s; %s)\n", a.Config, a.ConfigHash[:16], from)
-			fmt.Fprintf(w, "production drift vs %s (%d performance-relevant options differ):\n", b.Production(), len(a.Drift))
-			for _, d := range a.Drift {
-				fmt.Fprintf(w, "  %s\n", results.DriftOf(d))
-			}
-			return nil
+			return writeConfig(w, t.Name, orDefault(b.Project.Config.Base, "tinyconfig"), a, b.Production())
 		},
 	}
 	cmd.Flags().StringVar(&tree, "tree", "stock", "tree from kci.yaml")
 	return cmd
+}
+
+// writeConfig prints kci config's answer for a tree's artifacts, every
+// line within lines.Width: long paths and drift entries fold onto
+// continuation lines.
+func writeConfig(w io.Writer, tree, base string, a *kernel.Artifacts, production string) error {
+	var b strings.Builder
+	line := func(s, indent string) { b.WriteString(lines.Wrap(s, lines.Width, indent) + "\n") }
+	line(fmt.Sprintf("tree %s: base config %s, fragments in order:", tree, base), "  ")
+	for _, f := range a.Fragments {
+		line("  "+f, "    ")
+	}
+	line("policy: PASS — every requested option has its value; forbidden debug options all off:", "  ")
+	line("  "+strings.Join(kconfig.Forbidden, ", "), "  ")
+	from := "resolved by kconfig alone, no kernel built"
+	if a.BzImage != "" {
+		from = "the built kernel's"
+	}
+	line(fmt.Sprintf("final config: %s (sha256 %s; %s)", a.Config, a.ConfigHash[:min(16, len(a.ConfigHash))], from), "  ")
+	line(fmt.Sprintf("production drift vs %s (%d performance-relevant options differ):", production, len(a.Drift)), "  ")
+	for _, d := range a.Drift {
+		line("  "+results.DriftOf(d).String(), "      ")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 func orDefault(s, d string) string {

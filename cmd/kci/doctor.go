@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -58,7 +57,9 @@ warnings say what the numbers will lack.`,
 			// The size first: Repair moves what it clears to the trash, which
 			// the size line would then count as a killed run's leftover.
 			checks = append(checks, doctor.CheckCache(ctx, cache), cacheHealth(cache.Repair(ctx)))
-			printChecks(cmd.OutOrStdout(), checks)
+			if err := doctor.Write(cmd.OutOrStdout(), checks); err != nil {
+				return err
+			}
 			if doctor.Failed(checks) {
 				return &job.ExitError{Code: job.ExitInternal, Cause: "doctor: results would be invalid or impossible on this host"}
 			}
@@ -70,19 +71,6 @@ warnings say what the numbers will lack.`,
 	f.StringVar(&pin, "pin", "", "host CPUs vCPUs are pinned to (checked for frequency clamping; default: all)")
 	f.BoolVar(&clang, "clang", false, "also require clang (rebuilding the BPF objects)")
 	return cmd
-}
-
-func printChecks(w io.Writer, checks []doctor.Check) {
-	width := 0
-	for _, c := range checks {
-		width = max(width, len(c.Name))
-	}
-	for _, c := range checks {
-		fmt.Fprintf(w, "%-4s  %-*s  %s\n", strings.ToUpper(string(c.Status)), width, c.Name, c.Detail)
-		if c.Fix != "" && c.Status != doctor.OK {
-			fmt.Fprintf(w, "      %-*s  fix: %s\n", width, "", c.Fix)
-		}
-	}
 }
 
 // cacheHealth is the doctor's line for what interrupted runs left in the

@@ -145,7 +145,11 @@ func runReport(w, errOut io.Writer, dirs []string, o reportOptions) error {
 		if i > 0 && o.format != "json" {
 			fmt.Fprintln(w)
 		}
-		if err := renderRun(w, a, o); err != nil {
+		name := "" // one run needs no name; several are told apart by directory
+		if len(analyses) > 1 {
+			name = dirs[i]
+		}
+		if err := renderRun(w, a, o, name); err != nil {
 			return err
 		}
 	}
@@ -218,14 +222,17 @@ func checkTrees(r *results.Run, trees []string) error {
 	return nil
 }
 
-func renderRun(w io.Writer, a *verdict.Analysis, o reportOptions) error {
+// renderRun writes one run in o's format; name is its directory when
+// there are several (the brief names each run).
+func renderRun(w io.Writer, a *verdict.Analysis, o reportOptions, name string) error {
 	if o.brief && o.format != "text" && o.format != "markdown" {
 		return fmt.Errorf("report: --brief is text or markdown, not --format %s", o.format)
 	}
 	switch o.format {
 	case "markdown":
 		if o.brief {
-			return writeBriefMarkdown(w, a, o.trees)
+			_, err := io.WriteString(w, render.BriefRunMarkdown(a, o.trees, name))
+			return err
 		}
 		if len(o.trees) == 0 {
 			_, err := io.WriteString(w, render.MarkdownRun(a))
@@ -248,7 +255,7 @@ func renderRun(w io.Writer, a *verdict.Analysis, o reportOptions) error {
 		return render.BenchStream(w, a.Run)
 	}
 	if o.brief {
-		_, err := io.WriteString(w, render.BriefText(a, o.trees, render.TextWidth))
+		_, err := io.WriteString(w, render.BriefRunText(a, o.trees, render.TextWidth, name))
 		return err
 	}
 	color := render.IsTerminal(w) && os.Getenv("NO_COLOR") == ""
@@ -262,15 +269,6 @@ func hasTree(r *results.Run, name string) bool {
 		}
 	}
 	return false
-}
-
-func writeBriefMarkdown(w io.Writer, a *verdict.Analysis, trees []string) error {
-	for _, tr := range a.Select(trees) {
-		if _, err := io.WriteString(w, render.BriefMarkdown(*tr.Brief)); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // runAgg prints the cross-set table in --format text, markdown or json,

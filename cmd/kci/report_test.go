@@ -151,6 +151,7 @@ func TestAggFlags(t *testing.T) {
 	// The tables, totalled by the median with the unit in the title, are
 	// the goldens testdata/TestAggFlags/.
 	golden.Own(t, "agg.txt", txt.String())
+	assertWidth(t, txt.String()) // 8 reps split into blocks
 	var md strings.Builder
 	if err := runReport(&md, &md, []string{dir}, reportOptions{agg: true, format: "markdown", failOnPerf: -1}); err != nil {
 		t.Fatal(err)

@@ -7,6 +7,9 @@ import (
 	"io"
 	"math"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/kci-dev/kci/internal/lines"
 
 	"github.com/kci-dev/kci/results/verdict"
 )
@@ -58,6 +61,7 @@ func RenderAggMarkdown(w io.Writer, tables []benchtab.AggTable) error {
 				tb.add(append(row, total)...)
 			}
 		}
+		// Its header is as wide as its rows: kci report --agg in text is the narrow layout.
 		b.WriteString(escapeCells(tb).markdown())
 		fmt.Fprintf(&b, "\n<sub>%s</sub>\n\n", mdInline("unit: "+strings.TrimSpace(t.Metric+" "+t.Unit)+"; spread = (max − min) / 2 over the sets"))
 		for _, n := range t.Notes {
@@ -67,7 +71,7 @@ func RenderAggMarkdown(w io.Writer, tables []benchtab.AggTable) error {
 			b.WriteString("\n")
 		}
 	}
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, foldMarkdown(b.String(), lines.Width))
 	return err
 }
 
@@ -127,57 +131,120 @@ func AggJSON(tables []benchtab.AggTable) ([]byte, error) {
 }
 
 // AggText writes the table in the user's layout (the mail's): variant and
-// program columns 16 wide, one right-aligned column per set at least 10
-// wide, then "mean ± spread" on each variant's first line, a blank line
-// after each variant. Trailing blanks are trimmed.
-func AggText(w io.Writer, t benchtab.AggTable) error {
+// program columns at least 16 wide, one right-aligned column per set at
+// least 10 wide, then "mean ± spread" on each variant's first line, a
+// blank line after each variant. Trailing blanks are trimmed. Sets that
+// would take a line past lines.Width go to further blocks of the same
+// rows, the total column in the last.
+func AggText(w io.Writer, t benchtab.AggTable) error { return aggText(w, t, nil) }
+
+// aggTotalTail is the total column's width: "   total mean ± spread".
+const aggTotalTail = 24
+
+// aggText is AggText with the total cells of rows past a variant's first
+// (totals[[2]int{variant, program}], kci bench's cost rows).
+func aggText(w io.Writer, t benchtab.AggTable, totals map[[2]int]string) error {
 	var b strings.Builder
 	line := func(s string) {
 		b.WriteString(strings.TrimRight(s, " "))
 		b.WriteByte('\n')
 	}
+	nameW, progW := aggNameW, aggNameW
+	for _, v := range t.Variants {
+		nameW = max(nameW, utf8.RuneCountInString(v.Variant))
+		for _, p := range v.Programs {
+			progW = max(progW, utf8.RuneCountInString(p.Name))
+		}
+	}
 	widths := make([]int, len(t.Sets))
-	setsW := 0
 	for i, s := range t.Sets {
-		widths[i] = max(aggSetW, len([]rune(s)))
-		setsW += widths[i] + 1
+		widths[i] = max(aggSetW, utf8.RuneCountInString(s))
 	}
 	if t.Title != "" {
 		line(t.Title)
 	}
-	h := fmt.Sprintf("%-*s %-*s ", aggNameW, "variant", aggNameW, "prog")
-	for i, s := range t.Sets {
-		h += fmt.Sprintf("%*s ", widths[i], s)
-	}
 	_, what := t.Center(benchtab.AggVariant{})
-	line(h + "   total " + what + " ± spread")
-	line(strings.Repeat("-", 2*(aggNameW+1)+setsW+24))
-	for _, v := range t.Variants {
+	groups := aggGroups(widths, lines.Width-(nameW+1)-(progW+1), aggTotalTail)
+	for gi, g := range groups {
+		last := gi == len(groups)-1
+		h := fmt.Sprintf("%-*s %-*s ", nameW, "variant", progW, "prog")
+		setsW := 0
+		for _, i := range g {
+			h += fmt.Sprintf("%*s ", widths[i], t.Sets[i])
+			setsW += widths[i] + 1
+		}
+		rule := nameW + 1 + progW + 1 + setsW
+		if last {
+			h += "   total " + what + " ± spread"
+			rule += aggTotalTail
+		}
+		line(h)
+		line(strings.Repeat("-", rule))
+		aggRows(line, t, g, nameW, progW, widths, last, totals)
+	}
+	for _, n := range t.Notes {
+		line(lines.Wrap(n, lines.Width, "  "))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// aggRows writes every variant's rows for the sets g, with the total
+// column if last.
+func aggRows(line func(string), t benchtab.AggTable, g []int, nameW, progW int, widths []int, last bool, totals map[[2]int]string) {
+	for vi, v := range t.Variants {
 		for pi, p := range v.Programs {
 			name := ""
 			if pi == 0 {
 				name = v.Variant
 			}
-			row := fmt.Sprintf("%-*s %-*s ", aggNameW, name, aggNameW, p.Name)
-			for si, x := range p.Values {
-				row += fmt.Sprintf("%*s ", widths[si], fmtNs(x))
+			row := fmt.Sprintf("%-*s %-*s ", nameW, name, progW, p.Name)
+			for _, si := range g {
+				row += fmt.Sprintf("%*s ", widths[si], fmtNs(p.Values[si]))
 			}
-			if pi == 0 {
+			switch tot, ok := totals[[2]int{vi, pi}]; {
+			case !last:
+			case pi == 0:
 				c, _ := t.Center(v)
 				row += fmt.Sprintf("   %7s ± %-5s", fmtNs(c), fmtNs(v.Spread))
+			case ok:
+				row += "   " + tot
 			}
 			line(row)
 		}
 		if len(v.Programs) == 0 {
-			line(fmt.Sprintf("%-*s %-*s", aggNameW, v.Variant, aggNameW, "(no programs)"))
+			line(fmt.Sprintf("%-*s %-*s", nameW, v.Variant, progW, "(no programs)"))
 		}
 		line("")
 	}
-	for _, n := range t.Notes {
-		line(n)
+}
+
+// aggGroups splits the set columns (their widths, each plus a blank)
+// into runs that fit room, the last one with tail more: the last run is
+// filled from the end, the others from the front. A column wider than
+// the room gets a run of its own.
+func aggGroups(widths []int, room, tail int) [][]int {
+	var lastG []int
+	used := tail
+	i := len(widths) - 1
+	for ; i >= 0 && (len(lastG) == 0 || used+widths[i]+1 <= room); i-- {
+		lastG = append([]int{i}, lastG...)
+		used += widths[i] + 1
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	var groups [][]int
+	var cur []int
+	used = 0
+	for k := 0; k <= i; k++ {
+		if len(cur) > 0 && used+widths[k]+1 > room {
+			groups, cur, used = append(groups, cur), nil, 0
+		}
+		cur = append(cur, k)
+		used += widths[k] + 1
+	}
+	if len(cur) > 0 {
+		groups = append(groups, cur)
+	}
+	return append(groups, lastG)
 }
 
 // String renders the table.

@@ -5,7 +5,10 @@ import (
 	"github.com/kci-dev/kci/results/benchtab"
 	"io"
 	"math"
+	"slices"
 	"strings"
+
+	"github.com/kci-dev/kci/internal/lines"
 
 	"github.com/kci-dev/kci/results/verdict"
 )
@@ -17,6 +20,8 @@ func BenchText(w io.Writer, bt benchtab.BenchTable) error {
 	var b strings.Builder
 	t := bt.Agg
 	t.Notes = nil
+	t.Variants = slices.Clone(t.Variants)
+	totals := map[[2]int]string{}
 	for i := range t.Variants {
 		if len(t.Variants[i].Programs) == 0 {
 			// The baseline: its total column is the programs' 0.
@@ -26,14 +31,16 @@ func BenchText(w io.Writer, bt benchtab.BenchTable) error {
 			}
 			t.Variants[i].Programs = []benchtab.AggProg{{Name: "(no programs)", Values: nan}}
 		}
+		progs := slices.Clone(t.Variants[i].Programs)
 		for _, p := range bt.Paths[i] {
-			t.Variants[i].Programs = append(t.Variants[i].Programs, benchtab.AggProg{Name: "[" + p.Name + "]", Values: p.Values})
+			totals[[2]int{i, len(progs)}] = fmt.Sprintf("%7s ± %s", fmtNs(p.Mean), fmtNs(p.Spread))
+			progs = append(progs, benchtab.AggProg{Name: "[" + p.Name + "]", Values: p.Values})
 		}
+		t.Variants[i].Programs = progs
 	}
-	if err := AggText(&b, t); err != nil {
+	if err := aggText(&b, t, totals); err != nil {
 		return err
 	}
-	text := benchAnnotate(bt, b.String())
 	var tail strings.Builder
 	tail.WriteString("[whole-path]: every non-idle guest ns in the window but kci's own / packets; [marginal]: whole-path − the same boot's none (no program)\n")
 	tail.WriteString("[outside-bpf]: whole-path − the bpf_stats sum\n")
@@ -57,35 +64,8 @@ func BenchText(w io.Writer, bt benchtab.BenchTable) error {
 	for _, e := range bt.Excluded {
 		tail.WriteString("excluded: " + e + "\n")
 	}
-	_, err := io.WriteString(w, text+tail.String())
+	_, err := io.WriteString(w, b.String()+lines.Fold(tail.String(), lines.Width))
 	return err
-}
-
-// benchAnnotate puts each cost row's mean ± spread in the total column.
-func benchAnnotate(bt benchtab.BenchTable, table string) string {
-	lines := strings.Split(table, "\n")
-	vi, width := -1, 0
-	for i, l := range lines {
-		if strings.HasPrefix(l, "variant ") {
-			width = len([]rune(l)) - len("   total mean ± spread")
-		}
-		for k, v := range bt.Agg.Variants {
-			if strings.HasPrefix(l, v.Variant+" ") {
-				vi = k
-			}
-		}
-		f := strings.Fields(l)
-		if vi < 0 || len(f) == 0 {
-			continue
-		}
-		for _, p := range bt.Paths[vi] {
-			if f[0] == "["+p.Name+"]" {
-				pad := max(0, width-len([]rune(l)))
-				lines[i] = l + strings.Repeat(" ", pad) + fmt.Sprintf("   %7s ± %s", fmtNs(p.Mean), fmtNs(p.Spread))
-			}
-		}
-	}
-	return strings.Join(lines, "\n")
 }
 
 func ratioText(r benchtab.DesignRatio) string {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/kci-dev/kci/internal/lines"
 	"github.com/kci-dev/kci/results"
 	"github.com/kci-dev/kci/results/verdict"
 )
@@ -92,7 +93,7 @@ func BriefMarkdown(b verdict.Brief) string {
 	for _, d := range Details(b) {
 		fmt.Fprintf(&sb, "  - %s\n", mdInline(d))
 	}
-	return sb.String()
+	return foldMarkdown(sb.String(), lines.Width)
 }
 
 // wrap breaks s at blanks so that no line is wider than width runes;

@@ -23,11 +23,14 @@ type htmlRun struct {
 	// CauseLabel and Cause say why the run stopped (runCause).
 	CauseLabel, Cause string
 	Briefs            []htmlBrief
-	Trees             []htmlTree
-	Boots             []htmlBoot
-	BootChart         template.HTML
-	Phases            []htmlPhase
-	Flames            []string // paths relative to the run directory
+	// Key names the kernels that have a dot in some chart, for the
+	// legend above the charts (none: no legend).
+	Key       []htmlKey
+	Trees     []htmlTree
+	Boots     []htmlBoot
+	BootChart template.HTML
+	Phases    []htmlPhase
+	Flames    []string // paths relative to the run directory
 }
 
 type htmlTree struct {
@@ -64,6 +67,28 @@ type htmlBoot struct {
 
 type htmlPhase struct{ Name, Tree, Kernel, Duration string }
 
+// htmlKey is one kernel in the dots' legend: its CSS class and name.
+type htmlKey struct{ Class, Name string }
+
+// dotsKey lists the kernels with at least one dot in the trees' charts.
+func dotsKey(trees []htmlTree) []htmlKey {
+	var base, patched bool
+	for _, t := range trees {
+		for _, r := range append(append([]htmlRow(nil), t.Rows...), t.Folded...) {
+			base = base || r.BaseN > 0
+			patched = patched || r.PatchedN > 0
+		}
+	}
+	var k []htmlKey
+	if base {
+		k = append(k, htmlKey{"b", results.RoleBase})
+	}
+	if patched {
+		k = append(k, htmlKey{"p", results.RolePatched})
+	}
+	return k
+}
+
 // HTML writes the analysed run's picture: a self-contained page (no
 // script, no network) with, per tree and program, every boot's value for
 // base and patched with the interval (gonum/plot SVG inline), the
@@ -81,6 +106,7 @@ func HTML(w io.Writer, a *verdict.Analysis, dir string) error {
 		v.Trees = append(v.Trees, ht)
 	}
 	changedFirst(v.Trees, v.Briefs)
+	v.Key = dotsKey(v.Trees)
 	v.CauseLabel, v.Cause = runCause(run, len(v.Briefs) > 0)
 	boots := verdict.SortedBoots(run)
 	for _, b := range boots {

@@ -81,7 +81,7 @@ func rowChart(ab verdict.TreeAB, title string, r verdict.Row) (template.HTML, er
 		p.Y.Min, p.Y.Max = lo-pad, hi+pad
 	}
 	p.Add(plotter.NewGrid())
-	return svgOf(p, 3.3*vg.Inch, 2.5*vg.Inch)
+	return svgOf(p, nil, "", 3.3*vg.Inch, 2.5*vg.Inch)
 }
 
 // interval is what rowChart draws beside the dots: the observed range in
@@ -104,23 +104,41 @@ func jitter(j, n int) float64 {
 }
 
 // bootChart draws every boot's time from QEMU start to the guest agent's
-// ready, in run order, coloured by kernel.
+// ready, in run order, coloured by kernel; the legend, above the plot,
+// names only the kernels that have a boot.
 func bootChart(boots []results.Boot) (template.HTML, error) {
+	p, l, err := bootPlot(boots)
+	if err != nil {
+		return "", err
+	}
+	w := vg.Length(math.Max(4, 0.35*float64(len(boots)))) * vg.Inch
+	return svgOf(p, l, lastLabel(boots), w, 2.5*vg.Inch+l.Rectangle(draw.Canvas{}).Size().Y+chartPad)
+}
+
+// bootPlot is bootChart's plot and legend.
+func bootPlot(boots []results.Boot) (*plot.Plot, *plot.Legend, error) {
 	p := plot.New()
 	setFonts(p)
 	p.Title.Text = "boot to ready, per boot"
 	p.Y.Label.Text = "seconds"
+	l := plot.NewLegend()
+	l.TextStyle = p.Legend.TextStyle
 	var names []string
 	for i, role := range []string{results.RoleBase, results.RolePatched} {
 		vals := make(plotter.Values, len(boots))
+		n := 0
 		for j, b := range boots {
 			if b.Role == role {
 				vals[j] = b.BootToReady.Seconds()
+				n++
 			}
+		}
+		if n == 0 {
+			continue // no bar, no legend entry
 		}
 		bars, err := plotter.NewBarChart(vals, vg.Points(10))
 		if err != nil {
-			return "", fmt.Errorf("results: boot chart: %w", err)
+			return nil, nil, fmt.Errorf("results: boot chart: %w", err)
 		}
 		bars.Color = baseColor
 		if i == 1 {
@@ -128,16 +146,23 @@ func bootChart(boots []results.Boot) (template.HTML, error) {
 		}
 		bars.LineStyle.Width = 0
 		p.Add(bars)
-		p.Legend.Add(role, bars)
+		l.Add(role, bars)
 	}
 	for _, b := range boots {
 		names = append(names, fmt.Sprintf("%d", b.Seq))
 	}
 	p.NominalX(names...)
 	p.X.Label.Text = "boot"
-	p.Legend.Top = true
 	p.Add(plotter.NewGrid())
-	return svgOf(p, vg.Length(math.Max(4, 0.35*float64(len(boots))))*vg.Inch, 2.5*vg.Inch)
+	return p, &l, nil
+}
+
+// lastLabel is the boot chart's last x label.
+func lastLabel(boots []results.Boot) string {
+	if len(boots) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d", boots[len(boots)-1].Seq)
 }
 
 func setFonts(p *plot.Plot) {
@@ -148,13 +173,15 @@ func setFonts(p *plot.Plot) {
 		t.Size = size
 	}
 	p.Title.TextStyle.Font.Size = vg.Points(11)
+	p.Y.Tick.Marker = evenTicks{}
 }
 
-// svgOf renders p as an inline <svg> element (without the XML prelude,
+// svgOf renders p (and its legend l above it, if any; room for the last
+// x label lastX) as an inline <svg> element (without the XML prelude,
 // which has no place inside HTML).
-func svgOf(p *plot.Plot, w, h vg.Length) (template.HTML, error) {
+func svgOf(p *plot.Plot, l *plot.Legend, lastX string, w, h vg.Length) (template.HTML, error) {
 	c := vgsvg.New(w, h)
-	p.Draw(draw.New(c))
+	drawChart(draw.New(c), p, l, lastX)
 	var buf bytes.Buffer
 	if _, err := c.WriteTo(&buf); err != nil {
 		return "", fmt.Errorf("results: render chart: %w", err)

@@ -32,8 +32,8 @@ tr.regression td{font-weight:bold;color:#cf222e}tr.fixed td{font-weight:bold;col
 {{range .}}<li class="tree-brief" data-tree="{{.Tree}}">{{if .Badge}}<span class="badge {{.BadgeClass}}">{{.Badge}}</span> {{end}}<strong>{{.Headline}}</strong>
 {{with details .}}<ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}</li>
 {{end}}</ul>{{end}}</div>
-<p class="key">Dots: one per boot, <span class="b">● base</span> and <span class="p">● patched</span>;
-the bar beside them is the interval and its tick the median.</p>
+{{with .Key}}<p class="key">Dots: one per boot, {{range $i, $k := .}}{{if $i}} and {{end}}<span class="{{$k.Class}}">● {{$k.Name}}</span>{{end}};
+the bar beside them is the interval and its tick the median.</p>{{end}}
 {{range .Trees}}
 <section class="tree" id="tree-{{.Name}}">
 <h2>tree {{.Name}}</h2>

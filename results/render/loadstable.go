@@ -11,7 +11,7 @@ import (
 // and the error follows under the table.
 func loadsTable(rows []verdict.LoadRow) (*table, []string) {
 	t := &table{
-		header: []string{"variant", "prog", "verified insns", "xlated B", "jited B", "verify µs", "load ms", "change"},
+		header: []string{"variant", "prog", "insns", "xlated B", "jited B", "verify µs", "load ms", "change"},
 		right:  []bool{false, false, true, true, true, true, true, false},
 	}
 	var notes []string
@@ -54,7 +54,7 @@ func loadChange(r verdict.LoadRow) string {
 	case r.Base.Boots == 0 || r.Patched.Boots == 0:
 		return ""
 	case r.Base.VerifiedInsns != r.Patched.VerifiedInsns || r.Base.XlatedBytes != r.Patched.XlatedBytes || r.Base.JitedBytes != r.Patched.JitedBytes:
-		return "verifier/JIT output changed"
+		return "changed" // the section is the verifier and JIT: their output
 	}
 	return "same"
 }

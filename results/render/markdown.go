@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/kci-dev/kci/internal/lines"
 	"github.com/kci-dev/kci/results"
 	"github.com/kci-dev/kci/results/verdict"
 )
@@ -29,7 +30,7 @@ func MarkdownComment(a *verdict.Analysis, tree, reportURL string) string {
 	b.WriteString("\n<details><summary>Details: table, survival, kernels</summary>\n\n")
 	writeTreeMarkdown(&b, a.Run, tr, "####")
 	b.WriteString("</details>\n")
-	return b.String()
+	return foldMarkdown(b.String(), lines.Width)
 }
 
 // MarkdownRun renders every tree of the analysed run, for report.md and
@@ -68,7 +69,7 @@ func MarkdownRun(a *verdict.Analysis) string {
 		fmt.Fprintf(&b, "### %s\n\n", mdInline(tr.Tree))
 		writeTreeMarkdown(&b, run, tr, "####")
 	}
-	return b.String()
+	return foldMarkdown(b.String(), lines.Width)
 }
 
 // stateIcon marks a tree's outcome; a speedup is never a warning, and an
@@ -109,12 +110,10 @@ func writeTreeMarkdown(b *strings.Builder, run *results.Run, tr verdict.TreeRepo
 		t := escapeCells(abTable(tr.Perf))
 		for _, r := range t.rows {
 			if strings.HasSuffix(r[0], " total") {
-				r[0] = "**" + r[0] + "**"
-			} else {
-				r[0] = "&nbsp;&nbsp;" + r[0]
+				r[0] = "**" + r[0] + "**" // a variant's programs follow it, plain
 			}
 		}
-		b.WriteString(t.markdown() + "\n")
+		b.WriteString(t.markdownFit() + "\n")
 		legend := escapeAll(abLegend(tr.Perf))
 		b.WriteString("<sub>" + strings.Join(legend, "; ") + ".</sub>\n\n")
 	}
@@ -138,7 +137,7 @@ func writeTreeMarkdown(b *strings.Builder, run *results.Run, tr verdict.TreeRepo
 	}
 	if len(tr.Survival) > 0 {
 		b.WriteString("<details><summary>Survival matrix</summary>\n\n")
-		b.WriteString(escapeCells(survivalTable(tr.Survival)).markdown())
+		b.WriteString(escapeCells(survivalTable(tr.Survival)).markdownFit())
 		b.WriteString("\n</details>\n\n")
 	}
 	if ex := excludedLines(tr.Perf.Excluded); len(ex) > 0 {

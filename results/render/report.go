@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/kci-dev/kci/internal/lines"
 	"github.com/kci-dev/kci/results"
 	"github.com/kci-dev/kci/results/verdict"
 )
@@ -95,7 +96,7 @@ func WriteReports(dir string, a *verdict.Analysis, extra ...Section) error {
 	md := MarkdownRun(a)
 	for _, sec := range extra {
 		txt.WriteString(sec.Text)
-		md += sec.Markdown
+		md += foldMarkdown(sec.Markdown, lines.Width)
 	}
 	if err := results.WriteAtomic(filepath.Join(dir, "report.txt"), []byte(txt.String())); err != nil {
 		return err

@@ -200,7 +200,7 @@ func SeriesTreeMarkdown(s *results.Series, tree string) string {
 func seriesTreeMarkdown(t results.SeriesTree) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "### tree %s\n\n", mdInline(t.Tree))
-	b.WriteString(seriesTable(t, true).markdown())
+	b.WriteString(seriesTable(t, true).markdownFit())
 	b.WriteString("\n")
 	if fs := verdict.Findings(t); len(fs) > 0 {
 		for _, f := range fs {

@@ -162,7 +162,7 @@ func writeTreeText(b *strings.Builder, run *results.Run, tr verdict.TreeReport, 
 		b.WriteString(t.text("  "))
 		fmt.Fprintf(b, "  (%s unchanged)\n", results.Plural(len(tr.Survival)-len(tr.Changes), "other cell"))
 	case len(tr.Survival) > 0:
-		b.WriteString("\n" + survivalLine(tr) + "\n")
+		b.WriteString("\n" + wrap(survivalLine(tr), TextWidth, "  "))
 	}
 }
 

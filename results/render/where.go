@@ -107,7 +107,7 @@ func writeWhereMarkdown(b *strings.Builder, run *results.Run, tr verdict.TreeRep
 	b.WriteString(mdInline(whereHeading(run, tr.Tree, w)) + ".\n\n")
 	if len(w.Rows) > 0 {
 		t, note := whereTable(w)
-		b.WriteString(escapeCells(t).markdown() + "\n")
+		b.WriteString(escapeCells(t).markdownFit() + "\n")
 		if note != "" {
 			b.WriteString(mdInline(note) + "\n\n")
 		}
