@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kci-dev/kci/internal/cachedir"
 	"github.com/kci-dev/kci/internal/fsutil"
 )
 
@@ -88,7 +89,7 @@ func (b *buildRun) cached() *Artifacts {
 		return nil // not published (yet): build it
 	}
 	a.CacheHit = true
-	markUsed(b.final)
+	cachedir.MarkUsed(b.final)
 	return a
 }
 
@@ -117,7 +118,7 @@ func (b *buildRun) regrown(hit *Artifacts) (*Artifacts, error) {
 
 // lock serialises the builders of one key until Build returns.
 func (b *buildRun) lock() error {
-	unlock, err := b.c.lock(b.ctx, "build-"+b.key)
+	unlock, err := b.c.lock(b.ctx, cachedir.BuildLock(b.key))
 	if err != nil {
 		return err
 	}
@@ -166,7 +167,7 @@ func (b *buildRun) leafInPlace() (bool, error) {
 func (b *buildRun) freshTree() error {
 	b.tree = b.c.path("builds", b.key)
 	b.onExit(func() {
-		if !b.req.Keep || !published(b.final) {
+		if !b.req.Keep || !cachedir.Published(b.final) {
 			removeWorktree(b.src, b.tree)
 		}
 	})
@@ -381,7 +382,7 @@ func (b *buildRun) publish(a *Artifacts) (*Artifacts, error) {
 	if err := b.logf.Close(); err != nil {
 		return nil, infra("build log", err)
 	}
-	tmp, err := tempDir(b.final)
+	tmp, err := cachedir.TempDir(b.final)
 	if err != nil {
 		return nil, infra("publish", err)
 	}
@@ -404,7 +405,7 @@ func (b *buildRun) publish(a *Artifacts) (*Artifacts, error) {
 	if err := os.WriteFile(filepath.Join(tmp, "build.json"), js, 0o644); err != nil {
 		return nil, infra("publish", err)
 	}
-	if err := publish(tmp, b.final); err != nil {
+	if err := cachedir.Publish(tmp, b.final); err != nil {
 		return nil, infra("publish", err)
 	}
 	return loadArtifacts(b.final)

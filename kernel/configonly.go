@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/kci-dev/kci/internal/cachedir"
 	"github.com/kci-dev/kci/internal/fsutil"
 )
 
@@ -35,7 +36,7 @@ func (c *Cache) ResolveConfig(ctx context.Context, req Request, opt Options) (*A
 	if a, ok := b.resolvedConfig(dir); ok {
 		return a, nil
 	}
-	unlock, err := c.lock(ctx, "config-"+b.key)
+	unlock, err := c.lock(ctx, cachedir.ConfigLock(b.key))
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +97,7 @@ func (b *buildRun) publishConfig(dir string) error {
 	if err := b.logf.Close(); err != nil {
 		return infra("config log", err)
 	}
-	tmp, err := tempDir(dir)
+	tmp, err := cachedir.TempDir(dir)
 	if err != nil {
 		return infra("publish config", err)
 	}
@@ -106,7 +107,7 @@ func (b *buildRun) publishConfig(dir string) error {
 			return infra("publish config", err)
 		}
 	}
-	return infra("publish config", publish(tmp, dir))
+	return infra("publish config", cachedir.Publish(tmp, dir))
 }
 
 // resolvedConfig describes the config published in dir, if there is one.

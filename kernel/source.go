@@ -15,8 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kci-dev/kci/internal/cachedir"
 	"github.com/kci-dev/kci/internal/keyhash"
-
 	"github.com/kci-dev/kci/internal/proc"
 )
 
@@ -72,7 +72,7 @@ func (c *Cache) importTarball(ctx context.Context, tarball string) (*Source, err
 	if s, err := openSource(ctx, src, origin); err == nil {
 		return s, nil
 	}
-	unlock, err := c.lock(ctx, "base-"+name)
+	unlock, err := c.lock(ctx, cachedir.BaseLock(name))
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +81,7 @@ func (c *Cache) importTarball(ctx context.Context, tarball string) (*Source, err
 		return s, nil
 	}
 	c.dropScratch(final)
-	tmp, err := tempDir(final)
+	tmp, err := cachedir.TempDir(final)
 	if err != nil {
 		return nil, infra("import "+tarball, err)
 	}
@@ -152,7 +152,7 @@ func (c *Cache) unpackAndCommit(ctx context.Context, tarball, origin, tmp, final
 	if err := excludeBuildDirs(filepath.Join(tmp, "src")); err != nil {
 		return nil, infra("import "+tarball, err)
 	}
-	if err := publish(tmp, final); err != nil {
+	if err := cachedir.Publish(tmp, final); err != nil {
 		return nil, infra("import "+tarball, err)
 	}
 	return openSource(ctx, src, origin)
@@ -200,7 +200,7 @@ func (c *Cache) importGit(ctx context.Context, b Base) (*Source, error) {
 	// so the user's checkout (and its .git) is never modified.
 	name := "git-" + keyhash.Strings(abs)[:16]
 	mirror := c.path("base", name, "src")
-	unlock, err := c.lock(ctx, "base-"+name)
+	unlock, err := c.lock(ctx, cachedir.BaseLock(name))
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +235,7 @@ func (c *Cache) cloneMirror(ctx context.Context, abs, final string) error {
 			return infra("base git", err)
 		}
 	}
-	tmp, err := tempDir(final)
+	tmp, err := cachedir.TempDir(final)
 	if err != nil {
 		return infra("base git", err)
 	}
@@ -252,7 +252,7 @@ func (c *Cache) cloneMirror(ctx context.Context, abs, final string) error {
 	if err := excludeBuildDirs(src); err != nil {
 		return infra("base git", err)
 	}
-	return infra("base git", publish(tmp, final))
+	return infra("base git", cachedir.Publish(tmp, final))
 }
 
 // gcOff, in each of kci's repositories, stops git from starting a detached

@@ -17,11 +17,6 @@ import (
 // its sources and objects are then not the tree's own.
 const dirtyMark = ".kci-dirty"
 
-func published(dir string) bool {
-	_, err := os.Stat(filepath.Join(dir, "build.json"))
-	return err == nil
-}
-
 // TreeKept reports whether key's build tree is kept and built: later
 // builds can then start from its objects.
 func (c *Cache) TreeKept(key string) bool {

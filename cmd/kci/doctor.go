@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kci-dev/kci/doctor"
+	"github.com/kci-dev/kci/internal/cachedir"
 	"github.com/kci-dev/kci/job"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/vmimage"
@@ -57,7 +58,7 @@ warnings say what the numbers will lack.`,
 			checks := doctor.Run(ctx, o)
 			// The size first: Repair moves what it clears to the trash, which
 			// the size line would then count as a killed run's leftover.
-			checks = append(checks, doctor.CheckCache(ctx, cache), cacheHealth(cache.Repair(ctx)))
+			checks = append(checks, doctor.CheckCache(ctx, &cachedir.Cache{Root: cache.Root}), cacheHealth(cache.Repair(ctx)))
 			printChecks(cmd.OutOrStdout(), checks)
 			if doctor.Failed(checks) {
 				return &job.ExitError{Code: job.ExitInternal, Cause: "doctor: results would be invalid or impossible on this host"}
