@@ -2,6 +2,7 @@ package cachedir
 
 import (
 	"context"
+	"time"
 
 	"github.com/kci-dev/kci/internal/proc"
 )
@@ -28,3 +29,6 @@ func (c command) run(ctx context.Context, name string, args ...string) (string, 
 
 func (c *Cache) path(elem ...string) string          { return c.Path(elem...) }
 func (c *Cache) tryLock(name string) (func(), error) { return c.TryLock(name) }
+
+// prune is PruneImages by the name vmimage's test knew it by.
+func prune(pattern string, now time.Time) { PruneImages(pattern, now) }
