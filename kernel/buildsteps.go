@@ -78,7 +78,7 @@ func (b *buildRun) resolve() error {
 	if b.key, b.frags, err = b.c.key(b.src, b.req); err != nil {
 		return err
 	}
-	b.final = b.c.path("kernels", b.key)
+	b.final = b.c.path(cachedir.Kernels, b.key)
 	return nil
 }
 
@@ -148,7 +148,7 @@ func (b *buildRun) leafInPlace() (bool, error) {
 	if !b.c.TreeKept(p.Key) {
 		return false, nil // nothing kept there: build afresh
 	}
-	ws := b.c.path("builds", p.Key)
+	ws := b.c.path(cachedir.Builds, p.Key)
 	b.inPlace, b.tree = true, ws
 	unlockWS, err := b.c.lockTreeForLeaf(b.ctx, p.Key)
 	if err != nil {
@@ -165,7 +165,7 @@ func (b *buildRun) leafInPlace() (bool, error) {
 // freshTree makes a new worktree for the key. It is removed when Build
 // returns, unless the build asked to be kept and was published.
 func (b *buildRun) freshTree() error {
-	b.tree = b.c.path("builds", b.key)
+	b.tree = b.c.path(cachedir.Builds, b.key)
 	b.onExit(func() {
 		if !b.req.Keep || !cachedir.Published(b.final) {
 			removeWorktree(b.src, b.tree)
@@ -193,7 +193,7 @@ func (b *buildRun) openLog() error {
 	if err := os.MkdirAll(b.obj, 0o755); err != nil {
 		return infra("build dir", err)
 	}
-	b.logPath = b.c.path("logs", b.key+b.logSuffix+".log")
+	b.logPath = b.c.path(cachedir.Logs, b.key+b.logSuffix+".log")
 	if err := os.MkdirAll(filepath.Dir(b.logPath), 0o755); err != nil {
 		return infra("build log", err)
 	}

@@ -32,7 +32,7 @@ func (c *Cache) ResolveConfig(ctx context.Context, req Request, opt Options) (*A
 	if a := b.cached(); a != nil {
 		return a, nil
 	}
-	dir := c.path("configs", b.key)
+	dir := c.path(cachedir.Configs, b.key)
 	if a, ok := b.resolvedConfig(dir); ok {
 		return a, nil
 	}
@@ -61,7 +61,7 @@ func (c *Cache) ResolveConfig(ctx context.Context, req Request, opt Options) (*A
 // configTree checks out the base, applies the series and configures it in
 // builds/config-<key>, a tree no Build uses, removed when done.
 func (b *buildRun) configTree() error {
-	b.tree = b.c.path("builds", "config-"+b.key)
+	b.tree = b.c.path(cachedir.Builds, "config-"+b.key)
 	b.onExit(b.dropConfigTree)
 	removeWorktree(b.src, b.tree) // a leftover of an interrupted run
 	if err := b.timed("worktree", func() error { return worktree(b.ctx, b.src, b.tree) }); err != nil {

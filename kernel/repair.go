@@ -41,7 +41,7 @@ func (c *Cache) repairOnce(ctx context.Context) error {
 // skips whatever a live kci process holds a lock on. fixed names each
 // thing repaired.
 func (c *Cache) Repair(ctx context.Context) (fixed []string, err error) {
-	repos, err := filepath.Glob(c.path("base", "*", "src", ".git"))
+	repos, err := filepath.Glob(c.path(cachedir.Base, "*", "src", ".git"))
 	if err != nil {
 		return nil, infra("cache repair", err)
 	}
@@ -121,7 +121,7 @@ func (c *Cache) repairEntry(admin string, registered map[string]bool) (fixed []s
 		return nil, true, nil // half-made: prune drops it
 	}
 	tree := filepath.Dir(strings.TrimSpace(string(gitdir)))
-	if filepath.Dir(tree) != c.path("builds") {
+	if filepath.Dir(tree) != c.path(cachedir.Builds) {
 		return nil, false, nil // not a tree of this cache's
 	}
 	registered[tree] = true
@@ -178,9 +178,9 @@ func removeGitLocks(gitDir, what string) []string {
 // registered.
 func (c *Cache) repairTrees(registered map[string]bool) []string {
 	var fixed []string
-	ents, _ := os.ReadDir(c.path("builds")) // none: nothing to repair
+	ents, _ := os.ReadDir(c.path(cachedir.Builds)) // none: nothing to repair
 	for _, e := range ents {
-		tree := c.path("builds", e.Name())
+		tree := c.path(cachedir.Builds, e.Name())
 		if registered[tree] {
 			continue
 		}

@@ -67,7 +67,7 @@ func (c *Cache) importTarball(ctx context.Context, tarball string) (*Source, err
 	if err != nil {
 		return nil, err
 	}
-	final := c.path("base", name)
+	final := c.path(cachedir.Base, name)
 	src := filepath.Join(final, "src")
 	if s, err := openSource(ctx, src, origin); err == nil {
 		return s, nil
@@ -199,14 +199,14 @@ func (c *Cache) importGit(ctx context.Context, b Base) (*Source, error) {
 	// A shared clone: worktrees hang off kci's repository, not the user's,
 	// so the user's checkout (and its .git) is never modified.
 	name := "git-" + keyhash.Strings(abs)[:16]
-	mirror := c.path("base", name, "src")
+	mirror := c.path(cachedir.Base, name, "src")
 	unlock, err := c.lock(ctx, cachedir.BaseLock(name))
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
 	if _, err := os.Stat(filepath.Join(mirror, ".git", "HEAD")); err != nil {
-		if err := c.cloneMirror(ctx, abs, c.path("base", name)); err != nil {
+		if err := c.cloneMirror(ctx, abs, c.path(cachedir.Base, name)); err != nil {
 			return nil, err
 		}
 	}
@@ -384,7 +384,7 @@ func removeWorktree(src *Source, dir string) {
 	if _, err := os.Lstat(dir); err != nil {
 		return
 	}
-	trash := filepath.Join(filepath.Dir(filepath.Dir(dir)), "trash")
+	trash := filepath.Join(filepath.Dir(filepath.Dir(dir)), cachedir.Trash)
 	if err := os.MkdirAll(trash, 0o755); err == nil {
 		if t, err := os.MkdirTemp(trash, filepath.Base(dir)+"-"); err == nil {
 			if os.Rename(dir, filepath.Join(t, "tree")) == nil {
@@ -402,8 +402,8 @@ func removeWorktree(src *Source, dir string) {
 
 // sweepTrash deletes what interrupted runs left in the trash.
 func (c *Cache) sweepTrash() {
-	ents, _ := os.ReadDir(c.path("trash"))
+	ents, _ := os.ReadDir(c.path(cachedir.Trash))
 	for _, e := range ents {
-		_ = os.RemoveAll(c.path("trash", e.Name())) // what fails now is tried again next build
+		_ = os.RemoveAll(c.path(cachedir.Trash, e.Name())) // what fails now is tried again next build
 	}
 }
