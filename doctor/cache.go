@@ -8,7 +8,7 @@ import (
 
 	"github.com/dustin/go-humanize"
 
-	"github.com/kci-dev/kci/kernel"
+	"github.com/kci-dev/kci/internal/cachedir"
 )
 
 // cacheShown is how many kinds the cache line names; the rest are summed,
@@ -18,20 +18,20 @@ const cacheShown = 3
 // CheckCache is the cache's size on disk, its largest kinds by name, and
 // a warning for trash a killed run did not finish deleting (space nothing
 // uses, freed by kci cache prune).
-func CheckCache(ctx context.Context, c *kernel.Cache) Check {
+func CheckCache(ctx context.Context, c *cachedir.Cache) Check {
 	ck := Check{Name: "cache", Status: OK}
 	items, err := c.Usage(ctx)
 	if err != nil {
 		ck.Status, ck.Detail = Warn, err.Error()
 		return ck
 	}
-	totals := kernel.Totals(items)
+	totals := cachedir.Totals(items)
 	sort.SliceStable(totals, func(i, j int) bool { return totals[i].Size > totals[j].Size })
 	var all, rest, trash int64
 	var parts []string
 	for i, t := range totals {
 		all += t.Size
-		if t.Kind == kernel.KindTrash {
+		if t.Kind == cachedir.KindTrash {
 			trash = t.Size
 		}
 		if i < cacheShown && t.Size > 0 {

@@ -8,11 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kci-dev/kci/kernel"
+	"github.com/kci-dev/kci/internal/cachedir"
 )
 
 func TestCheckCacheNamesTheSize(t *testing.T) {
-	c := &kernel.Cache{Root: t.TempDir()}
+	c := &cachedir.Cache{Root: t.TempDir()}
 	for rel, n := range map[string]int{"builds/k/vmlinux.o": 6 << 20, "results/a.json": 2 << 20} {
 		p := filepath.Join(c.Root, rel)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {

@@ -18,6 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/kci-dev/kci/internal/cachedir"
 	"github.com/kci-dev/kci/internal/lines"
 	"github.com/kci-dev/kci/internal/proc"
 	"github.com/kci-dev/kci/kernel"
@@ -106,10 +107,8 @@ func Run(ctx context.Context, o Options) []Check {
 		o.BaseSource = kernel.DebianTarball
 	}
 	if o.CacheDir == "" {
-		if d := os.Getenv("KCI_CACHE"); d != "" {
+		if d, err := cachedir.DefaultRoot(); err == nil {
 			o.CacheDir = d
-		} else if d, err := os.UserCacheDir(); err == nil {
-			o.CacheDir = filepath.Join(d, "kci")
 		}
 	}
 	kvm, mayUseKVM := checkKVM(ctx, o)

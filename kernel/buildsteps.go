@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kci-dev/kci/internal/cachedir"
 	"github.com/kci-dev/kci/internal/fsutil"
 )
 
@@ -77,7 +78,7 @@ func (b *buildRun) resolve() error {
 	if b.key, b.frags, err = b.c.key(b.src, b.req); err != nil {
 		return err
 	}
-	b.final = b.c.path("kernels", b.key)
+	b.final = b.c.path(cachedir.Kernels, b.key)
 	return nil
 }
 
@@ -88,7 +89,7 @@ func (b *buildRun) cached() *Artifacts {
 		return nil // not published (yet): build it
 	}
 	a.CacheHit = true
-	markUsed(b.final)
+	cachedir.MarkUsed(b.final)
 	return a
 }
 
@@ -117,7 +118,7 @@ func (b *buildRun) regrown(hit *Artifacts) (*Artifacts, error) {
 
 // lock serialises the builders of one key until Build returns.
 func (b *buildRun) lock() error {
-	unlock, err := b.c.lock(b.ctx, "build-"+b.key)
+	unlock, err := b.c.lock(b.ctx, cachedir.BuildLock(b.key))
 	if err != nil {
 		return err
 	}
@@ -147,7 +148,7 @@ func (b *buildRun) leafInPlace() (bool, error) {
 	if !b.c.TreeKept(p.Key) {
 		return false, nil // nothing kept there: build afresh
 	}
-	ws := b.c.path("builds", p.Key)
+	ws := b.c.path(cachedir.Builds, p.Key)
 	b.inPlace, b.tree = true, ws
 	unlockWS, err := b.c.lockTreeForLeaf(b.ctx, p.Key)
 	if err != nil {
@@ -164,9 +165,9 @@ func (b *buildRun) leafInPlace() (bool, error) {
 // freshTree makes a new worktree for the key. It is removed when Build
 // returns, unless the build asked to be kept and was published.
 func (b *buildRun) freshTree() error {
-	b.tree = b.c.path("builds", b.key)
+	b.tree = b.c.path(cachedir.Builds, b.key)
 	b.onExit(func() {
-		if !b.req.Keep || !published(b.final) {
+		if !b.req.Keep || !cachedir.Published(b.final) {
 			removeWorktree(b.src, b.tree)
 		}
 	})
@@ -192,7 +193,7 @@ func (b *buildRun) openLog() error {
 	if err := os.MkdirAll(b.obj, 0o755); err != nil {
 		return infra("build dir", err)
 	}
-	b.logPath = b.c.path("logs", b.key+b.logSuffix+".log")
+	b.logPath = b.c.path(cachedir.Logs, b.key+b.logSuffix+".log")
 	if err := os.MkdirAll(filepath.Dir(b.logPath), 0o755); err != nil {
 		return infra("build log", err)
 	}
@@ -381,7 +382,7 @@ func (b *buildRun) publish(a *Artifacts) (*Artifacts, error) {
 	if err := b.logf.Close(); err != nil {
 		return nil, infra("build log", err)
 	}
-	tmp, err := tempDir(b.final)
+	tmp, err := cachedir.TempDir(b.final)
 	if err != nil {
 		return nil, infra("publish", err)
 	}
@@ -404,7 +405,7 @@ func (b *buildRun) publish(a *Artifacts) (*Artifacts, error) {
 	if err := os.WriteFile(filepath.Join(tmp, "build.json"), js, 0o644); err != nil {
 		return nil, infra("publish", err)
 	}
-	if err := publish(tmp, b.final); err != nil {
+	if err := cachedir.Publish(tmp, b.final); err != nil {
 		return nil, infra("publish", err)
 	}
 	return loadArtifacts(b.final)

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kci-dev/kci/internal/cachedir"
 )
 
 // fakeMakefile stands in for Kbuild: the config targets write a .config
@@ -429,7 +431,7 @@ func TestBuildKeepRegrowsAPrunedTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	log, _ := os.ReadFile(first.Log)
-	if _, err := c.Prune(ctx, PruneOptions{Kinds: []Kind{KindBuilds}}); err != nil {
+	if _, err := c.dir().Prune(ctx, cachedir.PruneOptions{Kinds: []cachedir.Kind{cachedir.KindBuilds}}); err != nil {
 		t.Fatal(err)
 	}
 	ws := filepath.Join(c.path("builds", first.Key), objDirName, "vmlinux")

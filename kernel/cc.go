@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/kci-dev/kci/internal/cachedir"
 )
 
 //go:embed kci-cc.sh
@@ -20,7 +22,7 @@ func (c *Cache) compiler() (string, error) {
 	if _, err := exec.LookPath("ccache"); err != nil {
 		return "gcc", nil
 	}
-	p := c.path("bin", "kci-cc")
+	p := c.path(cachedir.Bin, "kci-cc")
 	if strings.ContainsAny(p, " \t\n'\"\\$#%;&|<>()`*?[]{}~=:") {
 		return "ccache gcc", nil
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/kci-dev/kci/internal/cachedir"
 	"github.com/kci-dev/kci/internal/fsutil"
 )
 
@@ -31,11 +32,11 @@ func (c *Cache) ResolveConfig(ctx context.Context, req Request, opt Options) (*A
 	if a := b.cached(); a != nil {
 		return a, nil
 	}
-	dir := c.path("configs", b.key)
+	dir := c.path(cachedir.Configs, b.key)
 	if a, ok := b.resolvedConfig(dir); ok {
 		return a, nil
 	}
-	unlock, err := c.lock(ctx, "config-"+b.key)
+	unlock, err := c.lock(ctx, cachedir.ConfigLock(b.key))
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +61,7 @@ func (c *Cache) ResolveConfig(ctx context.Context, req Request, opt Options) (*A
 // configTree checks out the base, applies the series and configures it in
 // builds/config-<key>, a tree no Build uses, removed when done.
 func (b *buildRun) configTree() error {
-	b.tree = b.c.path("builds", "config-"+b.key)
+	b.tree = b.c.path(cachedir.Builds, "config-"+b.key)
 	b.onExit(b.dropConfigTree)
 	removeWorktree(b.src, b.tree) // a leftover of an interrupted run
 	if err := b.timed("worktree", func() error { return worktree(b.ctx, b.src, b.tree) }); err != nil {
@@ -96,7 +97,7 @@ func (b *buildRun) publishConfig(dir string) error {
 	if err := b.logf.Close(); err != nil {
 		return infra("config log", err)
 	}
-	tmp, err := tempDir(dir)
+	tmp, err := cachedir.TempDir(dir)
 	if err != nil {
 		return infra("publish config", err)
 	}
@@ -106,7 +107,7 @@ func (b *buildRun) publishConfig(dir string) error {
 			return infra("publish config", err)
 		}
 	}
-	return infra("publish config", publish(tmp, dir))
+	return infra("publish config", cachedir.Publish(tmp, dir))
 }
 
 // resolvedConfig describes the config published in dir, if there is one.

@@ -7,7 +7,9 @@
 // list in internal/kconfig that the guest checks too), builds
 // incrementally with ccache when there is one (build.go, buildsteps.go,
 // cc.go), checks the bzImage boots the vmlinux just built (bzimage.go),
-// and caches each kernel under the hash of its inputs (cache.go). A
+// and caches each kernel under the hash of its inputs (cache.go; the
+// cache's layout, locks, listing and pruning are internal/cachedir's,
+// and repair.go clears what killed builds left in build trees). A
 // build's new compiler warnings (warnings.go), checkpatch.pl's findings
 // (checkpatch.go) and the config's drift from a production config
 // (drift.go) are facts of the build for the stages after it. It imports no

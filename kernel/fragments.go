@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/kci-dev/kci/internal/cachedir"
 	"github.com/kci-dev/kci/internal/keyhash"
 )
 
@@ -21,7 +22,7 @@ func (c *Cache) RequiredFragments() ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		p := c.path("fragments", keyhash.Strings(string(data))[:12], name)
+		p := c.path(cachedir.Fragments, keyhash.Strings(string(data))[:12], name)
 		if _, err := os.Stat(p); err != nil {
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 				return nil, infra("fragments", err)

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/kci-dev/kci/internal/cachedir"
 )
 
 // The cache is crash-only: a kci killed at any point (SIGKILL included)
@@ -39,7 +41,7 @@ func (c *Cache) repairOnce(ctx context.Context) error {
 // skips whatever a live kci process holds a lock on. fixed names each
 // thing repaired.
 func (c *Cache) Repair(ctx context.Context) (fixed []string, err error) {
-	repos, err := filepath.Glob(c.path("base", "*", "src", ".git"))
+	repos, err := filepath.Glob(c.path(cachedir.Base, "*", "src", ".git"))
 	if err != nil {
 		return nil, infra("cache repair", err)
 	}
@@ -65,7 +67,7 @@ func (c *Cache) Repair(ctx context.Context) (fixed []string, err error) {
 func (c *Cache) repairRepo(ctx context.Context, repo string, registered map[string]bool) ([]string, error) {
 	var fixed []string
 	name := filepath.Base(filepath.Dir(repo))
-	if unlock, err := c.tryLock("base-" + name); err != nil {
+	if unlock, err := c.tryLock(cachedir.BaseLock(name)); err != nil {
 		return nil, err
 	} else if unlock != nil {
 		// No import or fetch runs: a git lock file in the repository is a
@@ -119,12 +121,12 @@ func (c *Cache) repairEntry(admin string, registered map[string]bool) (fixed []s
 		return nil, true, nil // half-made: prune drops it
 	}
 	tree := filepath.Dir(strings.TrimSpace(string(gitdir)))
-	if filepath.Dir(tree) != c.path("builds") {
+	if filepath.Dir(tree) != c.path(cachedir.Builds) {
 		return nil, false, nil // not a tree of this cache's
 	}
 	registered[tree] = true
 	rel := "builds/" + filepath.Base(tree)
-	unlock, err := c.tryLocks(treeLocks(filepath.Base(tree)))
+	unlock, err := c.dir().TryLocks(cachedir.TreeLocks(filepath.Base(tree)))
 	if err != nil || unlock == nil {
 		return nil, false, err // a live build's
 	}
@@ -152,36 +154,7 @@ func (c *Cache) repairEntry(admin string, registered map[string]bool) (fixed []s
 // start from.
 func (c *Cache) keptTree(tree string) bool {
 	name := filepath.Base(tree)
-	return !strings.HasPrefix(name, "config-") && published(c.path("kernels", name))
-}
-
-// treeLocks are the locks a live user of builds/<name> holds: its builder,
-// or a leaf build or seed using it as a kept tree; a config-only tree's
-// resolver.
-func treeLocks(name string) []string {
-	if strings.HasPrefix(name, "config-") {
-		return []string{name}
-	}
-	return []string{"build-" + name, treeLock(name)}
-}
-
-// tryLocks takes all of names, or none when a live process holds one.
-func (c *Cache) tryLocks(names []string) (func(), error) {
-	var held []func()
-	release := func() {
-		for _, u := range held {
-			u()
-		}
-	}
-	for _, n := range names {
-		unlock, err := c.tryLock(n)
-		if err != nil || unlock == nil {
-			release()
-			return nil, err
-		}
-		held = append(held, unlock)
-	}
-	return release, nil
+	return !strings.HasPrefix(name, "config-") && cachedir.Published(c.path(cachedir.Kernels, name))
 }
 
 // removeGitLocks deletes the lock files a killed git leaves in a git
@@ -205,13 +178,13 @@ func removeGitLocks(gitDir, what string) []string {
 // registered.
 func (c *Cache) repairTrees(registered map[string]bool) []string {
 	var fixed []string
-	ents, _ := os.ReadDir(c.path("builds")) // none: nothing to repair
+	ents, _ := os.ReadDir(c.path(cachedir.Builds)) // none: nothing to repair
 	for _, e := range ents {
-		tree := c.path("builds", e.Name())
+		tree := c.path(cachedir.Builds, e.Name())
 		if registered[tree] {
 			continue
 		}
-		unlock, err := c.tryLocks(treeLocks(e.Name()))
+		unlock, err := c.dir().TryLocks(cachedir.TreeLocks(e.Name()))
 		if err != nil || unlock == nil {
 			continue // a live build's, or unknowable now: tried again next run
 		}
@@ -230,7 +203,10 @@ func (c *Cache) repairTrees(registered map[string]bool) []string {
 // publishes that died before their rename.
 func (c *Cache) repairScratch() []string {
 	var fixed []string
-	for dir, lockPrefix := range map[string]string{"base": "base-", "kernels": "build-", "configs": "config-"} {
+	scratch := map[string]func(string) string{
+		cachedir.Base: cachedir.BaseLock, cachedir.Kernels: cachedir.BuildLock, cachedir.Configs: cachedir.ConfigLock,
+	}
+	for dir, lockOf := range scratch {
 		tmps, _ := filepath.Glob(c.path(dir, ".tmp-*")) // none: nothing to repair
 		for _, tmp := range tmps {
 			// .tmp-<final>-<random>: the lock is the final entry's.
@@ -238,7 +214,7 @@ func (c *Cache) repairScratch() []string {
 			if i := strings.LastIndexByte(final, '-'); i > 0 {
 				final = final[:i]
 			}
-			unlock, err := c.tryLock(lockPrefix + final)
+			unlock, err := c.tryLock(lockOf(final))
 			if err != nil || unlock == nil {
 				continue // being written now
 			}

@@ -15,8 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kci-dev/kci/internal/cachedir"
 	"github.com/kci-dev/kci/internal/keyhash"
-
 	"github.com/kci-dev/kci/internal/proc"
 )
 
@@ -67,12 +67,12 @@ func (c *Cache) importTarball(ctx context.Context, tarball string) (*Source, err
 	if err != nil {
 		return nil, err
 	}
-	final := c.path("base", name)
+	final := c.path(cachedir.Base, name)
 	src := filepath.Join(final, "src")
 	if s, err := openSource(ctx, src, origin); err == nil {
 		return s, nil
 	}
-	unlock, err := c.lock(ctx, "base-"+name)
+	unlock, err := c.lock(ctx, cachedir.BaseLock(name))
 	if err != nil {
 		return nil, err
 	}
@@ -81,7 +81,7 @@ func (c *Cache) importTarball(ctx context.Context, tarball string) (*Source, err
 		return s, nil
 	}
 	c.dropScratch(final)
-	tmp, err := tempDir(final)
+	tmp, err := cachedir.TempDir(final)
 	if err != nil {
 		return nil, infra("import "+tarball, err)
 	}
@@ -152,7 +152,7 @@ func (c *Cache) unpackAndCommit(ctx context.Context, tarball, origin, tmp, final
 	if err := excludeBuildDirs(filepath.Join(tmp, "src")); err != nil {
 		return nil, infra("import "+tarball, err)
 	}
-	if err := publish(tmp, final); err != nil {
+	if err := cachedir.Publish(tmp, final); err != nil {
 		return nil, infra("import "+tarball, err)
 	}
 	return openSource(ctx, src, origin)
@@ -199,14 +199,14 @@ func (c *Cache) importGit(ctx context.Context, b Base) (*Source, error) {
 	// A shared clone: worktrees hang off kci's repository, not the user's,
 	// so the user's checkout (and its .git) is never modified.
 	name := "git-" + keyhash.Strings(abs)[:16]
-	mirror := c.path("base", name, "src")
-	unlock, err := c.lock(ctx, "base-"+name)
+	mirror := c.path(cachedir.Base, name, "src")
+	unlock, err := c.lock(ctx, cachedir.BaseLock(name))
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
 	if _, err := os.Stat(filepath.Join(mirror, ".git", "HEAD")); err != nil {
-		if err := c.cloneMirror(ctx, abs, c.path("base", name)); err != nil {
+		if err := c.cloneMirror(ctx, abs, c.path(cachedir.Base, name)); err != nil {
 			return nil, err
 		}
 	}
@@ -235,7 +235,7 @@ func (c *Cache) cloneMirror(ctx context.Context, abs, final string) error {
 			return infra("base git", err)
 		}
 	}
-	tmp, err := tempDir(final)
+	tmp, err := cachedir.TempDir(final)
 	if err != nil {
 		return infra("base git", err)
 	}
@@ -252,7 +252,7 @@ func (c *Cache) cloneMirror(ctx context.Context, abs, final string) error {
 	if err := excludeBuildDirs(src); err != nil {
 		return infra("base git", err)
 	}
-	return infra("base git", publish(tmp, final))
+	return infra("base git", cachedir.Publish(tmp, final))
 }
 
 // gcOff, in each of kci's repositories, stops git from starting a detached
@@ -384,7 +384,7 @@ func removeWorktree(src *Source, dir string) {
 	if _, err := os.Lstat(dir); err != nil {
 		return
 	}
-	trash := filepath.Join(filepath.Dir(filepath.Dir(dir)), "trash")
+	trash := filepath.Join(filepath.Dir(filepath.Dir(dir)), cachedir.Trash)
 	if err := os.MkdirAll(trash, 0o755); err == nil {
 		if t, err := os.MkdirTemp(trash, filepath.Base(dir)+"-"); err == nil {
 			if os.Rename(dir, filepath.Join(t, "tree")) == nil {
@@ -402,8 +402,8 @@ func removeWorktree(src *Source, dir string) {
 
 // sweepTrash deletes what interrupted runs left in the trash.
 func (c *Cache) sweepTrash() {
-	ents, _ := os.ReadDir(c.path("trash"))
+	ents, _ := os.ReadDir(c.path(cachedir.Trash))
 	for _, e := range ents {
-		_ = os.RemoveAll(c.path("trash", e.Name())) // what fails now is tried again next build
+		_ = os.RemoveAll(c.path(cachedir.Trash, e.Name())) // what fails now is tried again next build
 	}
 }

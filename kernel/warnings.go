@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/kci-dev/kci/internal/cachedir"
 )
 
 // Warning is one compiler, assembler or linker warning from make's output.
@@ -200,5 +202,5 @@ func (s WarningSet) Clone() WarningSet {
 
 // Lookup returns the published kernel with cache key key.
 func (c *Cache) Lookup(key string) (*Artifacts, error) {
-	return loadArtifacts(c.path("kernels", key))
+	return loadArtifacts(c.path(cachedir.Kernels, key))
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kci-dev/kci/internal/cachedir"
 	"github.com/kci-dev/kci/internal/proc"
 )
 
@@ -17,15 +18,10 @@ import (
 // its sources and objects are then not the tree's own.
 const dirtyMark = ".kci-dirty"
 
-func published(dir string) bool {
-	_, err := os.Stat(filepath.Join(dir, "build.json"))
-	return err == nil
-}
-
 // TreeKept reports whether key's build tree is kept and built: later
 // builds can then start from its objects.
 func (c *Cache) TreeKept(key string) bool {
-	_, err := os.Stat(filepath.Join(c.path("builds", key), objDirName, "vmlinux"))
+	_, err := os.Stat(filepath.Join(c.path(cachedir.Builds, key), objDirName, "vmlinux"))
 	return err == nil
 }
 
@@ -61,7 +57,7 @@ func resetWorkspace(ctx context.Context, tree, commit, key string) error {
 // and what depends on them. That is what restoring the parent's tree
 // first would compile, without its extra vmlinux link.
 func (c *Cache) seed(ctx context.Context, src *Source, parent *Artifacts, tree string) error {
-	ws := c.path("builds", parent.Key)
+	ws := c.path(cachedir.Builds, parent.Key)
 	pobj := filepath.Join(ws, objDirName)
 	if !c.TreeKept(parent.Key) {
 		return nil // nothing to seed from: a full build (ccache still helps)

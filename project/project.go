@@ -14,6 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	kci "github.com/kci-dev/kci"
+	"github.com/kci-dev/kci/internal/cachedir"
 	"github.com/kci-dev/kci/internal/materialize"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/wire"
@@ -130,7 +131,7 @@ func Embedded(cacheDir string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := materialize.Dir(kci.Default, cacheDir, "embedded")
+	dir, err := materialize.Dir(kci.Default, cacheDir, cachedir.Embedded)
 	if err != nil {
 		return nil, err
 	}

@@ -28,6 +28,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kci-dev/kci/internal/cachedir"
 	"github.com/kci-dev/kci/internal/keyhash"
 )
 
@@ -91,7 +92,7 @@ func Open(root string, warn io.Writer) (*Store, error) {
 	if root == "" {
 		return nil, errors.New("rcache: no cache root")
 	}
-	d := filepath.Join(root, "results")
+	d := filepath.Join(root, cachedir.Results)
 	if err := os.MkdirAll(d, 0o755); err != nil {
 		return nil, fmt.Errorf("rcache: %w", err)
 	}

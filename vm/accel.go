@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/kci-dev/kci/internal/cachedir"
 	"github.com/kci-dev/kci/internal/lines"
 	"github.com/kci-dev/kci/internal/proc"
 )
@@ -148,16 +149,13 @@ func HostID(ctx context.Context, qemu string) (string, error) {
 
 func choiceDir(cacheDir string) (string, error) {
 	if cacheDir == "" {
-		cacheDir = os.Getenv("KCI_CACHE")
-	}
-	if cacheDir == "" {
-		d, err := os.UserCacheDir()
+		d, err := cachedir.DefaultRoot()
 		if err != nil {
 			return "", infra("cache dir", err)
 		}
-		cacheDir = filepath.Join(d, "kci")
+		cacheDir = d
 	}
-	return filepath.Join(cacheDir, "accel"), nil
+	return filepath.Join(cacheDir, cachedir.Accel), nil
 }
 
 func choicePath(dir, host string) string {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kci-dev/kci/internal/cachedir"
 	"github.com/kci-dev/kci/internal/proc"
 	"github.com/u-root/gobusybox/src/pkg/golang"
 	"github.com/u-root/mkuimage/uimage"
@@ -42,7 +43,7 @@ func buildURootLayer(ctx context.Context, o Options, env toolEnv, path string) e
 	for _, c := range o.Commands {
 		pkgs = append(pkgs, urootCmds+c)
 	}
-	err := publishFile(path, func(w io.Writer) error {
+	err := cachedir.PublishFile(path, func(w io.Writer) error {
 		tmp, err := os.MkdirTemp("", "kci-uroot-")
 		if err != nil {
 			return err
@@ -116,7 +117,7 @@ func buildAgentLayer(ctx context.Context, o Options, env toolEnv, key, path stri
 		return nil
 	}
 	fmt.Fprintf(o.Log, "vmimage: building %s\n", AgentPackage)
-	err := publishFile(path, func(w io.Writer) error {
+	err := cachedir.PublishFile(path, func(w io.Writer) error {
 		tmp, err := os.MkdirTemp("", "kci-agent-")
 		if err != nil {
 			return err

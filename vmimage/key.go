@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	kci "github.com/kci-dev/kci"
+	"github.com/kci-dev/kci/internal/cachedir"
 	"github.com/kci-dev/kci/internal/keyhash"
 	"github.com/kci-dev/kci/internal/materialize"
 )
@@ -154,7 +155,7 @@ func findSource(cacheDir string) (string, error) {
 	}
 	// The sources this binary was built from: right wherever kci is run
 	// from, installed or not, and never out of step with the host side.
-	d, err := materialize.Dir(kci.AgentSource, cacheDir, "src")
+	d, err := materialize.Dir(kci.AgentSource, cacheDir, cachedir.AgentSrc)
 	if err != nil {
 		return "", fmt.Errorf("vmimage: agent sources: %w", err)
 	}

@@ -21,6 +21,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/kci-dev/kci/internal/cachedir"
 )
 
 // AgentPackage is the guest agent's import path.
@@ -85,17 +87,17 @@ func Build(ctx context.Context, o Options) (*Image, error) {
 		return nil, err
 	}
 	key := hashStrings("image/v1", ukey, akey)[:24]
-	dir := filepath.Join(o.CacheDir, "initramfs")
+	dir := filepath.Join(o.CacheDir, cachedir.Initramfs)
 	upath := filepath.Join(dir, "layers", "uroot-"+ukey[:24]+".cpio")
 	apath := filepath.Join(dir, "layers", "agent-"+akey[:24]+".cpio")
 	img := &Image{Path: filepath.Join(dir, key+".cpio"), Key: key, Layers: []string{upath, apath}}
 	if _, err := os.Stat(img.Path); err == nil {
-		touch(img.Path)
+		cachedir.MarkUsed(img.Path)
 		img.Cached, img.Duration = true, time.Since(start)
 		return img, nil
 	}
 
-	unlock, err := lockKey(dir, key)
+	unlock, err := cachedir.LockFile("vmimage", dir, key)
 	if err != nil {
 		return nil, err
 	}
@@ -110,14 +112,14 @@ func Build(ctx context.Context, o Options) (*Image, error) {
 	if err := buildAgentLayer(ctx, o, env, akey, apath); err != nil {
 		return nil, err
 	}
-	if err := publishFile(img.Path, func(w io.Writer) error {
+	if err := cachedir.PublishFile(img.Path, func(w io.Writer) error {
 		return concatFiles(w, upath, apath)
 	}); err != nil {
 		return nil, fmt.Errorf("vmimage: %w", err)
 	}
 	now := time.Now()
-	prune(filepath.Join(dir, "*.cpio"), now)
-	prune(filepath.Join(dir, "layers", "agent-*.cpio"), now)
+	cachedir.PruneImages(filepath.Join(dir, "*.cpio"), now)
+	cachedir.PruneImages(filepath.Join(dir, "layers", "agent-*.cpio"), now)
 	img.Duration = time.Since(start)
 	return img, nil
 }
@@ -130,9 +132,9 @@ func (o Options) resolve(ctx context.Context) (Options, error) {
 		o.Log = io.Discard
 	}
 	if o.CacheDir == "" {
-		d, err := DefaultCacheDir()
+		d, err := cachedir.DefaultRoot()
 		if err != nil {
-			return o, err
+			return o, fmt.Errorf("vmimage: cache dir: %w", err)
 		}
 		o.CacheDir = d
 	}
@@ -144,16 +146,4 @@ func (o Options) resolve(ctx context.Context) (Options, error) {
 		o.SourceDir = d
 	}
 	return o, nil
-}
-
-// DefaultCacheDir is $KCI_CACHE, or ~/.cache/kci.
-func DefaultCacheDir() (string, error) {
-	if d := os.Getenv("KCI_CACHE"); d != "" {
-		return d, nil
-	}
-	d, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("vmimage: cache dir: %w", err)
-	}
-	return filepath.Join(d, "kci"), nil
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
-	"github.com/kci-dev/kci/kernel"
+	"github.com/kci-dev/kci/internal/cachedir"
 	"github.com/kci-dev/kci/rcache"
 )
 
@@ -46,7 +46,7 @@ func withResultCache(booter boot.Booter, root string, off bool) (boot.Booter, er
 }
 
 func openResultCache() (*rcache.Store, error) {
-	c, err := kernel.DefaultCache()
+	c, err := cachedir.Default()
 	if err != nil {
 		return nil, err
 	}

@@ -11,8 +11,8 @@ import (
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
+	"github.com/kci-dev/kci/internal/cachedir"
 	"github.com/kci-dev/kci/job"
-	"github.com/kci-dev/kci/kernel"
 )
 
 // defaultPruneAge is kci cache prune's --older-than.
@@ -20,10 +20,10 @@ const defaultPruneAge = "30d"
 
 // parseKinds reads --kind: names, repeated or comma-separated; none is
 // every kind.
-func parseKinds(names []string) ([]kernel.Kind, error) {
-	var kinds []kernel.Kind
+func parseKinds(names []string) ([]cachedir.Kind, error) {
+	var kinds []cachedir.Kind
 	for _, n := range names {
-		k, err := kernel.ParseKind(strings.TrimSpace(n))
+		k, err := cachedir.ParseKind(strings.TrimSpace(n))
 		if err != nil {
 			return nil, job.Usagef("--kind %v", err)
 		}
@@ -40,7 +40,7 @@ func cacheListRun(kindNames *[]string) func(*cobra.Command, []string) error {
 		if err != nil {
 			return err
 		}
-		c, err := kernel.DefaultCache()
+		c, err := cachedir.Default()
 		if err != nil {
 			return err
 		}
@@ -62,12 +62,12 @@ func cacheListRun(kindNames *[]string) func(*cobra.Command, []string) error {
 }
 
 // writeKindTotals is the listing by kind, every kind a row, and the total.
-func writeKindTotals(w io.Writer, root string, items []kernel.Item) error {
+func writeKindTotals(w io.Writer, root string, items []cachedir.Item) error {
 	const row = "%-8s %6s %10s  %s\n"
 	fmt.Fprintf(w, row, "KIND", "ITEMS", "SIZE", "LAST USED")
 	var n int
 	var size int64
-	for _, t := range kernel.Totals(items) {
+	for _, t := range cachedir.Totals(items) {
 		n, size = n+t.Count, size+t.Size
 		fmt.Fprintf(w, row, t.Kind, fmt.Sprint(t.Count), humanize.IBytes(uint64(t.Size)), ago(t.Used))
 	}
@@ -79,8 +79,8 @@ func writeKindTotals(w io.Writer, root string, items []kernel.Item) error {
 
 // writeKindItems lists the items of kind k: the result cache's entries
 // with what they measured, any other kind's with size, use and needs.
-func writeKindItems(w io.Writer, k kernel.Kind, items []kernel.Item) error {
-	if k == kernel.KindResults {
+func writeKindItems(w io.Writer, k cachedir.Kind, items []cachedir.Item) error {
+	if k == cachedir.KindResults {
 		s, err := openResultCache()
 		if err != nil {
 			return err
@@ -91,7 +91,7 @@ func writeKindItems(w io.Writer, k kernel.Kind, items []kernel.Item) error {
 		}
 		return writeCacheList(w, s.Dir, list)
 	}
-	kernel.SortItems(items)
+	cachedir.SortItems(items)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ITEM\tSIZE\tLAST USED\tNEEDS")
 	var n int
@@ -158,7 +158,7 @@ Items a running kci holds a lock on stay.`,
 		if err != nil {
 			return err
 		}
-		o := kernel.PruneOptions{Kinds: kinds}
+		o := cachedir.PruneOptions{Kinds: kinds}
 		if !clear {
 			d, err := parseAge(olderThan)
 			if err != nil {
@@ -166,7 +166,7 @@ Items a running kci holds a lock on stay.`,
 			}
 			o.Before = time.Now().Add(-d)
 		}
-		c, err := kernel.DefaultCache()
+		c, err := cachedir.Default()
 		if err != nil {
 			return err
 		}
@@ -186,7 +186,7 @@ Items a running kci holds a lock on stay.`,
 
 // writePruneReport says what went, each item with its size, what stayed
 // and why, and the total freed.
-func writePruneReport(w io.Writer, root string, r *kernel.PruneReport) {
+func writePruneReport(w io.Writer, root string, r *cachedir.PruneReport) {
 	for _, it := range r.Removed {
 		fmt.Fprintf(w, "removed %s (%s)\n", it.Name, humanize.IBytes(uint64(it.Size)))
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/kci-dev/kci/doctor"
+	"github.com/kci-dev/kci/internal/cachedir"
 	"github.com/kci-dev/kci/job"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/vmimage"
@@ -56,7 +57,7 @@ warnings say what the numbers will lack.`,
 			checks := doctor.Run(ctx, o)
 			// The size first: Repair moves what it clears to the trash, which
 			// the size line would then count as a killed run's leftover.
-			checks = append(checks, doctor.CheckCache(ctx, cache), cacheHealth(cache.Repair(ctx)))
+			checks = append(checks, doctor.CheckCache(ctx, &cachedir.Cache{Root: cache.Root}), cacheHealth(cache.Repair(ctx)))
 			if err := doctor.Write(cmd.OutOrStdout(), checks); err != nil {
 				return err
 			}

@@ -21,6 +21,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kci-dev/kci/internal/cachedir"
 	"github.com/kci-dev/kci/internal/proc"
 )
 
@@ -109,7 +110,7 @@ func Build(ctx context.Context, cacheDir string) (string, error) {
 		fmt.Fprintf(h, "%s\x00%d\x00", f.name, len(f.data))
 		h.Write(f.data)
 	}
-	dir := filepath.Join(cacheDir, "plugins")
+	dir := filepath.Join(cacheDir, cachedir.Plugins)
 	so := filepath.Join(dir, "kcicount-"+hex.EncodeToString(h.Sum(nil))[:24]+".so")
 	if _, err := os.Stat(so); err == nil {
 		return so, nil

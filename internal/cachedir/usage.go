@@ -1,4 +1,4 @@
-package kernel
+package cachedir
 
 import (
 	"context"
@@ -47,12 +47,13 @@ type Item struct {
 	Needs []string
 }
 
-// topKinds maps the cache's top-level directories whose every entry is
-// an item of one kind.
+// topKinds maps the top-level directories whose every entry is an item
+// of one kind (the layout: layout.go); initramfs/ holds images and their
+// locks, and the rest of the root is KindOther.
 var topKinds = map[string]Kind{
-	"base": KindSource, "builds": KindBuilds, "kernels": KindKernels, "configs": KindConfigs,
-	"logs": KindLogs, "results": KindResults, "trash": KindTrash, "locks": KindLocks,
-	"src": KindImages,
+	Base: KindSource, Builds: KindBuilds, Kernels: KindKernels, Configs: KindConfigs,
+	Logs: KindLogs, Results: KindResults, Trash: KindTrash, Locks: KindLocks,
+	AgentSrc: KindImages,
 }
 
 // Usage lists everything the cache holds, sized. It reads only: a live
@@ -61,27 +62,27 @@ func (c *Cache) Usage(ctx context.Context) ([]Item, error) {
 	var items []Item
 	tops, err := os.ReadDir(c.Root)
 	if err != nil {
-		return nil, infra("cache usage", err)
+		return nil, wrap("cache usage", err)
 	}
 	for _, top := range tops {
 		switch kind, ok := topKinds[top.Name()]; {
 		case ok && top.IsDir():
 			items = append(items, c.childItems(top.Name(), kind, nil)...)
-		case top.Name() == "initramfs" && top.IsDir():
-			items = append(items, c.childItems("initramfs", KindImages, func(name string) Kind {
+		case top.Name() == Initramfs && top.IsDir():
+			items = append(items, c.childItems(Initramfs, KindImages, func(name string) Kind {
 				if strings.HasSuffix(name, ".lock") {
 					return KindLocks
 				}
 				return KindImages
 			})...)
 		default:
-			items = append(items, Item{Kind: KindOther, Name: top.Name(), Path: c.path(top.Name())})
+			items = append(items, Item{Kind: KindOther, Name: top.Name(), Path: c.Path(top.Name())})
 		}
 	}
 	w := newWalker()
 	for i := range items {
 		if err := ctx.Err(); err != nil {
-			return nil, infra("cache usage", err)
+			return nil, wrap("cache usage", err)
 		}
 		items[i].Size, items[i].Used = w.size(items[i].Path)
 	}
@@ -94,14 +95,14 @@ func (c *Cache) Usage(ctx context.Context) ([]Item, error) {
 // childItems is one item per entry of dir; kindOf, when set, decides
 // each entry's kind by its name.
 func (c *Cache) childItems(dir string, kind Kind, kindOf func(string) Kind) []Item {
-	ents, _ := os.ReadDir(c.path(dir)) // unreadable: listed as the empty dir it looks like
+	ents, _ := os.ReadDir(c.Path(dir)) // unreadable: listed as the empty dir it looks like
 	var items []Item
 	for _, e := range ents {
 		k := kind
 		if kindOf != nil {
 			k = kindOf(e.Name())
 		}
-		items = append(items, Item{Kind: k, Name: dir + "/" + e.Name(), Path: c.path(dir, e.Name())})
+		items = append(items, Item{Kind: k, Name: dir + "/" + e.Name(), Path: c.Path(dir, e.Name())})
 	}
 	return items
 }
@@ -117,8 +118,8 @@ func (c *Cache) needs(it Item) []string {
 		out = append(out, src)
 	}
 	name := filepath.Base(it.Path)
-	if !strings.HasPrefix(name, "config-") && published(c.path("kernels", name)) {
-		out = append(out, "kernels/"+name)
+	if !strings.HasPrefix(name, "config-") && Published(c.Path(Kernels, name)) {
+		out = append(out, Kernels+"/"+name)
 	}
 	return out
 }
@@ -137,10 +138,10 @@ func (c *Cache) treeSource(tree string) string {
 	// <root>/base/<name>/src/.git/worktrees/<entry>
 	rel, err := filepath.Rel(c.Root, gitdir)
 	parts := strings.Split(filepath.ToSlash(rel), "/")
-	if err != nil || len(parts) < 3 || parts[0] != "base" {
+	if err != nil || len(parts) < 3 || parts[0] != Base {
 		return ""
 	}
-	return "base/" + parts[1]
+	return Base + "/" + parts[1]
 }
 
 // walkers bounds the walk's concurrent directory reads: the walk waits on
@@ -268,12 +269,4 @@ func SortItems(items []Item) {
 		}
 		return items[i].Used.After(items[j].Used)
 	})
-}
-
-// markUsed sets dir's mtime to now: a published kernel is only read when
-// reused, and kci cache prune ages items by their newest mtime. A failed
-// touch only ages it.
-func markUsed(dir string) {
-	now := time.Now()
-	_ = os.Chtimes(dir, now, now)
 }

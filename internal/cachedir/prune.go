@@ -1,4 +1,4 @@
-package kernel
+package cachedir
 
 import (
 	"context"
@@ -8,10 +8,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/dustin/go-humanize"
+
+	"github.com/kci-dev/kci/internal/proc"
 )
 
 // PruneOptions say what kci cache prune and clear remove.
@@ -93,7 +94,7 @@ func (c *Cache) Prune(ctx context.Context, o PruneOptions) (*PruneReport, error)
 			why, err := c.removeItem(ctx, it)
 			switch {
 			case err != nil:
-				return r, infra("cache prune "+it.Name, err)
+				return r, wrap("cache prune "+it.Name, err)
 			case why != "":
 				r.Kept = append(r.Kept, Kept{it, why})
 				for _, n := range it.Needs {
@@ -181,70 +182,27 @@ func (c *Cache) itemLocks(it Item) (func(), string, error) {
 	var names, files []string
 	switch it.Kind {
 	case KindBuilds:
-		names = treeLocks(base)
+		names = TreeLocks(base)
 	case KindKernels:
-		names = []string{"build-" + base, treeLock(base)}
+		names = []string{BuildLock(base), TreeLock(base)}
 	case KindConfigs:
-		names = []string{"config-" + base}
+		names = []string{ConfigLock(base)}
 	case KindLogs:
 		key, _, _ := strings.Cut(base, ".")
-		names = []string{"build-" + key, "config-" + key}
+		names = []string{BuildLock(key), ConfigLock(key)}
 	case KindSource:
 		// Every build may be about to add a worktree from it: no build at
 		// all may run while it goes.
-		names = append([]string{"base-" + base}, c.lockNames("build-", "ws-", "config-")...)
+		names = append([]string{BaseLock(base)}, c.lockNames(BuildLock(""), TreeLock(""), ConfigLock(""))...)
 	case KindImages:
-		files, _ = filepath.Glob(c.path("initramfs", "*.lock")) // a builder of any image uses every layer
+		files, _ = filepath.Glob(c.Path(Initramfs, "*.lock")) // a builder of any image uses every layer
 	case KindLocks:
 		files = []string{it.Path}
 	}
 	for _, n := range names {
-		files = append(files, c.path("locks", n+".lock"))
+		files = append(files, c.Path(Locks, n+".lock"))
 	}
 	return tryFlocks(files)
-}
-
-// lockNames are the names of the lock files in locks/ with one of prefixes.
-func (c *Cache) lockNames(prefixes ...string) []string {
-	ents, _ := os.ReadDir(c.path("locks")) // none: no lock to take
-	var out []string
-	for _, e := range ents {
-		n, ok := strings.CutSuffix(e.Name(), ".lock")
-		if ok && slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(n, p) }) {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-// tryFlocks takes the flocks of files that exist (a lock never made is
-// held by no one), or none and names the first a live process holds.
-func tryFlocks(files []string) (func(), string, error) {
-	var held []*os.File
-	release := func() {
-		for _, f := range held {
-			_ = f.Close() // closing releases the flock; a lock file's close loses nothing
-		}
-	}
-	for _, p := range files {
-		f, err := os.OpenFile(p, os.O_RDWR, 0)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			release()
-			return nil, "", err
-		}
-		held = append(held, f)
-		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-			release()
-			if errors.Is(err, syscall.EWOULDBLOCK) {
-				return nil, "a running kci holds " + filepath.Base(filepath.Dir(p)) + "/" + filepath.Base(p), nil
-			}
-			return nil, "", err
-		}
-	}
-	return release, "", nil
 }
 
 // removeTree removes a build tree and then its worktree entry, so that
@@ -256,26 +214,15 @@ func (c *Cache) removeTree(ctx context.Context, it Item) error {
 	if err := c.discard(it.Path); err != nil {
 		return err
 	}
-	if admin == "" || !strings.HasPrefix(admin, c.path("base")+string(filepath.Separator)) {
+	if admin == "" || !strings.HasPrefix(admin, c.Path(Base)+string(filepath.Separator)) {
 		return nil
 	}
 	if err := os.Remove(filepath.Join(admin, "locked")); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
 	repo := filepath.Dir(filepath.Dir(filepath.Dir(admin))) // <repo>/.git/worktrees/<entry>
-	if _, err := (command{dir: repo, env: gitEnv, timeout: time.Minute}).run(ctx, "git", "worktree", "prune"); err != nil {
+	if _, err := (proc.Cmd{Name: "git", Args: []string{"worktree", "prune"}, Dir: repo, Timeout: time.Minute}).Run(ctx); err != nil {
 		return fmt.Errorf("git worktree prune in %s: %w", repo, err)
 	}
 	return nil
-}
-
-// discard renames p into the trash at once, so no reader finds it half
-// deleted, then deletes it before returning: kci cache prune is asked to
-// free the space now, not by some later run.
-func (c *Cache) discard(p string) error {
-	t, err := c.intoTrash(p)
-	if err != nil || t == "" {
-		return err
-	}
-	return os.RemoveAll(t)
 }
