@@ -34,7 +34,8 @@ type CacheKeyer interface {
 
 // bootCacheFormat versions the stored payload (BootResult as JSON): bump
 // it when BootResult's meaning changes and old entries must not be read.
-const bootCacheFormat = 1
+// 2: the exact counts carry the windows' blocks (VariantExact.Blocks).
+const bootCacheFormat = 2
 
 // cachedPayload is what an entry keeps of a boot.
 type cachedPayload struct {

@@ -21,8 +21,8 @@ func TestCorruptPayloadIsDropped(t *testing.T) {
 	var warn syncBuffer
 	store, _ := rcache.Open(t.TempDir(), &warn)
 	k := rcache.Key{Kernel: "base-stock", Seed: 1}
-	for _, p := range []any{map[string]any{"format": 99, "result": map[string]any{}}, map[string]any{"format": 1, "bogus": 1},
-		map[string]any{"format": 1, "result": map[string]any{"ErrorKind": "crash"}}} {
+	for _, p := range []any{map[string]any{"format": 99, "result": map[string]any{}}, map[string]any{"format": bootCacheFormat, "bogus": 1},
+		map[string]any{"format": bootCacheFormat, "result": map[string]any{"ErrorKind": "crash"}}} {
 		warn.Reset()
 		if err := store.Save(k, p, ""); err != nil {
 			t.Fatal(err)

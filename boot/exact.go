@@ -85,15 +85,31 @@ func (b *VMBooter) attachExact(out *BootResult, res *vm.Result, k *kernel.Artifa
 		}
 		e := attribute(w, v, syms)
 		e.Model = model
-		out.Exact = append(out.Exact, VariantExact{Variant: v.Variant, Exact: e})
+		out.Exact = append(out.Exact, VariantExact{Variant: v.Variant, Exact: e, Blocks: kernelBlocks(w)})
 	}
 	return nil
 }
 
-// VariantExact is one variant's exact counts in a BootResult.
+// VariantExact is one variant's exact counts in a BootResult. Blocks are
+// the kernel's code the window entered, by block: what a patch's hunks
+// are looked up in (job's coverage), kept in the result cache with the
+// boot so a replayed boot covers any patch's hunks, not run.json.
 type VariantExact struct {
-	Variant string         `json:"variant"`
-	Exact   *results.Exact `json:"exact"`
+	Variant string           `json:"variant"`
+	Exact   *results.Exact   `json:"exact"`
+	Blocks  tcgplugin.Blocks `json:"blocks,omitempty"`
+}
+
+// kernelBlocks are the window's entered blocks in the kernel's half of
+// the address space (its text, modules and JIT'd BPF).
+func kernelBlocks(w *tcgplugin.Window) tcgplugin.Blocks {
+	var out tcgplugin.Blocks
+	for _, b := range w.Blocks() {
+		if b.Addr >= 1<<63 {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 // kernelSymbols loads vmlinux's symbols once per path.

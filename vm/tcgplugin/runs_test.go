@@ -1,14 +1,23 @@
 package tcgplugin
 
-import "testing"
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
 
 // A range is as run as the most-entered block that holds part of it.
 func TestRuns(t *testing.T) {
 	w := &Window{PCs: []PC{
-		{Addr: 0x100, End: 0x110, Execs: 5},
-		{Addr: 0x110, End: 0x120, Execs: 7}, // a loop body
-		{Addr: 0x200, End: 0x204, Execs: 1},
+		{Addr: 0x100, End: 0x110, Execs: 5, Insns: 20},
+		{Addr: 0x110, End: 0x120, Execs: 7, Insns: 21}, // a loop body
+		{Addr: 0x180, End: 0x190, Insns: 4},            // counted, never entered: not a block
+		{Addr: 0x200, End: 0x204, Execs: 1, Insns: 1},
 	}}
+	bs := w.Blocks()
+	if len(bs) != 3 {
+		t.Fatalf("blocks %v, want the 3 entered", bs)
+	}
 	for _, c := range []struct {
 		lo, hi, want uint64
 	}{
@@ -18,8 +27,19 @@ func TestRuns(t *testing.T) {
 		{0x0f0, 0x100, 0}, // ends where a block starts
 		{0x203, 0x300, 1}, // overlaps the last block's end
 	} {
-		if got := w.Runs(c.lo, c.hi); got != c.want {
+		if got := bs.Runs(c.lo, c.hi); got != c.want {
 			t.Errorf("Runs(%#x, %#x) = %d, want %d", c.lo, c.hi, got, c.want)
 		}
+	}
+	b, err := json.Marshal(bs)
+	if err != nil || string(b) != "[[256,272,5],[272,288,7],[512,516,1]]" {
+		t.Fatalf("marshal %s, %v", b, err)
+	}
+	var back Blocks
+	if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back, bs) {
+		t.Errorf("round trip %v, %v", back, err)
+	}
+	if err := json.Unmarshal([]byte("[[16,16,1]]"), &back); err == nil {
+		t.Error("a block ending where it starts was read")
 	}
 }
