@@ -45,6 +45,7 @@ type testRun struct {
 	t       *Tester
 	o       TestOptions
 	patches []kernel.Patch
+	cov     *coverage // the patches' hunks; nil without patches
 	rec     *results.Recorder
 	profs   *profiles
 	early   []results.Phase // phases timed before the record existed
@@ -84,6 +85,9 @@ func (r *testRun) judge() error {
 	// first time): a corrupt patch is refused in milliseconds.
 	if err := kernel.CheckSyntax(r.ctx, r.patches); err != nil {
 		return Classify("patch", err)
+	}
+	if r.cov, err = newCoverage(r.patches); err != nil {
+		return &ExitError{Code: ExitApply, Cause: err.Error()}
 	}
 	if err := r.chooseTrees(); err != nil {
 		if r.ctx.Err() != nil {
@@ -275,9 +279,27 @@ func (r *testRun) buildKernels() error {
 			return classifyBuild("patched kernel of tree "+n, err)
 		}
 		r.meter.End("%s, %s", j.patched.Release, hitOrBuilt(j.patched))
-		_ = r.rec.SetTree(treeRecord(n, j.base, j.patched))
+		t := treeRecord(n, j.base, j.patched)
+		t.Hunks = r.hunkRecords(j)
+		_ = r.rec.SetTree(t)
 	}
 	return nil
+}
+
+// hunkRecords maps the patches' hunks to tree j's kernels for coverage;
+// a kernel whose line table cannot be read leaves the tree without them,
+// said in the log (its reports then say coverage is unknown).
+func (r *testRun) hunkRecords(j *treeJob) []results.Hunk {
+	if r.cov == nil || j.base.Vmlinux == "" || j.patched.Vmlinux == "" {
+		return nil
+	}
+	var hs []results.Hunk
+	err := r.phase("coverage", j.tree.Name, "", func() (err error) { hs, err = r.cov.records(j.base, j.patched); return })
+	if err != nil {
+		r.logf("kci: [%s] warning: the patch's hunks not mapped to the kernels' code, so no coverage: %v", j.tree.Name, err)
+		return nil
+	}
+	return hs
 }
 
 // resolveAccel settles the accelerator before booting: it decides the
@@ -381,6 +403,11 @@ func (r *testRun) boot(ctx context.Context, s bootSlot) error {
 		// Not the machine's fault nor this kernel's: it was stopped.
 		b.Error, b.ErrorKind = context.Cause(ctx).Error(), failure.Cancelled
 		err = context.Cause(ctx)
+	}
+	if res != nil && r.cov != nil && len(res.Exact) > 0 && k.Vmlinux != "" {
+		if err := r.cov.runs(k, role, b.Variants, res.Exact); err != nil {
+			r.logf("kci: [%s] warning: coverage not counted: %v", label, err)
+		}
 	}
 	_, _ = r.rec.AddBoot(b)
 	if res != nil {

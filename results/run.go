@@ -137,6 +137,10 @@ type Tree struct {
 	// checking their configs against it found, in one line.
 	ConfigCheck string   `json:"config_verdict,omitempty"`
 	Drift       []string `json:"drift,omitempty"` // differences from the production config
+	// Hunks are the patches' hunks and what their changed lines compiled
+	// to in this tree's kernels (coverage.go); each boot's exact counts
+	// say how often its windows ran them (Exact.HunkRuns).
+	Hunks []Hunk `json:"hunks,omitempty"`
 }
 
 // Phase is one timed stage of the run (build, image, boot, suite...).

@@ -158,6 +158,10 @@ type Exact struct {
 	// observer:<prog>, and the buckets FuncUser, FuncOutside and
 	// FuncSmall, so they sum to the window.
 	Funcs []FuncCount `json:"funcs"`
+	// HunkRuns is how many times the window ran each of the tree's
+	// hunks (Hunk.Key) on this boot's side, 0 for never; nil when the
+	// boot kept no blocks to look them up in.
+	HunkRuns map[string]uint64 `json:"hunk_runs,omitempty"`
 }
 
 // FuncCount is one function's share of a window.

@@ -1,0 +1,134 @@
+package job
+
+import (
+	"fmt"
+	"sync"
+
+	"github.com/kci-dev/kci/boot"
+	"github.com/kci-dev/kci/kernel"
+	"github.com/kci-dev/kci/results"
+)
+
+// coverage answers, for a run's patches, whether the benchmark ran them:
+// each hunk's changed lines are mapped to a kernel's code once (its
+// vmlinux's line table: added lines in the patched kernel, removed ones
+// in the base), and each boot's windows are looked up for how often
+// they entered that code. It needs the plugin's blocks (icount boots);
+// other boots record no runs, and the reports say so.
+type coverage struct {
+	hunks []hunkRef
+	mu    sync.Mutex
+	code  map[string][]kernel.LineCode // by vmlinux path and side
+}
+
+// hunkRef is one hunk of the run's patches.
+type hunkRef struct {
+	key, patch string
+	h          kernel.Hunk
+}
+
+// newCoverage reads the patches' hunks; nil without patches.
+func newCoverage(patches []kernel.Patch) (*coverage, error) {
+	c := &coverage{code: map[string][]kernel.LineCode{}}
+	for i, p := range patches {
+		hs, err := p.Hunks()
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range hs {
+			c.hunks = append(c.hunks, hunkRef{key: fmt.Sprintf("%d.%d", i+1, h.Index), patch: p.Subject, h: h})
+		}
+	}
+	if len(c.hunks) == 0 {
+		return nil, nil
+	}
+	return c, nil
+}
+
+// lines is hunk h's changed lines on side: added (patched), removed (base).
+func (h hunkRef) lines(side string) kernel.LineSet {
+	if side == results.RoleBase {
+		return kernel.LineSet{File: h.h.OldFile, Lines: h.h.Removed}
+	}
+	return kernel.LineSet{File: h.h.File, Lines: h.h.Added}
+}
+
+// codeFor is where every hunk's side lines compiled to in k, mapped once.
+func (c *coverage) codeFor(k *kernel.Artifacts, side string) ([]kernel.LineCode, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	key := k.Vmlinux + "\x00" + side
+	if code, ok := c.code[key]; ok {
+		return code, nil
+	}
+	sets := make([]kernel.LineSet, len(c.hunks))
+	for i, h := range c.hunks {
+		sets[i] = h.lines(side)
+	}
+	code, err := kernel.LinesCode(k.Vmlinux, sets)
+	if err != nil {
+		return nil, &kernel.InfraError{Op: "coverage of " + k.Release, Err: err}
+	}
+	c.code[key] = code
+	return code, nil
+}
+
+// records are the hunks' records on a tree: each hunk's patched side
+// when it adds lines, its base side when it removes some.
+func (c *coverage) records(base, patched *kernel.Artifacts) ([]results.Hunk, error) {
+	var out []results.Hunk
+	for _, side := range []struct {
+		role string
+		k    *kernel.Artifacts
+	}{{results.RolePatched, patched}, {results.RoleBase, base}} {
+		code, err := c.codeFor(side.k, side.role)
+		if err != nil {
+			return nil, err
+		}
+		for i, h := range c.hunks {
+			if len(code[i].Lines) == 0 {
+				continue
+			}
+			r := results.Hunk{Key: h.key, Name: h.h.Name(), Patch: h.patch, Side: side.role, Lines: len(code[i].Lines),
+				Ranges: len(code[i].Ranges), NoCode: code[i].NoCode}
+			for _, cr := range code[i].Ranges {
+				r.Bytes += cr.Hi - cr.Lo
+			}
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// runs records in each variant's exact counts how often its window ran
+// every hunk on side, from the boot's blocks; variants without blocks
+// are left alone.
+func (c *coverage) runs(k *kernel.Artifacts, side string, vs []results.VariantResult, ex []boot.VariantExact) error {
+	code, err := c.codeFor(k, side)
+	if err != nil {
+		return err
+	}
+	for _, e := range ex {
+		if e.Blocks == nil {
+			continue
+		}
+		for i := range vs {
+			if vs[i].Variant != e.Variant || vs[i].Exact == nil {
+				continue
+			}
+			runs := map[string]uint64{}
+			for j, h := range c.hunks {
+				if len(code[j].Ranges) == 0 {
+					continue // no code on this side: nothing to run
+				}
+				var n uint64
+				for _, r := range code[j].Ranges {
+					n = max(n, e.Blocks.Runs(r.Lo, r.Hi))
+				}
+				runs[h.key] = n
+			}
+			vs[i].Exact.HunkRuns = runs
+		}
+	}
+	return nil
+}
