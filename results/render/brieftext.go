@@ -44,6 +44,9 @@ func hidingLine(b verdict.Brief) string {
 // rest of the rows in one line with the change each would have shown.
 func Details(b verdict.Brief) []string {
 	var out []string
+	if b.Covers != "" {
+		out = append(out, b.Covers)
+	}
 	if b.PerfOutcome != b.Outcome && len(b.Changed) > 0 {
 		c := b
 		c.Outcome, c.Title = b.PerfOutcome, "" // the numbers' own headline, not the conclusion's title

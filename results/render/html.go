@@ -42,6 +42,7 @@ type htmlTree struct {
 	Survival     []verdict.SurvivalRow
 	Excluded     []string
 	Where        *htmlWhere
+	Coverage     []string // the patch's code in the windows, a line a hunk
 }
 
 // htmlWhere is the Where section: a heading (or why there is none) and
@@ -149,7 +150,7 @@ func htmlTreeOf(run *results.Run, tr verdict.TreeReport) (htmlTree, error) {
 		ht.Kernels = "base " + orDash(tr.Base) + " → patched " + orDash(tr.Patched)
 	}
 	ht.Config = strings.Join(configLine(run, tr), " ")
-	ht.Where = htmlWhereOf(run, tr)
+	ht.Where, ht.Coverage = htmlWhereOf(run, tr), htmlCoverageOf(tr)
 	for _, va := range ab.Variants {
 		for i, r := range append([]verdict.Row{va.Total}, va.Programs...) {
 			if !r.Ran() {

@@ -49,7 +49,8 @@ the bar beside them is the interval and its tick the median.</p>{{end}}
 {{with .Where}}<h3>Where it changed</h3><p class="meta">{{.Heading}}</p>
 {{if .Rows}}<table class="where"><tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
-{{end}}</table>{{end}}{{with .Note}}<p class="meta">{{.}}</p>{{end}}{{end}}
+{{end}}</table>{{end}}{{with .Note}}<p class="meta">{{.}}</p>{{end}}{{end}}{{with .Coverage}}<h3>The patch's code in the measured windows</h3><ul class="coverage">{{range .}}<li>{{.}}</li>{{end}}</ul>
+{{end}}
 {{with .Excluded}}<h3>Not in the statistics</h3><ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .Survival}}<h3>Survival (base → patched)</h3>
 <table class="survival"><tr><th>carrier</th><th>path</th><th>expected</th><th>base</th><th>patched</th><th>change</th></tr>

@@ -118,6 +118,7 @@ func writeTreeMarkdown(b *strings.Builder, run *results.Run, tr verdict.TreeRepo
 		b.WriteString("<sub>" + strings.Join(legend, "; ") + ".</sub>\n\n")
 	}
 	writeWhereMarkdown(b, run, tr)
+	writeCoverageMarkdown(b, tr)
 	for _, w := range tr.Perf.Warnings {
 		b.WriteString("> **warning:** " + mdInline(w) + "\n\n")
 	}

@@ -124,6 +124,7 @@ func writeTreeText(b *strings.Builder, run *results.Run, tr verdict.TreeReport, 
 		b.WriteString(wrap("  "+strings.Join(abLegend(tr.Perf), "; ")+".", TextWidth, "  "))
 	}
 	writeWhereText(b, run, tr)
+	writeCoverageText(b, tr)
 	if len(tr.Loads) > 0 {
 		t, notes := loadsTable(tr.Loads)
 		b.WriteString("\nverifier and JIT (base → patched; insns and sizes are the kernel's counts, times guest medians):\n")

@@ -133,3 +133,35 @@ func htmlWhereOf(run *results.Run, tr verdict.TreeReport) *htmlWhere {
 	h.Header, h.Rows, h.Note = t.header, t.rows, note
 	return h
 }
+
+// writeCoverageText is the text report's coverage section: each hunk of
+// the patches and how often the windows ran its code.
+func writeCoverageText(b *strings.Builder, tr verdict.TreeReport) {
+	if tr.Coverage == nil {
+		return
+	}
+	b.WriteString("\nthe patch's code in the measured windows (runs per packet, exact under icount):\n")
+	for _, l := range tr.Coverage.Lines() {
+		b.WriteString(wrap("  "+l, TextWidth, "    "))
+	}
+}
+
+// writeCoverageMarkdown is the Markdown report's coverage section.
+func writeCoverageMarkdown(b *strings.Builder, tr verdict.TreeReport) {
+	if tr.Coverage == nil {
+		return
+	}
+	b.WriteString("The patch's code in the measured windows (runs per packet, exact under icount):\n\n")
+	for _, l := range tr.Coverage.Lines() {
+		b.WriteString("- " + mdInline(l) + "\n")
+	}
+	b.WriteString("\n")
+}
+
+// htmlCoverageOf is the HTML report's coverage lines (nil: none).
+func htmlCoverageOf(tr verdict.TreeReport) []string {
+	if tr.Coverage == nil {
+		return nil
+	}
+	return tr.Coverage.Lines()
+}

@@ -116,6 +116,9 @@ type Brief struct {
 	MinEffectPct     float64 `json:"min_effect_pct"`
 	Metric           string  `json:"metric"`
 	Unit             string  `json:"unit"`
+	// Covers says whether the windows ran the patches' code (Coverage),
+	// and that a "no change" over code they never ran covers nothing.
+	Covers string `json:"covers,omitempty"`
 }
 
 // Metric names what a tree's numbers measure, apart from their unit.
@@ -139,6 +142,7 @@ func briefOf(tr TreeReport) Brief {
 		// boot, an incomplete run): the title says what.
 		b.Outcome = strings.TrimPrefix(b.Title, tr.Tree+": ")
 	}
+	b.Covers = tr.Coverage.covers(b.PerfOutcome)
 	return b
 }
 

@@ -43,6 +43,9 @@ type TreeReport struct {
 	Brief *Brief `json:"brief,omitempty"`
 	// Where is the change by function, from exact counts (where.go).
 	Where *Where `json:"where,omitempty"`
+	// Coverage is whether the windows ran the patches' code, hunk by
+	// hunk (coverage.go).
+	Coverage *Coverage `json:"coverage,omitempty"`
 }
 
 // treeReport computes the report of one tree from its comparison (perf)
@@ -51,7 +54,7 @@ type TreeReport struct {
 // as the reports show it.
 func treeReport(run *results.Run, tree string, perf TreeAB, where *Where) TreeReport {
 	tr := TreeReport{Tree: tree, Perf: perf, Survival: survival(run, tree), Loads: loads(run, tree), Where: where}
-	tr.Changes = changesOf(tr.Survival)
+	tr.Changes, tr.Coverage = changesOf(tr.Survival), coverageOf(run, tree)
 	if t := run.Tree(tree); t != nil {
 		tr.Base, tr.Patched = results.KernelID(t.Base), results.KernelID(t.Patched)
 		if t.Patched != nil {

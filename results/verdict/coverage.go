@@ -1,0 +1,214 @@
+package verdict
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/kci-dev/kci/internal/stats"
+	"github.com/kci-dev/kci/results"
+)
+
+// HunkCover is whether the benchmark ran one hunk's code on one side:
+// per variant, the times per packet its windows ran it (the median over
+// that side's boots that counted it; exact per seed under icount).
+type HunkCover struct {
+	results.Hunk
+	PerPkt map[string]float64 `json:"per_pkt,omitempty"`
+	Boots  int                `json:"boots"` // boots whose windows were looked up
+}
+
+// Coverage is what a tree's verdict covers of its patches: each hunk's
+// code and how often the windows ran it. Unmeasured, when set, says why
+// no boot could count it (no plugin: KVM, the host clock).
+type Coverage struct {
+	Hunks      []HunkCover `json:"hunks"`
+	Unmeasured string      `json:"unmeasured,omitempty"`
+}
+
+// coverageOf is tree's coverage from the run's record; nil when the
+// record maps no hunk (no patch, a record from before coverage).
+func coverageOf(run *results.Run, tree string) *Coverage {
+	t := run.Tree(tree)
+	if t == nil || len(t.Hunks) == 0 {
+		return nil
+	}
+	c := &Coverage{}
+	for _, h := range t.Hunks {
+		hc := HunkCover{Hunk: h}
+		vals := map[string][]float64{}
+		for _, b := range run.Boots {
+			if b.Tree != tree || b.Role != h.Side || b.Error != "" {
+				continue
+			}
+			counted := false
+			for _, v := range b.Variants {
+				if v.Exact == nil || v.Exact.HunkRuns == nil || v.Exact.Packets == 0 {
+					continue
+				}
+				if n, ok := v.Exact.HunkRuns[h.Key]; ok {
+					vals[v.Variant] = append(vals[v.Variant], float64(n)/float64(v.Exact.Packets))
+					counted = true
+				}
+			}
+			if counted {
+				hc.Boots++
+			}
+		}
+		for v, xs := range vals {
+			if hc.PerPkt == nil {
+				hc.PerPkt = map[string]float64{}
+			}
+			hc.PerPkt[v] = stats.Median(xs)
+		}
+		c.Hunks = append(c.Hunks, hc)
+	}
+	if !c.measured() {
+		c.Unmeasured = "counting a hunk's runs needs the instruction clock (icount) with kci's QEMU plugin: no boot of this tree had it"
+	}
+	return c
+}
+
+// measured says some boot counted some hunk with code.
+func (c *Coverage) measured() bool {
+	for _, h := range c.Hunks {
+		if h.Boots > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Ran says the windows ran any of the patches' code on either side.
+func (c *Coverage) Ran() bool {
+	for _, h := range c.Hunks {
+		for _, x := range h.PerPkt {
+			if x > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Lines are the coverage as the reports print it, one line a hunk side.
+func (c *Coverage) Lines() []string {
+	var out []string
+	if c.Unmeasured != "" {
+		out = append(out, "not counted: "+c.Unmeasured)
+	}
+	for _, h := range c.Hunks {
+		out = append(out, h.line())
+	}
+	return out
+}
+
+func (h HunkCover) line() string {
+	s := h.Name
+	if h.Side == results.RoleBase {
+		s += ", its removed lines in the base kernel"
+	}
+	switch {
+	case h.NoCode != "":
+		return s + ": " + h.NoCode
+	case h.Boots == 0:
+		return s + ": not counted"
+	}
+	var ran, never []string
+	for _, v := range variantsOf(h.PerPkt) {
+		if x := h.PerPkt[v]; x > 0 {
+			ran = append(ran, fmt.Sprintf("%s×/pkt in %s", fmtPerPkt(x), v))
+		} else {
+			never = append(never, v)
+		}
+	}
+	if len(ran) == 0 {
+		return fmt.Sprintf("%s: never ran in a measured window (%s; %s)", s, strings.Join(never, ", "), results.Plural(h.Boots, "boot"))
+	}
+	s += ": ran " + strings.Join(ran, ", ")
+	if len(never) > 0 {
+		s += "; never in " + strings.Join(never, ", ")
+	}
+	return s + fmt.Sprintf(" (%s)", results.Plural(h.Boots, "boot"))
+}
+
+// fmtPerPkt writes runs per packet with two significant decimals.
+func fmtPerPkt(x float64) string {
+	if x >= 0.01 {
+		return fmt.Sprintf("%.2f", x)
+	}
+	return fmt.Sprintf("%.2g", x)
+}
+
+func variantsOf(m map[string]float64) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// covers is the brief's clause on coverage: "" when nothing was
+// counted; else whether the windows ran the patches' code, and for a
+// tree whose numbers show no change over code they never ran, that the
+// rows do not cover it.
+func (c *Coverage) covers(outcome string) string {
+	if c == nil || !c.measured() {
+		return ""
+	}
+	// A hunk ran if either side's code ran; it never ran if some side was
+	// counted and none ran; it has no code if no side has any.
+	state, order := map[string]string{}, []string{}
+	for _, h := range c.Hunks {
+		if _, ok := state[h.Key]; !ok {
+			order = append(order, h.Key)
+			state[h.Key] = ""
+		}
+		switch {
+		case h.NoCode != "":
+			if state[h.Key] == "" {
+				state[h.Key] = "none"
+			}
+		case h.Boots == 0:
+		case maxOf(h.PerPkt) > 0:
+			state[h.Key] = "ran"
+		case state[h.Key] != "ran":
+			state[h.Key] = "never"
+		}
+	}
+	var ran, never, none []string
+	for _, k := range order {
+		switch state[k] {
+		case "ran":
+			ran = append(ran, "hunk "+k)
+		case "never":
+			never = append(never, "hunk "+k)
+		case "none":
+			none = append(none, "hunk "+k)
+		}
+	}
+	var parts []string
+	if len(ran) > 0 {
+		parts = append(parts, strings.Join(ran, ", ")+" ran in the windows")
+	}
+	if len(never) > 0 {
+		parts = append(parts, strings.Join(never, ", ")+" never ran in any window")
+	}
+	if len(none) > 0 {
+		parts = append(parts, strings.Join(none, ", ")+" compiled to no code")
+	}
+	s := "coverage: " + strings.Join(parts, "; ")
+	if len(ran) == 0 && outcome == "no change" {
+		s += ": no window ran the patch's code, so these rows do not cover it"
+	}
+	return s
+}
+
+func maxOf(m map[string]float64) float64 {
+	var x float64
+	for _, v := range m {
+		x = max(x, v)
+	}
+	return x
+}

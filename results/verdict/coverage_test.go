@@ -1,0 +1,86 @@
+package verdict
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/kci-dev/kci/results"
+	"github.com/kci-dev/kci/results/internal/runtest"
+)
+
+// coverageRun: an icount run whose patch has three hunks: 1.1 runs once
+// per packet in hash (its patched side) and never in cnt, 1.2 never runs,
+// 1.3 compiles to no code; 1.1 also removes a line that ran twice a
+// packet on the base kernel.
+func coverageRun(ran bool) *results.Run {
+	run := runtest.MkRun(results.AccelTCG, results.ClockICount, 3, 3,
+		[]runtest.VarSpec{{Name: "cnt", Progs: []string{"cnt_egress"}}, {Name: "hash", Progs: []string{"hash_write"}}},
+		func(string, int, string, string) float64 { return 100 })
+	run.Trees = []results.Tree{{Name: "gtp", Hunks: []results.Hunk{
+		{Key: "1.1", Name: "hunk 1 (kernel/bpf/hashtab.c:1200 htab_map_update_elem)", Side: results.RolePatched, Lines: 2, Ranges: 1, Bytes: 17},
+		{Key: "1.2", Name: "hunk 2 (net/socket.c:1300 sock_ioctl)", Side: results.RolePatched, Lines: 1, Ranges: 1, Bytes: 9},
+		{Key: "1.3", Name: "hunk 3 (kernel/bpf/hashtab.c:10)", Side: results.RolePatched, Lines: 1, NoCode: "compiles to no code"},
+		{Key: "1.1", Name: "hunk 1 (kernel/bpf/hashtab.c:1200 htab_map_update_elem)", Side: results.RoleBase, Lines: 1, Ranges: 1, Bytes: 5},
+	}}}
+	for i := range run.Boots {
+		b := &run.Boots[i]
+		for j := range b.Variants {
+			v := &b.Variants[j]
+			runs := map[string]uint64{"1.1": 0, "1.2": 0}
+			if v.Variant == "hash" && ran {
+				runs["1.1"] = 1000
+				if b.Role == results.RoleBase {
+					runs["1.1"] = 2000
+				}
+			}
+			if b.Role == results.RoleBase {
+				delete(runs, "1.2")
+			}
+			v.Exact = &results.Exact{Packets: 1000, Insns: 1, HunkRuns: runs}
+		}
+	}
+	return run
+}
+
+func TestCoverageLines(t *testing.T) {
+	tr := AnalyzeRun(coverageRun(true)).Trees[0]
+	c := tr.Coverage
+	if c == nil || c.Unmeasured != "" || !c.Ran() {
+		t.Fatalf("coverage %+v", c)
+	}
+	want := []string{
+		"hunk 1 (kernel/bpf/hashtab.c:1200 htab_map_update_elem): ran 1.00×/pkt in hash; never in cnt (3 boots)",
+		"hunk 2 (net/socket.c:1300 sock_ioctl): never ran in a measured window (cnt, hash; 3 boots)",
+		"hunk 3 (kernel/bpf/hashtab.c:10): compiles to no code",
+		"hunk 1 (kernel/bpf/hashtab.c:1200 htab_map_update_elem), its removed lines in the base kernel: ran 2.00×/pkt in hash; never in cnt (3 boots)",
+	}
+	got := c.Lines()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("lines:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if got, want := tr.Brief.Covers, "coverage: hunk 1.1 ran in the windows; hunk 1.2 never ran in any window; hunk 1.3 compiled to no code"; got != want {
+		t.Errorf("covers %q, want %q", got, want)
+	}
+}
+
+// A "no change" over code no window ran says the rows do not cover it.
+func TestCoverageNoChangeOverCodeNeverRun(t *testing.T) {
+	tr := AnalyzeRun(coverageRun(false)).Trees[0]
+	if tr.Brief.PerfOutcome != "no change" {
+		t.Fatalf("outcome %q", tr.Brief.PerfOutcome)
+	}
+	if !strings.HasSuffix(tr.Brief.Covers, "no window ran the patch's code, so these rows do not cover it") {
+		t.Errorf("covers %q", tr.Brief.Covers)
+	}
+	// Without blocks (KVM, the host clock) nothing is counted, and said.
+	run := coverageRun(false)
+	for i := range run.Boots {
+		for j := range run.Boots[i].Variants {
+			run.Boots[i].Variants[j].Exact = nil
+		}
+	}
+	c := AnalyzeRun(run).Trees[0].Coverage
+	if c == nil || c.Unmeasured == "" || AnalyzeRun(run).Trees[0].Brief.Covers != "" {
+		t.Errorf("uncounted coverage %+v", c)
+	}
+}
