@@ -21,11 +21,17 @@ type coverage struct {
 	code  map[string][]kernel.LineCode // by vmlinux path and side
 }
 
-// hunkRef is one hunk of the run's patches.
+// hunkRef is one hunk of the run's patches: of patch number patchNo
+// (from 1, in the run's order).
 type hunkRef struct {
 	key, patch string
+	patchNo    int
 	h          kernel.Hunk
 }
+
+// allPatches selects every patch's hunks: kci test maps the whole series
+// onto the tree's patched kernel (and its base).
+const allPatches = 0
 
 // newCoverage reads the patches' hunks; nil without patches.
 func newCoverage(patches []kernel.Patch) (*coverage, error) {
@@ -36,7 +42,7 @@ func newCoverage(patches []kernel.Patch) (*coverage, error) {
 			return nil, err
 		}
 		for _, h := range hs {
-			c.hunks = append(c.hunks, hunkRef{key: fmt.Sprintf("%d.%d", i+1, h.Index), patch: p.Subject, h: h})
+			c.hunks = append(c.hunks, hunkRef{key: fmt.Sprintf("%d.%d", i+1, h.Index), patch: p.Subject, patchNo: i + 1, h: h})
 		}
 	}
 	if len(c.hunks) == 0 {
@@ -53,17 +59,21 @@ func (h hunkRef) lines(side string) kernel.LineSet {
 	return kernel.LineSet{File: h.h.File, Lines: h.h.Added}
 }
 
-// codeFor is where every hunk's side lines compiled to in k, mapped once.
-func (c *coverage) codeFor(k *kernel.Artifacts, side string) ([]kernel.LineCode, error) {
+// codeFor is where the side lines of patch patchNo's hunks (allPatches:
+// every patch's) compiled to in k, mapped once; hunks of other patches
+// get an empty LineCode (their lines are another tree state's).
+func (c *coverage) codeFor(k *kernel.Artifacts, side string, patchNo int) ([]kernel.LineCode, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	key := k.Vmlinux + "\x00" + side
+	key := fmt.Sprintf("%s\x00%s\x00%d", k.Vmlinux, side, patchNo)
 	if code, ok := c.code[key]; ok {
 		return code, nil
 	}
 	sets := make([]kernel.LineSet, len(c.hunks))
 	for i, h := range c.hunks {
-		sets[i] = h.lines(side)
+		if patchNo == allPatches || h.patchNo == patchNo {
+			sets[i] = h.lines(side)
+		}
 	}
 	code, err := kernel.LinesCode(k.Vmlinux, sets)
 	if err != nil {
@@ -73,15 +83,19 @@ func (c *coverage) codeFor(k *kernel.Artifacts, side string) ([]kernel.LineCode,
 	return code, nil
 }
 
-// records are the hunks' records on a tree: each hunk's patched side
-// when it adds lines, its base side when it removes some.
-func (c *coverage) records(base, patched *kernel.Artifacts) ([]results.Hunk, error) {
+// records are the hunks' records on a tree (of patch patchNo, or
+// allPatches): each hunk's patched side when it adds lines, its base side
+// when it removes some.
+func (c *coverage) records(base, patched *kernel.Artifacts, patchNo int) ([]results.Hunk, error) {
 	var out []results.Hunk
 	for _, side := range []struct {
 		role string
 		k    *kernel.Artifacts
 	}{{results.RolePatched, patched}, {results.RoleBase, base}} {
-		code, err := c.codeFor(side.k, side.role)
+		if side.k == nil || side.k.Vmlinux == "" {
+			continue // a series prefix that did not build: no code to map
+		}
+		code, err := c.codeFor(side.k, side.role, patchNo)
 		if err != nil {
 			return nil, err
 		}
@@ -101,10 +115,10 @@ func (c *coverage) records(base, patched *kernel.Artifacts) ([]results.Hunk, err
 }
 
 // runs records in each variant's exact counts how often its window ran
-// every hunk on side, from the boot's blocks; variants without blocks
-// are left alone.
-func (c *coverage) runs(k *kernel.Artifacts, side string, vs []results.VariantResult, ex []boot.VariantExact) error {
-	code, err := c.codeFor(k, side)
+// every hunk (of patch patchNo, or allPatches) on side, from the boot's
+// blocks; variants without blocks are left alone.
+func (c *coverage) runs(k *kernel.Artifacts, side string, patchNo int, vs []results.VariantResult, ex []boot.VariantExact) error {
+	code, err := c.codeFor(k, side, patchNo)
 	if err != nil {
 		return err
 	}
@@ -116,7 +130,10 @@ func (c *coverage) runs(k *kernel.Artifacts, side string, vs []results.VariantRe
 			if vs[i].Variant != e.Variant || vs[i].Exact == nil {
 				continue
 			}
-			runs := map[string]uint64{}
+			runs := vs[i].Exact.HunkRuns
+			if runs == nil {
+				runs = map[string]uint64{}
+			}
 			for j, h := range c.hunks {
 				if len(code[j].Ranges) == 0 {
 					continue // no code on this side: nothing to run

@@ -40,7 +40,7 @@ func TestCoverageRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	k := &kernel.Artifacts{Vmlinux: bin, Release: "test"}
-	hs, err := cov.records(k, k)
+	hs, err := cov.records(k, k, allPatches)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,14 +56,14 @@ func TestCoverageRuns(t *testing.T) {
 	if h := byKey["1.2"]; h.NoCode != kernel.NoCodeNone {
 		t.Errorf("hunk 1.2 %+v, want %q", h, kernel.NoCodeNone)
 	}
-	code, _ := cov.codeFor(k, results.RolePatched)
+	code, _ := cov.codeFor(k, results.RolePatched, allPatches)
 	r := code[0].Ranges[0]
 	vs := []results.VariantResult{{Variant: "hash", Exact: &results.Exact{}}, {Variant: "cnt", Exact: &results.Exact{}}, {Variant: "kvm"}}
 	ex := []boot.VariantExact{
 		{Variant: "hash", Blocks: tcgplugin.Blocks{{Addr: r.Lo, End: r.Hi, Execs: 1000}, {Addr: r.Hi + 64, End: r.Hi + 80, Execs: 5}}},
 		{Variant: "cnt", Blocks: tcgplugin.Blocks{{Addr: r.Hi + 64, End: r.Hi + 80, Execs: 5}}},
 	}
-	if err := cov.runs(k, results.RolePatched, vs, ex); err != nil {
+	if err := cov.runs(k, results.RolePatched, allPatches, vs, ex); err != nil {
 		t.Fatal(err)
 	}
 	if got := vs[0].Exact.HunkRuns; got["1.1"] != 1000 || len(got) != 1 {

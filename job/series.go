@@ -120,6 +120,10 @@ func (st *SeriesTester) Series(ctx context.Context, o SeriesOptions) (string, *r
 			return "", nil, &ExitError{Code: ExitApply, Cause: err.Error()}
 		}
 	}
+	cov, err := newCoverage(patches)
+	if err != nil {
+		return "", nil, &ExitError{Code: ExitApply, Cause: err.Error()}
+	}
 	id := results.NewID()
 	start := time.Now()
 	dir := runDir(o.Out, start, id)
@@ -162,7 +166,7 @@ func (st *SeriesTester) Series(ctx context.Context, o SeriesOptions) (string, *r
 			}
 			return nil
 		}
-		t, err := st.tree(e, tr, patches, o, rep, save)
+		t, err := st.tree(e, tr, patches, cov, o, rep, save)
 		if t != nil {
 			rep.Trees = append(rep.Trees, *t)
 		}

@@ -35,6 +35,7 @@ type seriesRun struct {
 	baseCells []wire.Cell               // the tree kernel's survival: the reference
 	built     map[int]*kernel.Artifacts // prefixes that built
 	benchRuns int                       // bench boots
+	cov       *coverage                 // the series' hunks; nil without any
 
 	// Bisectability: a break in the middle, repaired later.
 	prevBuilt bool
@@ -46,9 +47,9 @@ type seriesRun struct {
 // (apply, build, new warnings, checkpatch, boot), then the performance
 // changes and the patches behind them. save stores the report so far
 // after every prefix.
-func (st *SeriesTester) tree(e *engine, tr *project.Tree, patches []kernel.Patch, o SeriesOptions, rep *results.Series, save func(*results.SeriesTree) error) (*results.SeriesTree, error) {
+func (st *SeriesTester) tree(e *engine, tr *project.Tree, patches []kernel.Patch, cov *coverage, o SeriesOptions, rep *results.Series, save func(*results.SeriesTree) error) (*results.SeriesTree, error) {
 	r := &seriesRun{engine: e, st: st, tr: tr, patches: patches, o: o, rep: rep, save: save,
-		out: &results.SeriesTree{Tree: tr.Name}, built: map[int]*kernel.Artifacts{}, prevBuilt: true}
+		out: &results.SeriesTree{Tree: tr.Name}, built: map[int]*kernel.Artifacts{}, prevBuilt: true, cov: cov}
 	began := time.Now()
 	defer func() { r.out.Time = time.Since(began) }()
 	err := r.run()
@@ -171,7 +172,9 @@ func (r *seriesRun) boot(prefix int, label string, p wire.Plan, rep int) (*resul
 		r.noteBoot(res, pb)
 	}
 	if r.ctx.Err() == nil { // an interrupted boot has no result, and is nobody's fault
-		r.addBoot(r.record(spec, res, kind, err), prefix, len(p.Variants) > 0)
+		b := r.record(spec, res, kind, err)
+		r.countHunks(prefix, b.Variants, res)
+		r.addBoot(b, prefix, len(p.Variants) > 0)
 	}
 	if err == nil {
 		meter.End("done")
@@ -289,6 +292,7 @@ func (r *seriesRun) build(k int, row *results.PatchResult) (string, error) {
 		meter.End("%s", hitOrBuilt(a))
 		row.Release, row.BuildKey, row.CacheHit = a.Release, a.Key, a.CacheHit
 		r.built[k] = a
+		row.Hunks = r.hunkRecords(k)
 		return a.Log, nil
 	case r.ctx.Err() != nil:
 		meter.End("interrupted")
@@ -361,5 +365,47 @@ func (r *seriesRun) bisectability(k int, row *results.PatchResult) {
 	}
 	if row.Build == results.StepOK || row.Build == results.StepFail {
 		r.prevBuilt = row.Build == results.StepOK
+	}
+}
+
+// kernelAt is prefix k's kernel (0: the tree's), nil when it did not build.
+func (r *seriesRun) kernelAt(k int) *kernel.Artifacts {
+	if k == 0 {
+		return r.base
+	}
+	return r.built[k]
+}
+
+// hunkRecords maps patch k's hunks to the code of prefix k (its added
+// lines) and of prefix k-1 (its removed ones), for coverage; a line table
+// that cannot be read is said in the log and leaves the patch without.
+func (r *seriesRun) hunkRecords(k int) []results.Hunk {
+	if r.cov == nil {
+		return nil
+	}
+	hs, err := r.cov.records(r.kernelAt(k-1), r.kernelAt(k), k)
+	if err != nil {
+		r.logf("kci: [%s] warning: patch %d's hunks not mapped to the kernels' code, so no coverage: %v", r.tr.Name, k, err)
+		return nil
+	}
+	return hs
+}
+
+// countHunks records how often a boot of prefix k ran patch k's added
+// lines and patch k+1's removed ones (the code the next patch changes).
+func (r *seriesRun) countHunks(k int, vs []results.VariantResult, res *boot.BootResult) {
+	kern := r.kernelAt(k)
+	if r.cov == nil || res == nil || len(res.Exact) == 0 || kern == nil || kern.Vmlinux == "" {
+		return
+	}
+	if k > 0 {
+		if err := r.cov.runs(kern, results.RolePatched, k, vs, res.Exact); err != nil {
+			r.logf("kci: [%s] warning: patch %d's coverage not counted: %v", r.tr.Name, k, err)
+		}
+	}
+	if k < len(r.patches) {
+		if err := r.cov.runs(kern, results.RoleBase, k+1, vs, res.Exact); err != nil {
+			r.logf("kci: [%s] warning: patch %d's coverage not counted: %v", r.tr.Name, k+1, err)
+		}
 	}
 }

@@ -294,7 +294,7 @@ func (r *testRun) hunkRecords(j *treeJob) []results.Hunk {
 		return nil
 	}
 	var hs []results.Hunk
-	err := r.phase("coverage", j.tree.Name, "", func() (err error) { hs, err = r.cov.records(j.base, j.patched); return })
+	err := r.phase("coverage", j.tree.Name, "", func() (err error) { hs, err = r.cov.records(j.base, j.patched, allPatches); return })
 	if err != nil {
 		r.logf("kci: [%s] warning: the patch's hunks not mapped to the kernels' code, so no coverage: %v", j.tree.Name, err)
 		return nil
@@ -405,7 +405,7 @@ func (r *testRun) boot(ctx context.Context, s bootSlot) error {
 		err = context.Cause(ctx)
 	}
 	if res != nil && r.cov != nil && len(res.Exact) > 0 && k.Vmlinux != "" {
-		if err := r.cov.runs(k, role, b.Variants, res.Exact); err != nil {
+		if err := r.cov.runs(k, role, allPatches, b.Variants, res.Exact); err != nil {
 			r.logf("kci: [%s] warning: coverage not counted: %v", label, err)
 		}
 	}

@@ -133,6 +133,10 @@ type PatchResult struct {
 	// Perf is this prefix's measured cost per program, where measured
 	// (ns/pkt), and its change against the previous measured prefix.
 	Perf []ProgDelta `json:"perf,omitempty"`
+	// Hunks are this patch's hunks and their code: added lines in this
+	// prefix's kernel, removed ones in the previous prefix's; the boots
+	// of those prefixes say how often their windows ran them.
+	Hunks []Hunk `json:"hunks,omitempty"`
 }
 
 // PatchBoot is one boot of a prefix's kernel: sanity + survival.

@@ -30,15 +30,51 @@ type Coverage struct {
 // record maps no hunk (no patch, a record from before coverage).
 func coverageOf(run *results.Run, tree string) *Coverage {
 	t := run.Tree(tree)
-	if t == nil || len(t.Hunks) == 0 {
+	if t == nil {
+		return nil
+	}
+	return coverOf(t.Hunks, func(side string) []results.Boot {
+		var out []results.Boot
+		for _, b := range run.Boots {
+			if b.Tree == tree && b.Role == side {
+				out = append(out, b)
+			}
+		}
+		return out
+	})
+}
+
+// PatchCoverage is patch p's coverage in series tree t: its added lines
+// over the boots of its own prefix, its removed lines over the previous
+// prefix's (0: the tree's kernel). nil when the record maps no hunk.
+func PatchCoverage(t *results.SeriesTree, p results.PatchResult) *Coverage {
+	return coverOf(p.Hunks, func(side string) []results.Boot {
+		prefix := p.Index
+		if side == results.RoleBase {
+			prefix--
+		}
+		var out []results.Boot
+		for _, b := range t.Boots {
+			if b.Prefix == prefix {
+				out = append(out, b.Boot)
+			}
+		}
+		return out
+	})
+}
+
+// coverOf is the coverage of hunks over the boots of each side: per
+// variant, the median of runs per packet over the boots that counted it.
+func coverOf(hunks []results.Hunk, bootsOf func(side string) []results.Boot) *Coverage {
+	if len(hunks) == 0 {
 		return nil
 	}
 	c := &Coverage{}
-	for _, h := range t.Hunks {
+	for _, h := range hunks {
 		hc := HunkCover{Hunk: h}
 		vals := map[string][]float64{}
-		for _, b := range run.Boots {
-			if b.Tree != tree || b.Role != h.Side || b.Error != "" {
+		for _, b := range bootsOf(h.Side) {
+			if b.Error != "" {
 				continue
 			}
 			counted := false
@@ -64,7 +100,7 @@ func coverageOf(run *results.Run, tree string) *Coverage {
 		c.Hunks = append(c.Hunks, hc)
 	}
 	if !c.measured() {
-		c.Unmeasured = "counting a hunk's runs needs the instruction clock (icount) with kci's QEMU plugin: no boot of this tree had it"
+		c.Unmeasured = "counting a hunk's runs needs the instruction clock (icount) with kci's QEMU plugin: no boot had it"
 	}
 	return c
 }
@@ -106,7 +142,7 @@ func (c *Coverage) Lines() []string {
 func (h HunkCover) line() string {
 	s := h.Name
 	if h.Side == results.RoleBase {
-		s += ", its removed lines in the base kernel"
+		s += ", its removed lines (in the kernel before the patch)"
 	}
 	switch {
 	case h.NoCode != "":

@@ -52,7 +52,7 @@ func TestCoverageLines(t *testing.T) {
 		"hunk 1 (kernel/bpf/hashtab.c:1200 htab_map_update_elem): ran 1.00×/pkt in hash; never in cnt (3 boots)",
 		"hunk 2 (net/socket.c:1300 sock_ioctl): never ran in a measured window (cnt, hash; 3 boots)",
 		"hunk 3 (kernel/bpf/hashtab.c:10): compiles to no code",
-		"hunk 1 (kernel/bpf/hashtab.c:1200 htab_map_update_elem), its removed lines in the base kernel: ran 2.00×/pkt in hash; never in cnt (3 boots)",
+		"hunk 1 (kernel/bpf/hashtab.c:1200 htab_map_update_elem), its removed lines (in the kernel before the patch): ran 2.00×/pkt in hash; never in cnt (3 boots)",
 	}
 	got := c.Lines()
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
@@ -82,5 +82,37 @@ func TestCoverageNoChangeOverCodeNeverRun(t *testing.T) {
 	c := AnalyzeRun(run).Trees[0].Coverage
 	if c == nil || c.Unmeasured == "" || AnalyzeRun(run).Trees[0].Brief.Covers != "" {
 		t.Errorf("uncounted coverage %+v", c)
+	}
+}
+
+// In a series, a patch's added lines are counted over its own prefix's
+// boots and its removed ones over the previous prefix's; the findings
+// (series.txt, series.md) say so per patch.
+func TestPatchCoverageInASeries(t *testing.T) {
+	boot := func(prefix int, runs map[string]uint64) results.SeriesBoot {
+		return results.SeriesBoot{Prefix: prefix, Bench: true, Boot: results.Boot{Variants: []results.VariantResult{
+			{Variant: "hash", Exact: &results.Exact{Packets: 100, HunkRuns: runs}}}}}
+	}
+	tree := results.SeriesTree{Tree: "stock",
+		Patches: []results.PatchResult{
+			{Index: 1, Of: 2, Hunks: []results.Hunk{{Key: "1.1", Name: "hunk 1 (a.c:5 f)", Side: results.RolePatched, Lines: 1, Ranges: 1}}},
+			{Index: 2, Of: 2, Hunks: []results.Hunk{
+				{Key: "2.1", Name: "hunk 1 (b.c:9 g)", Side: results.RolePatched, Lines: 1, Ranges: 1},
+				{Key: "2.1", Name: "hunk 1 (b.c:9 g)", Side: results.RoleBase, Lines: 1, Ranges: 1}}},
+		},
+		Boots: []results.SeriesBoot{
+			boot(0, map[string]uint64{"1.1": 0}),               // the tree's kernel: patch 1 removes nothing
+			boot(1, map[string]uint64{"1.1": 100, "2.1": 300}), // patch 1's code, and the code patch 2 removes
+			boot(2, map[string]uint64{"2.1": 0}),               // patch 2's code never ran
+		}}
+	got := strings.Join(Findings(tree), "\n")
+	for _, want := range []string{
+		"patch 1/2 coverage: hunk 1 (a.c:5 f): ran 1.00×/pkt in hash (1 boot)",
+		"patch 2/2 coverage: hunk 1 (b.c:9 g): never ran in a measured window (hash; 1 boot)",
+		"patch 2/2 coverage: hunk 1 (b.c:9 g), its removed lines (in the kernel before the patch): ran 3.00×/pkt in hash (1 boot)",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("findings lack %q:\n%s", want, got)
+		}
 	}
 }

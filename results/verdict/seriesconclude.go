@@ -46,6 +46,11 @@ func Findings(t results.SeriesTree) []string {
 				out = append(out, fmt.Sprintf("%s survival lost: %s", id, c))
 			}
 		}
+		if c := PatchCoverage(&t, p); c != nil && c.measured() {
+			for _, l := range c.Lines() {
+				out = append(out, fmt.Sprintf("%s coverage: %s", id, l))
+			}
+		}
 	}
 	for _, c := range t.Culprits {
 		out = append(out, c.String())
