@@ -103,6 +103,16 @@ func Classify(stage string, err error) error {
 	return &ExitError{Code: ExitInternal, Cause: stage + ": " + lines.First(err.Error()), Err: err}
 }
 
+// EndWord is how a progress line of a step that failed with err ends:
+// "interrupted" when the run was stopped (not the step's failure), else
+// "failed".
+func EndWord(ctx context.Context, err error) string {
+	if ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, errInterrupted) {
+		return "interrupted"
+	}
+	return "failed"
+}
+
 // classify is Classify, under the name the job's files use.
 func classify(stage string, err error) error { return Classify(stage, err) }
 

@@ -57,14 +57,14 @@ Prints where the artifacts are; phase timings are in build.json next to them.`,
 			meter.Begin("[%s] building kernel", t.Name)
 			a, err := b.Tree(ctx, t)
 			if err != nil {
-				meter.End("failed")
+				meter.End("%s", job.EndWord(ctx, err))
 				return job.Classify("tree "+t.Name, err) // kci test's exit codes
 			}
 			meter.End("%s (%s)", a.Release, buildState(a))
 			if len(ps) > 0 {
 				meter.Begin("[%s] building kernel + %d patches", t.Name, len(ps))
 				if a, err = b.Patched(ctx, t, a, ps); err != nil {
-					meter.End("failed")
+					meter.End("%s", job.EndWord(ctx, err))
 					return job.Classify("patched kernel of tree "+t.Name, err)
 				}
 				meter.End("%s (%s)", a.Release, buildState(a))

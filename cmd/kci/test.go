@@ -60,7 +60,9 @@ By default the budget is 20 boots, cached or not, so a rerun on the same
 kernels takes the same seeds from the result cache and says it replayed. An
 explicit --max-boots N counts only boots that ran: cache hits are free, and a
 rerun may add seeds (-1: no added seeds). An icount boot takes 20-45 s and two
-run side by side on 2 cores, so 20 boots are about 4-8 minutes of booting.
+run side by side on 2 cores, so the 20-boot budget is at most about 4-8 minutes
+of booting; a run whose rows are decided by the first seeds (6 boots) takes
+about 2-4 minutes in all.
 
 Without a patch, --tree's kernel alone is booted --reps times and measured;
 with --seed every boot gets the same guest seed, so under icount the boots
