@@ -45,6 +45,16 @@ func Usage(err error) error {
 	return &ExitError{Code: ExitUsage, Cause: err.Error()}
 }
 
+// PatchFile is a patch argument kci could not read as a series (missing,
+// unreadable, empty, binary, no diff, a path outside the tree): the
+// patch's fault, ExitApply on every verb, as a patch that does not apply.
+func PatchFile(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &ExitError{Code: ExitApply, Cause: err.Error()}
+}
+
 // ExitError is a failed job: Cause is the one-line reason shown first,
 // Err the details.
 type ExitError struct {

@@ -94,7 +94,7 @@ type testRun struct {
 func (r *testRun) judge() error {
 	var err error
 	if r.patches, err = kernel.LoadSeries(r.o.Patches...); err != nil {
-		return &ExitError{Code: ExitApply, Cause: err.Error()}
+		return PatchFile(err)
 	}
 	// git reads the patch text before the base is imported (minutes the
 	// first time): a corrupt patch is refused in milliseconds.

@@ -22,8 +22,8 @@ type badInput struct {
 	env  map[string]string // beside the GitHub variables, which are unset
 }
 
-// Every verb checks all of its input first: exit 64 (2 for a patch git
-// cannot read), one line naming the input, in under a second from an
+// Every verb checks all of its input first: exit 64 (2 for a patch kci or
+// git cannot read, on every verb), one line naming the input, in under a second from an
 // empty cache, with no run directory and nothing built or imported.
 func TestBadInputRefusedFirst(t *testing.T) {
 	fakeMeminfo(t, 23*1024*1024) // a 23 GiB host, whatever this one has
@@ -32,6 +32,10 @@ func TestBadInputRefusedFirst(t *testing.T) {
 	write(t, patch, "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n")
 	corrupt := filepath.Join(top, "corrupt.patch")
 	write(t, corrupt, "--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n-a\n")
+	emptyPatch := filepath.Join(top, "empty.patch")
+	write(t, emptyPatch, "")
+	outside := filepath.Join(top, "outside.patch")
+	write(t, outside, "diff --git a/../evil.c b/../evil.c\nnew file mode 100644\n--- /dev/null\n+++ b/../evil.c\n@@ -0,0 +1 @@\n+int x;\n")
 	runDir := filepath.Join(top, "run")
 	if err := results.Save(runDir, &results.Run{Schema: results.SchemaVersion, ID: "run00001"}); err != nil {
 		t.Fatal(err)
@@ -67,7 +71,14 @@ func TestBadInputRefusedFirst(t *testing.T) {
 		{args: []string{"profile", missing}, want: "patch " + missing},
 		{args: []string{"profile", "--tree", "nope"}, want: `no tree "nope"`},
 		{args: []string{"build", "-j", "-1"}, want: "--jobs -1"},
-		{args: []string{"build", missing}, want: "patch " + missing},
+		{args: []string{"build", missing}, want: "patch " + missing + ": no such file or directory"},
+		{args: []string{"test", missing}, want: "kci: patch " + missing + ": no such file or directory\n"},
+		{args: []string{"series", missing}, want: "kci: patch " + missing + ": no such file or directory\n"},
+		{args: []string{"build", emptyPatch}, want: "patch " + emptyPatch + ": holds no diff", code: job.ExitApply},
+		{args: []string{"build", outside}, want: outside + ": it writes outside the kernel tree: ../evil.c", code: job.ExitApply},
+		{args: []string{"test", outside}, want: outside + ": it writes outside the kernel tree: ../evil.c", code: job.ExitApply},
+		{args: []string{"series", outside}, want: outside + ": it writes outside the kernel tree: ../evil.c", code: job.ExitApply},
+		{args: []string{"run", "--patch", emptyPatch}, want: "patch " + emptyPatch + ": holds no diff", code: job.ExitApply},
 		{args: []string{"run", "--kernel", missing}, want: "--kernel " + missing + ": no such file"},
 		{args: []string{"run", "--kernel", patch, "--patch", patch}, want: "patches are for --tree's kernel"},
 		{args: []string{"run", "--plan", missing}, want: "--plan " + missing},

@@ -44,7 +44,7 @@ Prints where the artifacts are; phase timings are in build.json next to them.`,
 			var ps []kernel.Patch
 			if len(args) > 0 {
 				if ps, err = kernel.LoadSeries(args...); err != nil {
-					return job.Usage(err)
+					return job.PatchFile(err)
 				}
 				// Before the tree's kernel is built (minutes cold).
 				if err := checkApplies(ctx, b, t, ps); err != nil {
