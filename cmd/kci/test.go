@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -108,7 +107,7 @@ func (c *testCmd) check(cmd *cobra.Command, args []string) error {
 	// Without a patch there is nothing to compare: only a named
 	// tree's kernel is measured (e.g. --seed's determinism check).
 	if len(args) == 0 && len(c.trees) == 0 {
-		return errors.New("kci test: name a patch (or --tree to measure a tree's kernel alone)")
+		return job.Usagef("kci test: name a patch (or --tree to measure a tree's kernel alone)")
 	}
 	if err := checkTestFlags(cmd, testFlags{reps: c.reps, parallel: c.parallel, maxBoots: c.maxBoots, seed: c.seed, firstSeed: c.firstSeed,
 		minEffect: c.minEffect, failOnReg: c.failOnReg, clock: c.vmo.clock}); err != nil {
