@@ -98,6 +98,8 @@ func TestBadInputRefusedFirst(t *testing.T) {
 		{args: []string{"report", "--out", empty, runDir}, want: "--out is for --merge"},
 		{args: []string{"cache", "prune", "--older-than", "banana"}, want: `--older-than "banana"`},
 		{args: []string{"cache", "bogus"}, want: `unknown command "bogus"`},
+		{args: []string{"config", "extra-arg"}, want: `unknown command "extra-arg" for "kci config"`},
+		{args: []string{"doctor", "extra-arg"}, want: `unknown command "extra-arg" for "kci doctor"`},
 		{args: []string{"post", runDir}, want: "post: no repository", env: token},
 		{args: []string{"post", "--repo", "noslash", runDir}, want: "noslash", env: token},
 		{args: []string{"post", "--repo", "o/r", runDir}, want: "no GITHUB_TOKEN"},
