@@ -17,6 +17,7 @@ import (
 type badInput struct {
 	args []string
 	want string            // the message names the input
+	not  string            // the message must not say this (a flag the verb lacks)
 	code int               // 0: job.ExitUsage
 	yaml string            // kci.yaml in the working directory, if any
 	env  map[string]string // beside the GitHub variables, which are unset
@@ -53,10 +54,14 @@ func TestBadInputRefusedFirst(t *testing.T) {
 		{args: []string{"bench", "--parallel", "0"}, want: "--parallel 0"},
 		{args: []string{"bench", "--cpus", many}, want: "--cpus " + many + ": the host has"},
 		{args: []string{"bench", empty}, want: "bench: " + empty + ": not a kci run directory"},
+		{args: []string{"bench", "--out", runDir}, want: "--out " + runDir, not: "--force"},
+		{args: []string{"test", "--out", runDir, patch}, want: "--force"},
 		{args: []string{"test", "--cpus", "0", patch}, want: "--cpus 0"},
+		{args: []string{"test", "--seed", "0", patch}, want: "--seed 0: seeds start at 1"},
+		{args: []string{"test", "--seed", "abc", patch}, want: `--seed "abc": want a whole number, 1 or more`},
 		{args: []string{"test", "--memory", "2T", patch}, want: "--memory 2097152M: more than the host's 23.0 GiB"},
 		{args: []string{"test", "--pin", "0-" + many, patch}, want: "--pin: CPU " + n},
-		{args: []string{"test", "--post", patch}, want: "no GITHUB_TOKEN", env: map[string]string{"GITHUB_REPOSITORY": "o/r"}},
+		{args: []string{"test", "--post", patch}, want: "kci test --post-dry-run", env: map[string]string{"GITHUB_REPOSITORY": "o/r"}},
 		{args: []string{"test", "--post-dry-run", patch}, want: "post: no repository"},
 		{args: []string{"test", "--shard", "3/2", patch}, want: `--shard "3/2"`},
 		{args: []string{"test", patch}, want: `$KCI_RESULT_CACHE="maybe"`, env: map[string]string{"KCI_RESULT_CACHE": "maybe"}},
@@ -132,6 +137,9 @@ func (tc badInput) check(t *testing.T) {
 	took := time.Since(start)
 	if code != want || !strings.Contains(msg, tc.want) {
 		t.Errorf("exit %d, %q; want exit %d naming %q", code, msg, want, tc.want)
+	}
+	if tc.not != "" && strings.Contains(msg, tc.not) {
+		t.Errorf("message %q says %q", msg, tc.not)
 	}
 	if first, _, _ := strings.Cut(msg, "\n"); want == job.ExitUsage && strings.Count(strings.TrimSpace(msg), "\n") > 0 {
 		t.Errorf("%d lines, want one: %q (first %q)", strings.Count(msg, "\n"), msg, first)

@@ -82,8 +82,10 @@ func warmupFlag(cmd *cobra.Command, warmup time.Duration) time.Duration {
 const forceHelp = "let --out name a directory holding a run: the old run is renamed to DIR.replaced-<time> (nothing is deleted, and kci says where it went)"
 
 // checkOut refuses an --out that holds a run unless force; it creates
-// nothing.
-func checkOut(out string, force bool) error {
+// nothing. The message offers --force only to the verbs that have it.
+func checkOut(out string, force bool) error { return checkOutFor(out, force, true) }
+
+func checkOutFor(out string, force, hasForce bool) error {
 	if out == "" {
 		return nil
 	}
@@ -92,6 +94,9 @@ func checkOut(out string, force bool) error {
 	if errors.As(err, &hr) {
 		if force {
 			return nil
+		}
+		if !hasForce {
+			return job.Usagef("--out %s: %v: pick another directory", out, hr)
 		}
 		return job.Usagef("--out %s: %v: pick another directory, or --force to move the old run to %s.replaced-<time>", out, hr, out)
 	}
