@@ -51,6 +51,7 @@ func TestBadInputRefusedFirst(t *testing.T) {
 	for _, tc := range []badInput{
 		{args: []string{"bench", "--variants", "nosuch"}, want: `--variants: unknown variant "nosuch"`},
 		{args: []string{"bench", "--reps", "0"}, want: "--reps 0"},
+		{args: []string{"test", "--reps", "100000", patch}, want: "--reps 100000: at most 100"},
 		{args: []string{"bench", "--parallel", "0"}, want: "--parallel 0"},
 		{args: []string{"bench", "--cpus", many}, want: "--cpus " + many + ": the host has"},
 		{args: []string{"bench", empty}, want: "bench: " + empty + ": not a kci run directory"},

@@ -27,11 +27,18 @@ type testFlags struct {
 // checkTestFlags refuses nonsense before anything is built or created. A
 // value given explicitly is never taken to mean "the default": --seed 0
 // and --parallel 0 are refused, not silently read as unset.
+// maxReps bounds --reps: a run is meant to end the same day (an icount
+// boot takes 20-45 s, two side by side; base and patched each get reps).
+const maxReps = 100
+
 func checkTestFlags(cmd *cobra.Command, f testFlags) error {
 	set := cmd.Flags().Changed
 	switch {
 	case f.reps < 0:
 		return job.Usagef("--reps %d: want 1 or more (leave it out for the default)", f.reps)
+	case f.reps > maxReps:
+		return job.Usagef("--reps %d: at most %d (%d boots of each kernel take about %d-%d minutes under TCG, 2 at a time); "+
+			"for a longer study run several with --first-seed and join them with kci report --merge", f.reps, maxReps, maxReps, maxReps*20/60, maxReps*45/60)
 	case set("reps") && f.reps == 0:
 		return job.Usagef("--reps 0: want 1 or more (leave it out for kci.yaml's reps, or 3 under icount, 6 otherwise)")
 	case f.parallel < 0 || (set("parallel") && f.parallel == 0):
