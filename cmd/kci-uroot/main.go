@@ -39,7 +39,7 @@ func run(args []string, log io.Writer) error {
 		return err
 	}
 	if *out == "" || *tmp == "" || fs.NArg() == 0 {
-		return errors.New("usage: kci-uroot -o CPIO -tmp DIR [-src DIR] [-shell CMD] PKG...")
+		return errors.New("usage: kci-uroot -o CPIO -tmp DIR [-src DIR] [-shell CMD] PKG [PKG]")
 	}
 	l := llog.New(slog.LevelInfo, func(format string, v ...any) {
 		fmt.Fprintf(log, "vmimage: "+format+"\n", v...)

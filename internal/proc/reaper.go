@@ -44,13 +44,13 @@ func startReaper() error {
 			reaper.err = fmt.Errorf("reaper: %w", err)
 			return
 		}
-		defer r.Close()
+		defer func() { _ = r.Close() }() // the reaper holds its own copy
 		cmd := exec.Command("/bin/sh", "-c", reaperScript)
 		cmd.Stdin = r
 		cmd.Env = []string{"PATH=/usr/bin:/bin"}
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		if err := cmd.Start(); err != nil {
-			w.Close()
+			_ = w.Close() // nothing was started to read it
 			reaper.err = fmt.Errorf("reaper: %w", err)
 			return
 		}
