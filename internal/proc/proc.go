@@ -60,6 +60,11 @@ type Cmd struct {
 	// child is forked from a thread that has it, so make's compilers
 	// inherit it with no window at full priority.
 	Nice int
+	// NoReaper starts no reaper for the child's group: for the guest
+	// agent, whose VM ends with it, where the reaper would be one more
+	// process (and /bin/sh may be u-root's gosh). The child still has
+	// Pdeathsig.
+	NoReaper bool
 	// CPU, when set, has the CPU time (user and system) the child and the
 	// descendants it reaped used added to it when it ends: what a build's
 	// make and its compilers cost, beside the wall time it took.
@@ -153,15 +158,19 @@ func (c Cmd) Start(ctx context.Context) (*Process, error) {
 		cmd.Stderr = p.writer(&p.errOut)
 	}
 	p.cmd = cmd
-	if err := startReaper(); err != nil {
-		p.cancel()
-		return nil, &Error{Command: c.String(), Err: err}
+	if !c.NoReaper {
+		if err := startReaper(); err != nil {
+			p.cancel()
+			return nil, &Error{Command: c.String(), Err: err}
+		}
 	}
 	if err := onSpawnThread(c.Nice, cmd.Start); err != nil {
 		p.cancel()
 		return nil, &Error{Command: c.String(), Err: err}
 	}
-	reaperTell('+', cmd.Process.Pid)
+	if !c.NoReaper {
+		reaperTell('+', cmd.Process.Pid)
+	}
 	return p, nil
 }
 
