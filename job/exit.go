@@ -45,6 +45,16 @@ func Usage(err error) error {
 	return &ExitError{Code: ExitUsage, Cause: err.Error()}
 }
 
+// PatchFile is a patch argument kci could not read as a series (missing,
+// unreadable, empty, binary, no diff, a path outside the tree): the
+// patch's fault, ExitApply on every verb, as a patch that does not apply.
+func PatchFile(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &ExitError{Code: ExitApply, Cause: err.Error()}
+}
+
 // ExitError is a failed job: Cause is the one-line reason shown first,
 // Err the details.
 type ExitError struct {
@@ -104,6 +114,16 @@ func Classify(stage string, err error) error {
 		return &ExitError{Code: ExitBuild, Cause: fmt.Sprintf("%s: %s", stage, be.Error()), Err: fmt.Errorf("%s", be.Tail)}
 	}
 	return &ExitError{Code: ExitInternal, Cause: stage + ": " + lines.First(err.Error()), Err: err}
+}
+
+// EndWord is how a progress line of a step that failed with err ends:
+// "interrupted" when the run was stopped (not the step's failure), else
+// "failed".
+func EndWord(ctx context.Context, err error) string {
+	if ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, errInterrupted) {
+		return "interrupted"
+	}
+	return "failed"
 }
 
 // classify is Classify, under the name the job's files use.

@@ -123,3 +123,18 @@ func TestSeriesFaultExit(t *testing.T) {
 		}
 	}
 }
+
+// A step stopped by ^C or SIGTERM did not fail: its progress line says so.
+func TestEndWordSaysInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	if got := EndWord(ctx, errors.New("make: exit status 2")); got != "failed" {
+		t.Errorf("a failed step ends %q, want failed", got)
+	}
+	if got := EndWord(ctx, fmt.Errorf("git: %w", context.Canceled)); got != "interrupted" {
+		t.Errorf("a step whose command was canceled ends %q, want interrupted", got)
+	}
+	cancel()
+	if got := EndWord(ctx, errors.New("signal: killed")); got != "interrupted" {
+		t.Errorf("a step that failed after the run was stopped ends %q, want interrupted", got)
+	}
+}

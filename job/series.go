@@ -117,7 +117,7 @@ func (st *SeriesTester) Series(ctx context.Context, o SeriesOptions) (string, *r
 	if patches == nil {
 		var err error
 		if patches, err = kernel.LoadSeries(o.Patches...); err != nil {
-			return "", nil, &ExitError{Code: ExitApply, Cause: err.Error()}
+			return "", nil, PatchFile(err)
 		}
 	}
 	cov, err := newCoverage(patches)

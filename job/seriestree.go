@@ -101,7 +101,7 @@ func (r *seriesRun) buildTree() (kernel.WarningSet, error) {
 	base, err := r.st.Builder.Tree(r.ctx, r.tr)
 	r.out.BaseBuildTime = time.Since(began)
 	if err != nil {
-		meter.End("failed")
+		meter.End("%s", EndWord(r.ctx, err))
 		return kernel.WarningSet{}, classifyBuild("kernel of tree "+r.tr.Name, err)
 	}
 	meter.End("%s", base.Release)
@@ -327,7 +327,7 @@ func (r *seriesRun) build(k int, row *results.PatchResult) (string, error) {
 			row.BuildError = "config policy: " + ce.Violations[0].String()
 		}
 	default:
-		meter.End("failed")
+		meter.End("%s", EndWord(r.ctx, err))
 		return "", classify(fmt.Sprintf("tree %s: patch %d/%d", r.tr.Name, k, n), err)
 	}
 	return "", nil

@@ -79,7 +79,7 @@ type testRun struct {
 func (r *testRun) judge() error {
 	var err error
 	if r.patches, err = kernel.LoadSeries(r.o.Patches...); err != nil {
-		return &ExitError{Code: ExitApply, Cause: err.Error()}
+		return PatchFile(err)
 	}
 	// git reads the patch text before the base is imported (minutes the
 	// first time): a corrupt patch is refused in milliseconds.
@@ -265,7 +265,7 @@ func (r *testRun) buildKernels() error {
 		n := j.tree.Name
 		r.meter.Begin("[%s] building base kernel", n)
 		if err := r.phase("build", n, results.RoleBase, func() (err error) { j.base, err = r.t.kernels().Tree(r.ctx, j.tree); return }); err != nil {
-			r.meter.End("failed")
+			r.meter.End("%s", EndWord(r.ctx, err))
 			return classifyBuild("base kernel of tree "+n, err)
 		}
 		r.meter.End("%s, %s", j.base.Release, hitOrBuilt(j.base))
@@ -275,7 +275,7 @@ func (r *testRun) buildKernels() error {
 		}
 		r.meter.Begin("[%s] building patched kernel", n)
 		if err := r.phase("build", n, results.RolePatched, func() (err error) { j.patched, err = r.t.kernels().Patched(r.ctx, j.tree, j.base, r.patches); return }); err != nil {
-			r.meter.End("failed")
+			r.meter.End("%s", EndWord(r.ctx, err))
 			return classifyBuild("patched kernel of tree "+n, err)
 		}
 		r.meter.End("%s, %s", j.patched.Release, hitOrBuilt(j.patched))

@@ -64,6 +64,9 @@ func (b *buildRun) configTree() error {
 	b.tree = b.c.path(cachedir.Builds, "config-"+b.key)
 	b.onExit(b.dropConfigTree)
 	removeWorktree(b.src, b.tree) // a leftover of an interrupted run
+	// What repair put in the trash (a killed kci config's half-made tree,
+	// 1.3 GiB) goes now: kci config runs no build, whose sweep it awaits.
+	b.c.sweepTrash()
 	if err := b.timed("worktree", func() error { return worktree(b.ctx, b.src, b.tree) }); err != nil {
 		return err
 	}

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -51,7 +53,7 @@ func LoadSeries(paths ...string) ([]Patch, error) {
 func loadPath(p string) ([]Patch, error) {
 	st, err := os.Stat(p)
 	if err != nil {
-		return nil, fmt.Errorf("patch %s: %w", p, err)
+		return nil, fmt.Errorf("patch %s: %w", p, pathCause(err))
 	}
 	if st.IsDir() {
 		if _, err := os.Stat(filepath.Join(p, "series")); err == nil {
@@ -123,7 +125,7 @@ var mboxFrom = regexp.MustCompile(`^From \S+ .*\d{4}$`)
 func loadFile(p string) ([]Patch, error) {
 	data, err := os.ReadFile(p)
 	if err != nil {
-		return nil, fmt.Errorf("patch %s: %w", p, err)
+		return nil, fmt.Errorf("patch %s: %w", p, pathCause(err))
 	}
 	msgs := splitMbox(data)
 	var out []Patch
@@ -136,6 +138,9 @@ func loadFile(p string) ([]Patch, error) {
 			}
 			return nil, fmt.Errorf("patch %s: %s holds no diff", p, msgName(i, len(msgs)))
 		}
+		if bad := outsidePath(m); bad != "" {
+			return nil, fmt.Errorf("patch %s: %s writes outside the kernel tree: %s", p, msgName(i, len(msgs)), bad)
+		}
 		if !pt.Mail {
 			pt.Subject = diffSubject(m, p)
 		}
@@ -145,6 +150,17 @@ func loadFile(p string) ([]Patch, error) {
 		return nil, fmt.Errorf("patch %s: holds no diff", p)
 	}
 	return out, nil
+}
+
+// pathCause is an *fs.PathError's cause alone ("no such file or
+// directory"), which still matches errors.Is: the message names the path
+// once, without Go's "stat" or "open".
+func pathCause(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 func msgName(i, n int) string {

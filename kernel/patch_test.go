@@ -71,6 +71,38 @@ func TestLoadSeriesErrorsNameTheFile(t *testing.T) {
 	}
 }
 
+// A patch that names a path outside the tree is refused when it is read,
+// in one line naming the path: git apply says "invalid path" only with a
+// tree, after the base's import.
+func TestLoadSeriesRefusesPathsOutsideTheTree(t *testing.T) {
+	dir := t.TempDir()
+	hunk := "@@ -0,0 +1 @@\n+int x;\n"
+	cases := map[string]string{
+		"diff --git a/../evil.c b/../evil.c\nnew file mode 100644\n--- /dev/null\n+++ b/../evil.c\n" + hunk: "../evil.c",
+		"--- a/net/x.c\t2024-01-01\n+++ b/net/../../x.c\t2024-01-01\n" + hunk:                               "net/../../x.c",
+		"diff --git a/a.c b/a.c\nsimilarity index 100%\nrename from a.c\nrename to ../a.c\n":                "../a.c",
+		"--- /etc/passwd\n+++ /etc/passwd\n" + hunk:                                                         "/etc/passwd",
+	}
+	for text, bad := range cases {
+		p := filepath.Join(dir, "p.patch")
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadSeries(p)
+		if err == nil || !strings.Contains(err.Error(), bad) || !strings.Contains(err.Error(), p) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("patch naming %s: error %v, want one line naming the patch and the path", bad, err)
+		}
+	}
+	ok := "diff --git a/net/core/x.c b/net/core/x.c\n--- a/net/core/x.c\n+++ b/net/core/x.c\n@@ -1 +1 @@\n-a\n+b\n"
+	p := filepath.Join(dir, "ok.patch")
+	if err := os.WriteFile(p, []byte(ok), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadSeries(p); err != nil {
+		t.Errorf("an in-tree patch refused: %v", err)
+	}
+}
+
 func subjects(ps []Patch) []string {
 	var s []string
 	for _, p := range ps {

@@ -187,6 +187,10 @@ func LoadSet(runDir string) (*Set, error) {
 	return &s, nil
 }
 
+// ErrNoProfiles is a run directory that holds no profiles: one made
+// without --profile, which Render is asked of in error.
+var ErrNoProfiles = errors.New("no profiles")
+
 // Render (re)renders a saved run's profiles from their .folded files: SVG,
 // pprof, differential views and summary. Without an index the entries are
 // recovered from the file names.
@@ -205,7 +209,7 @@ func Render(runDir string, topN int) (*Set, error) {
 			}
 		}
 		if len(set.Entries) == 0 {
-			return nil, fmt.Errorf("no profiles in %s (run kci test with --profile)", dir)
+			return nil, fmt.Errorf("%w in %s (run kci test with --profile)", ErrNoProfiles, dir)
 		}
 	}
 	w := &Writer{dir: dir, set: Set{}}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/kci-dev/kci/internal/names"
@@ -28,6 +29,11 @@ var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 func syntaxError(name string, err error) error {
 	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
 		line, _ := strconv.Atoi(m[1])
+		// yaml.v3 counts a parser error's line from 0 (its scanner errors
+		// from 1): the parser's problems are all "did not find expected …".
+		if strings.HasPrefix(m[2], "did not find expected") {
+			line++
+		}
 		return &lineError{file: name, line: line, msg: m[2]}
 	}
 	return fmt.Errorf("%s: %w", name, err)

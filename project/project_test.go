@@ -119,3 +119,19 @@ func TestEmbeddedFirstUseConcurrent(t *testing.T) {
 		t.Fatalf("temporary directories left behind: %v", left)
 	}
 }
+
+// A syntax error names the line the mistake is on: yaml.v3 says one line
+// early for its parser's errors, not for its scanner's.
+func TestSyntaxErrorLine(t *testing.T) {
+	for text, want := range map[string]string{
+		"base:\n  tarball: /x\n bad: indent\ntrees: []\n":               "kci.yaml:3: did not find expected key",
+		"base:\n  tarball: /x\ntrees:\n  - name: stock\n    reps: [1\n": "kci.yaml:5: did not find expected ',' or ']'",
+		"base:\n  tarball: /x\n  key: @bad\n":                           "kci.yaml:3: found character that cannot start any token",
+		"base:\n  tarball: /x\nvm: {a: 1\n":                             "kci.yaml:3: did not find expected ',' or '}'",
+	} {
+		_, err := Parse("kci.yaml", []byte(text))
+		if err == nil || err.Error() != want {
+			t.Errorf("%q: error %v, want %q", text, err, want)
+		}
+	}
+}

@@ -352,7 +352,7 @@ func Load(dir string) (*Run, error) {
 	}
 	var r Run
 	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("results: load run %s: %w", dir, err)
+		return nil, JSONError(filepath.Join(dir, RunFile), err)
 	}
 	switch {
 	case r.Schema == 0:

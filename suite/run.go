@@ -46,7 +46,8 @@ func Run(ctx context.Context, plan wire.Plan, emit Emit) error {
 		// The user's own command, shown on the console as it runs. The
 		// guest holds no secrets of kci's: it keeps the agent's whole
 		// environment, as a shell would give it.
-		c := proc.Cmd{Name: plan.Command[0], Args: plan.Command[1:], FullEnv: true, Tee: os.Stdout}
+		// No reaper: the VM ends with the agent.
+		c := proc.Cmd{Name: plan.Command[0], Args: plan.Command[1:], FullEnv: true, Tee: os.Stdout, NoReaper: true}
 		if _, err := c.Run(ctx); err != nil {
 			return fmt.Errorf("command %q: %w", plan.Command, err)
 		}

@@ -112,7 +112,11 @@ func RecordsReplay(c Config, clock Clock) bool {
 // command line. nokaslr keeps the guest's layout fixed: with KASLR, code
 // and data move each boot, and pointer-keyed hashing (the rhash and hash
 // maps key on skb addresses) takes other branches, so other instruction
-// counts. no_timer_check skips the boot's IO-APIC timer test (as a KVM
+// counts. kci's kernels have CONFIG_RANDOMIZE_BASE=y and only x86's
+// decompressor reads nokaslr, so the kernel proper lists it among its
+// "Unknown kernel command line parameters": that line is expected, and
+// dropping the argument would change every count (and the result cache's
+// key, which holds the command line). no_timer_check skips the boot's IO-APIC timer test (as a KVM
 // guest does by itself): its TSC busy-wait ends a translation block per
 // rdtsc under icount, about 0.3 s of host time a boot, and QEMU's timer
 // routing is known to work.

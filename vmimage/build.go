@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,10 +11,7 @@ import (
 
 	"github.com/kci-dev/kci/internal/cachedir"
 	"github.com/kci-dev/kci/internal/proc"
-	"github.com/u-root/gobusybox/src/pkg/golang"
-	"github.com/u-root/mkuimage/uimage"
 	"github.com/u-root/u-root/pkg/cpio"
-	"github.com/u-root/uio/llog"
 )
 
 // buildFlags build the agent: static, reproducible, small.
@@ -50,30 +46,7 @@ func buildURootLayer(ctx context.Context, o Options, env toolEnv, path string) e
 		}
 		defer func() { _ = os.RemoveAll(tmp) }()
 		out := filepath.Join(tmp, "uroot.cpio")
-		l := llog.New(slog.LevelInfo, func(format string, v ...any) {
-			fmt.Fprintf(o.Log, "vmimage: "+format+"\n", v...)
-		})
-		// mkuimage's API runs the Go toolchain without a context; the
-		// build is bounded by the checks around it and by the toolchain
-		// itself, and its temporary tree is removed either way.
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		err = uimage.Create(l,
-			uimage.WithReplaceEnv(golang.Default(
-				golang.WithWorkingDir(o.SourceDir), golang.DisableCGO())),
-			uimage.WithTempDir(tmp),
-			uimage.WithBaseArchive(uimage.DefaultRamfs()),
-			uimage.WithBusyboxCommands(pkgs...),
-			uimage.WithInit("init"),
-			uimage.WithShell(shellOf(o.Commands)),
-			uimage.WithSkipLDD(),
-			uimage.WithCPIOOutput(out),
-		)
-		if err != nil {
-			return fmt.Errorf("u-root busybox: %w", err)
-		}
-		if err := ctx.Err(); err != nil {
+		if err := runURootBuilder(ctx, o, tmp, out, pkgs); err != nil {
 			return err
 		}
 		f, err := os.Open(out)
@@ -86,6 +59,28 @@ func buildURootLayer(ctx context.Context, o Options, env toolEnv, path string) e
 	})
 	if err != nil {
 		return fmt.Errorf("vmimage: %w", err)
+	}
+	return nil
+}
+
+// URootBuilder is the command that builds the u-root layer. It runs as a
+// child, not linked into kci: mkuimage runs the Go toolchain without a
+// context, so a canceled kci could only wait for its builds to end, and
+// SIGKILL would leave them running; as a child of proc its whole group is
+// killed on cancel and when kci dies.
+const URootBuilder = "github.com/kci-dev/kci/cmd/kci-uroot"
+
+// runURootBuilder compiles URootBuilder into tmp and runs it to write the
+// u-root busybox cpio out.
+func runURootBuilder(ctx context.Context, o Options, tmp, out string, pkgs []string) error {
+	bin := filepath.Join(tmp, "kci-uroot")
+	if _, err := goCmd(ctx, o.SourceDir, []string{"CGO_ENABLED=0"}, "build", "-o", bin, URootBuilder); err != nil {
+		return err
+	}
+	args := append([]string{"-o", out, "-tmp", tmp, "-src", o.SourceDir, "-shell", shellOf(o.Commands)}, pkgs...)
+	_, err := proc.Cmd{Name: bin, Args: args, Dir: o.SourceDir, Timeout: goBuildTimeout, Tee: o.Log}.Run(ctx)
+	if err != nil {
+		return fmt.Errorf("u-root busybox: %w", err)
 	}
 	return nil
 }

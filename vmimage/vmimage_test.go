@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -180,7 +181,7 @@ func TestAgentSourceComplete(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	need := []string{"go.mod", "go.sum"}
+	need := []string{"go.mod", "go.sum", "cmd/kci-uroot/main.go"} // builds u-root's layer
 	for _, p := range pkgs {
 		if p.Module == nil || p.Module.Path != kciModulePath {
 			continue
@@ -307,4 +308,38 @@ func TestBuild(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("compose: %v", time.Since(start))
+}
+
+// ^C during u-root's build ends it at once: the builder is a child whose
+// group proc kills (mkuimage in kci's own process ran its go builds to
+// their end), and a canceled build starts nothing.
+func TestURootBuildStopsOnCancel(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("needs the go tool")
+	}
+	src, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Options{SourceDir: src, Commands: []string{"init", "echo"}, Log: io.Discard}
+	env := toolEnv{URoot: "test"}
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	path := filepath.Join(t.TempDir(), "uroot.cpio")
+	if err := buildURootLayer(done, o, env, path); !errors.Is(err, context.Canceled) {
+		t.Errorf("build on a canceled context: %v, want context.Canceled", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(500*time.Millisecond, cancel)
+	start := time.Now()
+	err = buildURootLayer(ctx, o, env, path)
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("build canceled after 0.5 s: %v, want context.Canceled", err)
+	}
+	if d := time.Since(start); d > 2500*time.Millisecond {
+		t.Errorf("build canceled after 0.5 s took %v to end", d)
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Error("a canceled build published its layer")
+	}
 }

@@ -19,6 +19,7 @@ import (
 type badInput struct {
 	args []string
 	want string            // the message names the input
+	not  string            // the message must not say this (a flag the verb lacks)
 	code int               // 0: job.ExitUsage
 	yaml string            // kci.yaml in the working directory, if any
 	env  map[string]string // beside the GitHub variables, which are unset
@@ -26,8 +27,8 @@ type badInput struct {
 	stdin func() io.Reader
 }
 
-// Every verb checks all of its input first: exit 64 (2 for a patch git
-// cannot read), one line naming the input, in under a second from an
+// Every verb checks all of its input first: exit 64 (2 for a patch kci or
+// git cannot read, on every verb), one line naming the input, in under a second from an
 // empty cache, with no run directory and nothing built or imported.
 func TestBadInputRefusedFirst(t *testing.T) {
 	fakeMeminfo(t, 23*1024*1024) // a 23 GiB host, whatever this one has
@@ -36,6 +37,10 @@ func TestBadInputRefusedFirst(t *testing.T) {
 	write(t, patch, "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n")
 	corrupt := filepath.Join(top, "corrupt.patch")
 	write(t, corrupt, "--- a/x\n+++ b/x\n@@ -1,3 +1,3 @@\n-a\n")
+	emptyPatch := filepath.Join(top, "empty.patch")
+	write(t, emptyPatch, "")
+	outside := filepath.Join(top, "outside.patch")
+	write(t, outside, "diff --git a/../evil.c b/../evil.c\nnew file mode 100644\n--- /dev/null\n+++ b/../evil.c\n@@ -0,0 +1 @@\n+int x;\n")
 	runDir := filepath.Join(top, "run")
 	if err := results.Save(runDir, &results.Run{Schema: results.SchemaVersion, ID: "run00001"}); err != nil {
 		t.Fatal(err)
@@ -51,13 +56,18 @@ func TestBadInputRefusedFirst(t *testing.T) {
 	for _, tc := range []badInput{
 		{args: []string{"bench", "--variants", "nosuch"}, want: `--variants: unknown variant "nosuch"`},
 		{args: []string{"bench", "--reps", "0"}, want: "--reps 0"},
+		{args: []string{"test", "--reps", "100000", patch}, want: "--reps 100000: at most 100"},
 		{args: []string{"bench", "--parallel", "0"}, want: "--parallel 0"},
 		{args: []string{"bench", "--cpus", many}, want: "--cpus " + many + ": the host has"},
 		{args: []string{"bench", empty}, want: "bench: " + empty + ": not a kci run directory"},
+		{args: []string{"bench", "--out", runDir}, want: "--out " + runDir, not: "--force"},
+		{args: []string{"test", "--out", runDir, patch}, want: "--force"},
 		{args: []string{"test", "--cpus", "0", patch}, want: "--cpus 0"},
+		{args: []string{"test", "--seed", "0", patch}, want: "--seed 0: seeds start at 1"},
+		{args: []string{"test", "--seed", "abc", patch}, want: `--seed "abc": want a whole number, 1 or more`},
 		{args: []string{"test", "--memory", "2T", patch}, want: "--memory 2097152M: more than the host's 23.0 GiB"},
 		{args: []string{"test", "--pin", "0-" + many, patch}, want: "--pin: CPU " + n},
-		{args: []string{"test", "--post", patch}, want: "no GITHUB_TOKEN", env: map[string]string{"GITHUB_REPOSITORY": "o/r"}},
+		{args: []string{"test", "--post", patch}, want: "kci test --post-dry-run", env: map[string]string{"GITHUB_REPOSITORY": "o/r"}},
 		{args: []string{"test", "--post-dry-run", patch}, want: "post: no repository"},
 		{args: []string{"test", "--shard", "3/2", patch}, want: `--shard "3/2"`},
 		{args: []string{"test", patch}, want: `$KCI_RESULT_CACHE="maybe"`, env: map[string]string{"KCI_RESULT_CACHE": "maybe"}},
@@ -69,10 +79,21 @@ func TestBadInputRefusedFirst(t *testing.T) {
 			want: "kci.yaml: vm.memory_mib 40000M: more than the host's"},
 		{args: []string{"series", "--each", patch}, want: "--each"},
 		{args: []string{"profile", "--top", "0"}, want: "--top 0"},
+		{args: []string{"profile", runDir}, want: "no profiles in " + filepath.Join(runDir, "profiles")},
+		{args: []string{"test"}, want: "kci test: name a patch"},
+		{args: []string{"report", "--agg", empty}, want: "report --agg: " + empty + ": no .bpfstats files and no run.json"},
 		{args: []string{"profile", missing}, want: "patch " + missing},
 		{args: []string{"profile", "--tree", "nope"}, want: `no tree "nope"`},
-		{args: []string{"build", "-j", "-1"}, want: "--jobs -1"},
-		{args: []string{"build", missing}, want: "patch " + missing},
+		{args: []string{"build", "-j", "-1"}, want: "--jobs -1: want 1 or more, or 0 for the host's CPUs"},
+		{args: []string{"build", "--tree", "stock", "--tree", "ext"}, want: `--tree "ext": given twice (stock, then ext): kci build builds one tree`},
+		{args: []string{"build", missing}, want: "patch " + missing + ": no such file or directory"},
+		{args: []string{"test", missing}, want: "kci: patch " + missing + ": no such file or directory\n"},
+		{args: []string{"series", missing}, want: "kci: patch " + missing + ": no such file or directory\n"},
+		{args: []string{"build", emptyPatch}, want: "patch " + emptyPatch + ": holds no diff", code: job.ExitApply},
+		{args: []string{"build", outside}, want: outside + ": it writes outside the kernel tree: ../evil.c", code: job.ExitApply},
+		{args: []string{"test", outside}, want: outside + ": it writes outside the kernel tree: ../evil.c", code: job.ExitApply},
+		{args: []string{"series", outside}, want: outside + ": it writes outside the kernel tree: ../evil.c", code: job.ExitApply},
+		{args: []string{"run", "--patch", emptyPatch}, want: "patch " + emptyPatch + ": holds no diff", code: job.ExitApply},
 		{args: []string{"run", "--kernel", missing}, want: "--kernel " + missing + ": no such file"},
 		{args: []string{"run", "--kernel", patch, "--patch", patch}, want: "patches are for --tree's kernel"},
 		{args: []string{"run", "--plan", missing}, want: "--plan " + missing},
@@ -89,6 +110,8 @@ func TestBadInputRefusedFirst(t *testing.T) {
 		{args: []string{"report", "--out", empty, runDir}, want: "--out is for --merge"},
 		{args: []string{"cache", "prune", "--older-than", "banana"}, want: `--older-than "banana"`},
 		{args: []string{"cache", "bogus"}, want: `unknown command "bogus"`},
+		{args: []string{"config", "extra-arg"}, want: `unknown command "extra-arg" for "kci config"`},
+		{args: []string{"doctor", "extra-arg"}, want: `unknown command "extra-arg" for "kci doctor"`},
 		{args: []string{"post", runDir}, want: "post: no repository", env: token},
 		{args: []string{"post", "--repo", "noslash", runDir}, want: "noslash", env: token},
 		{args: []string{"post", "--repo", "o/r", runDir}, want: "no GITHUB_TOKEN"},
@@ -129,6 +152,9 @@ func (tc badInput) check(t *testing.T) {
 	took := time.Since(start)
 	if code != want || !strings.Contains(msg, tc.want) {
 		t.Errorf("exit %d, %q; want exit %d naming %q", code, msg, want, tc.want)
+	}
+	if tc.not != "" && strings.Contains(msg, tc.not) {
+		t.Errorf("message %q says %q", msg, tc.not)
 	}
 	if first, _, _ := strings.Cut(msg, "\n"); want == job.ExitUsage && strings.Count(strings.TrimSpace(msg), "\n") > 0 {
 		t.Errorf("%d lines, want one: %q (first %q)", strings.Count(msg, "\n"), msg, first)

@@ -126,7 +126,7 @@ func (c *benchCmd) check(cmd *cobra.Command) error {
 	if err := checkResultCacheEnv(); err != nil {
 		return err
 	}
-	return checkOut(c.out, false)
+	return checkOutFor(c.out, false, false) // bench has no --force
 }
 
 // options: every tree (or those named), no patch, every variant with the

@@ -18,7 +18,7 @@ import (
 func init() { commands = append(commands, newBuildCmd) }
 
 func newBuildCmd() *cobra.Command {
-	var tree string
+	tree := treeFlag{name: "stock"}
 	var jobs int
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -29,7 +29,7 @@ with kci's verified lockdep-free config, and optionally the given patches on top
 Prints where the artifacts are; phase timings are in build.json next to them.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if jobs < 0 {
-				return job.Usagef("-j/--jobs %d: want 1 or more (leave it out for the host's CPUs)", jobs)
+				return job.Usagef("-j/--jobs %d: want 1 or more, or 0 for the host's CPUs", jobs)
 			}
 			in, err := verbPatches(cmd, args)
 			if err != nil {
@@ -42,7 +42,7 @@ Prints where the artifacts are; phase timings are in build.json next to them.`,
 					return err
 				}
 			}
-			b, t, err := newBuilder(tree, jobs)
+			b, t, err := newBuilder(tree.name, jobs)
 			if err != nil {
 				return err
 			}
@@ -50,7 +50,7 @@ Prints where the artifacts are; phase timings are in build.json next to them.`,
 			var ps []kernel.Patch
 			if len(args) > 0 {
 				if ps, err = kernel.LoadSeries(args...); err != nil {
-					return job.Usage(err)
+					return job.PatchFile(err)
 				}
 				// Before the tree's kernel is built (minutes cold).
 				if err := checkApplies(ctx, b, t, ps); err != nil {
@@ -63,14 +63,14 @@ Prints where the artifacts are; phase timings are in build.json next to them.`,
 			meter.Begin("[%s] building kernel", t.Name)
 			a, err := b.Tree(ctx, t)
 			if err != nil {
-				meter.End("failed")
+				meter.End("%s", job.EndWord(ctx, err))
 				return job.Classify("tree "+t.Name, err) // kci test's exit codes
 			}
 			meter.End("%s (%s)", a.Release, buildState(a))
 			if len(ps) > 0 {
 				meter.Begin("[%s] building kernel + %d patches", t.Name, len(ps))
 				if a, err = b.Patched(ctx, t, a, ps); err != nil {
-					meter.End("failed")
+					meter.End("%s", job.EndWord(ctx, err))
 					return job.Classify("patched kernel of tree "+t.Name, err)
 				}
 				meter.End("%s (%s)", a.Release, buildState(a))
@@ -84,8 +84,8 @@ Prints where the artifacts are; phase timings are in build.json next to them.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&tree, "tree", "stock", "tree from kci.yaml")
-	cmd.Flags().IntVarP(&jobs, "jobs", "j", 0, "make -j (default: number of CPUs)")
+	cmd.Flags().Var(&tree, "tree", "tree from kci.yaml")
+	cmd.Flags().IntVarP(&jobs, "jobs", "j", 0, "make -j N (0: the host's CPUs)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the artifacts record as JSON")
 	return cmd
 }
@@ -104,6 +104,23 @@ func newBuilder(tree string, jobs int) (*job.Builder, *project.Tree, error) {
 	}
 	b.Opts.Jobs = jobs
 	return b, ts[0], nil
+}
+
+// treeFlag is the --tree of a verb that builds one tree: given twice, it
+// refuses (a string flag would silently build the last one only).
+type treeFlag struct {
+	name string
+	set  bool
+}
+
+func (f *treeFlag) String() string { return f.name }
+func (f *treeFlag) Type() string   { return "string" }
+func (f *treeFlag) Set(v string) error {
+	if f.set {
+		return fmt.Errorf("given twice (%s, then %s): kci build builds one tree; run it once per tree", f.name, v)
+	}
+	f.name, f.set = v, true
+	return nil
 }
 
 // baseBuilder is loadProject with kci.yaml's base checked.

@@ -27,11 +27,18 @@ type testFlags struct {
 // checkTestFlags refuses nonsense before anything is built or created. A
 // value given explicitly is never taken to mean "the default": --seed 0
 // and --parallel 0 are refused, not silently read as unset.
+// maxReps bounds --reps: a run is meant to end the same day (an icount
+// boot takes 20-45 s, two side by side; base and patched each get reps).
+const maxReps = 100
+
 func checkTestFlags(cmd *cobra.Command, f testFlags) error {
 	set := cmd.Flags().Changed
 	switch {
 	case f.reps < 0:
 		return job.Usagef("--reps %d: want 1 or more (leave it out for the default)", f.reps)
+	case f.reps > maxReps:
+		return job.Usagef("--reps %d: at most %d (%d boots of each kernel take about %d-%d minutes under TCG, 2 at a time); "+
+			"for a longer study run several with --first-seed and join them with kci report --merge", f.reps, maxReps, maxReps, maxReps*20/60, maxReps*45/60)
 	case set("reps") && f.reps == 0:
 		return job.Usagef("--reps 0: want 1 or more (leave it out for kci.yaml's reps, or 3 under icount, 6 otherwise)")
 	case f.parallel < 0 || (set("parallel") && f.parallel == 0):
@@ -82,8 +89,10 @@ func warmupFlag(cmd *cobra.Command, warmup time.Duration) time.Duration {
 const forceHelp = "let --out name a directory holding a run: the old run is renamed to DIR.replaced-<time> (nothing is deleted, and kci says where it went)"
 
 // checkOut refuses an --out that holds a run unless force; it creates
-// nothing.
-func checkOut(out string, force bool) error {
+// nothing. The message offers --force only to the verbs that have it.
+func checkOut(out string, force bool) error { return checkOutFor(out, force, true) }
+
+func checkOutFor(out string, force, hasForce bool) error {
 	if out == "" {
 		return nil
 	}
@@ -92,6 +101,9 @@ func checkOut(out string, force bool) error {
 	if errors.As(err, &hr) {
 		if force {
 			return nil
+		}
+		if !hasForce {
+			return job.Usagef("--out %s: %v: pick another directory", out, hr)
 		}
 		return job.Usagef("--out %s: %v: pick another directory, or --force to move the old run to %s.replaced-<time>", out, hr, out)
 	}

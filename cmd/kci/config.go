@@ -10,6 +10,7 @@ import (
 
 	"github.com/kci-dev/kci/internal/kconfig"
 	"github.com/kci-dev/kci/internal/lines"
+	"github.com/kci-dev/kci/internal/progress"
 	"github.com/kci-dev/kci/job"
 	"github.com/kci-dev/kci/kernel"
 )
@@ -27,6 +28,7 @@ config; otherwise the config is resolved as a build would (make tinyconfig or
 the base config, the fragments merged in, make olddefconfig) in a scratch
 worktree, where only kconfig's own host programs are compiled, and kept for
 the next call. The first time on a tree that takes about 25 s on 2 cores.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			b, t, err := newBuilder(tree, 0)
 			if err != nil {
@@ -34,10 +36,14 @@ the next call. The first time on a tree that takes about 25 s on 2 cores.`,
 			}
 			w := cmd.OutOrStdout()
 			// The kconfig tools only: a tree never built costs seconds, not a build.
+			meter := progress.New(cmd.ErrOrStderr())
+			meter.Begin("[%s] resolving the config (kconfig's tools only, no kernel build)", t.Name)
 			a, err := b.Config(cmd.Context(), t)
 			if err != nil {
+				meter.End("%s", job.EndWord(cmd.Context(), err))
 				return job.Classify("tree "+t.Name, err) // kci test's exit codes
 			}
+			meter.End("done")
 			return writeConfig(w, t.Name, orDefault(b.Project.Config.Base, "tinyconfig"), a, b.Production())
 		},
 	}

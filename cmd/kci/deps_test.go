@@ -34,3 +34,22 @@ func TestHostLinksNoAgent(t *testing.T) {
 		}
 	}
 }
+
+// TestHostLinksNoGoimports: x/tools' goimports index creates
+// $HOME/.cache/goimports when its package initializes, so a kci that
+// linked it (through mkuimage) made that directory on every start, even
+// for --version. u-root's layer is built by cmd/kci-uroot, a child.
+func TestHostLinksNoGoimports(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("needs the go tool")
+	}
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", ".").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, p := range strings.Fields(string(out)) {
+		if strings.HasPrefix(p, "golang.org/x/tools/") || strings.HasPrefix(p, "github.com/u-root/mkuimage/") {
+			t.Errorf("kci links %s, which writes to $HOME when kci starts", p)
+		}
+	}
+}

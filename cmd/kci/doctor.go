@@ -30,6 +30,7 @@ verdict is cached), KVM halt polling, CPU frequency clamping on the CPUs vCPUs
 are pinned to, room for a kernel build, the toolchain, and the default base
 source. Exits 1 only when something makes results invalid or impossible;
 warnings say what the numbers will lack.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			// The inputs first: the probe's initramfs takes a minute to build.

@@ -91,7 +91,7 @@ func checkPostEnv(o postOptions) error {
 		return job.Usagef("post: %v", err)
 	}
 	if !o.dryRun && env.Token.Empty() {
-		return job.Usagef("post: no GITHUB_TOKEN in the environment (the token is read only from there; --dry-run prints what would be sent)")
+		return job.Usagef("post: no GITHUB_TOKEN in the environment (the token is read only from there); a dry run prints what would be sent: kci post --dry-run, kci test --post-dry-run")
 	}
 	repo := o.repo
 	if repo == "" {

@@ -66,6 +66,9 @@ func (c *profileCmd) run(cmd *cobra.Command, args []string) error {
 			return job.Usagef("--top %d: want 1 or more", c.topN)
 		}
 		set, err := profile.Render(args[0], c.topN)
+		if errors.Is(err, profile.ErrNoProfiles) {
+			return job.Usage(err) // a run made without --profile: the wrong directory
+		}
 		if set != nil {
 			err = errors.Join(err, c.summary(cmd.OutOrStdout(), args[0], set))
 		}

@@ -289,7 +289,8 @@ func runAgg(w io.Writer, dirs []string, o reportOptions) error {
 	}
 	tables, err := benchtab.AggTrees(dirs, o.trees)
 	if err != nil {
-		return err
+		// What the directories hold, or the trees asked of them: input.
+		return job.Usagef("report --agg: %s", strings.TrimPrefix(err.Error(), "results: agg: "))
 	}
 	switch o.format {
 	case "markdown":

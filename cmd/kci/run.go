@@ -124,7 +124,7 @@ func (b *bootFlags) build(ctx context.Context, builder *job.Builder, tree *proje
 	var err error
 	if len(b.patches) > 0 {
 		if ps, err = kernel.LoadSeries(b.patches...); err != nil {
-			return nil, job.Usage(err)
+			return nil, job.PatchFile(err)
 		}
 		if err := checkApplies(ctx, builder, tree, ps); err != nil {
 			return nil, err

@@ -210,7 +210,7 @@ func (c *seriesCmd) ownSeries(b *job.Builder, args []string) (job.SeriesBuilder,
 	if len(args) > 0 {
 		var err error
 		if extra, err = kernel.LoadSeries(args...); err != nil {
-			return nil, nil, &job.ExitError{Code: job.ExitApply, Cause: err.Error()} // as kci series without --own
+			return nil, nil, job.PatchFile(err) // as kci series without --own
 		}
 	}
 	trees, err := job.PickTrees(b.Project, c.trees)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"github.com/kci-dev/kci/boot"
-	"os"
 
 	"github.com/kci-dev/kci/job"
 	"github.com/kci-dev/kci/kernel"
@@ -18,8 +17,8 @@ func jobSetup(patches, trees []string, vmo *vmFlags) (*job.Builder, *boot.VMBoot
 		return nil, nil, err
 	}
 	for _, a := range patches {
-		if _, err := os.Stat(a); err != nil {
-			return nil, nil, job.Usagef("patch %s: %v", a, err)
+		if err := statInput("patch", a); err != nil {
+			return nil, nil, err
 		}
 	}
 	b, err := baseBuilder()

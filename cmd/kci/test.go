@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"github.com/kci-dev/kci/boot"
 	"os"
@@ -61,7 +60,9 @@ By default the budget is 20 boots, cached or not, so a rerun on the same
 kernels takes the same seeds from the result cache and says it replayed. An
 explicit --max-boots N counts only boots that ran: cache hits are free, and a
 rerun may add seeds (-1: no added seeds). An icount boot takes 20-45 s and two
-run side by side on 2 cores, so 20 boots are about 4-8 minutes of booting.
+run side by side on 2 cores, so the 20-boot budget is at most about 4-8 minutes
+of booting; a run whose rows are decided by the first seeds (6 boots) takes
+about 2-4 minutes in all.
 
 A patch argument is a patch or mbox file, a directory of them (its series
 file's order, else by name), a quilt series file, - (an mbox on standard
@@ -114,7 +115,7 @@ func (c *testCmd) check(cmd *cobra.Command, args []string) error {
 	// Without a patch there is nothing to compare: only a named
 	// tree's kernel is measured (e.g. --seed's determinism check).
 	if len(args) == 0 && len(c.trees) == 0 {
-		return errors.New("kci test: name a patch (or --tree to measure a tree's kernel alone)")
+		return job.Usagef("kci test: name a patch (or --tree to measure a tree's kernel alone)")
 	}
 	if err := checkTestFlags(cmd, testFlags{reps: c.reps, parallel: c.parallel, maxBoots: c.maxBoots, seed: c.seed, firstSeed: c.firstSeed,
 		minEffect: c.minEffect, failOnReg: c.failOnReg, clock: c.vmo.clock}); err != nil {

@@ -31,6 +31,9 @@ func flagError(cmd *cobra.Command, err error) error {
 		"int": "a whole number", "uint64": "a whole number >= 0", "float64": "a number",
 		"duration": "a duration such as 90s, 2m or 1m30s", "bool": "true or false",
 	}[typ]
+	if name == "seed" || name == "first-seed" {
+		want = "a whole number, 1 or more" // as --seed 0 is told: seeds start at 1
+	}
 	if want == "" {
 		return job.Usagef("--%s %q: %s", name, val, why) // our own Values say it themselves
 	}

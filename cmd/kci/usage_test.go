@@ -43,7 +43,7 @@ func TestUsageErrorsExit64(t *testing.T) {
 		{[]string{"test", "--warmup", "-1s", patch}, "--warmup -1s: want 0 or more"},
 		{[]string{"test", "--window", "soon", patch}, `--window "soon": want a duration`},
 		{[]string{"test", "--seed", "0", patch}, "--seed 0: seeds start at 1"},
-		{[]string{"test", "--seed", "-1", patch}, `--seed "-1": want a whole number >= 0`},
+		{[]string{"test", "--seed", "-1", patch}, `--seed "-1": want a whole number, 1 or more`},
 		{[]string{"test", "--parallel", "0", patch}, "--parallel 0: want 1 or more"},
 		{[]string{"test", "--memory", "2X", patch}, `--memory "2X": want a size such as 2G`},
 		{[]string{"test", "--memory", "32M", patch}, "--memory 32M: want 64M or more"},

@@ -1,9 +1,9 @@
 // Package proc is how kci runs a subprocess: under a deadline, as the
 // leader of its own process group that is killed whole on cancel or
-// timeout (make's and sh's children included), killed by the kernel when
-// kci dies (even by SIGKILL), with an environment that holds none of
-// kci's secrets, and with the tail of its output inside the error when it
-// fails.
+// timeout (make's and sh's children included), killed with its group when
+// kci dies (even by SIGKILL: the kernel kills the child, a reaper its
+// group), with an environment that holds none of kci's secrets, and with
+// the tail of its output inside the error when it fails.
 package proc
 
 import (
@@ -60,6 +60,11 @@ type Cmd struct {
 	// child is forked from a thread that has it, so make's compilers
 	// inherit it with no window at full priority.
 	Nice int
+	// NoReaper starts no reaper for the child's group: for the guest
+	// agent, whose VM ends with it, where the reaper would be one more
+	// process (and /bin/sh may be u-root's gosh). The child still has
+	// Pdeathsig.
+	NoReaper bool
 	// CPU, when set, has the CPU time (user and system) the child and the
 	// descendants it reaped used added to it when it ends: what a build's
 	// make and its compilers cost, beside the wall time it took.
@@ -137,8 +142,8 @@ func (c Cmd) Start(ctx context.Context) (*Process, error) {
 	cmd.Env = c.environ()
 	cmd.Stdin = c.Stdin
 	// Pdeathsig: a kci killed by SIGKILL (no cancel runs) takes the child
-	// with it. The child's own children are not covered by it; make's and
-	// the compilers' die on their next write to the output pipe kci held.
+	// with it. The child's own children are not covered by it: the reaper
+	// kills the child's group when kci is gone (reaper.go).
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	// The negative pid is the group: make's compilers, sh's background
 	// jobs die with their leader instead of holding the pipes open.
@@ -153,9 +158,18 @@ func (c Cmd) Start(ctx context.Context) (*Process, error) {
 		cmd.Stderr = p.writer(&p.errOut)
 	}
 	p.cmd = cmd
+	if !c.NoReaper {
+		if err := startReaper(); err != nil {
+			p.cancel()
+			return nil, &Error{Command: c.String(), Err: err}
+		}
+	}
 	if err := onSpawnThread(c.Nice, cmd.Start); err != nil {
 		p.cancel()
 		return nil, &Error{Command: c.String(), Err: err}
+	}
+	if !c.NoReaper {
+		reaperTell('+', cmd.Process.Pid)
 	}
 	return p, nil
 }
@@ -239,6 +253,7 @@ func (p *Process) Pid() int { return p.cmd.Process.Pid }
 func (p *Process) Wait() ([]byte, error) {
 	defer p.cancel()
 	err := p.cmd.Wait()
+	endGroup(p.cmd.Process.Pid)
 	if st := p.cmd.ProcessState; st != nil && p.c.CPU != nil {
 		// wait4's rusage: the child's own time and its reaped children's.
 		*p.c.CPU += st.UserTime() + st.SystemTime()

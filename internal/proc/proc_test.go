@@ -215,14 +215,15 @@ func TestChildSurvivesItsCallersThread(t *testing.T) {
 }
 
 // TestHelperHoldsChild is not a test: TestChildDiesWithKCI runs it in a
-// child test binary, which starts a long sleep, says its pid and waits to
+// child test binary, which starts a shell that starts a long sleep in the
+// background (as make starts its compilers), writes both pids and waits to
 // be killed.
 func TestHelperHoldsChild(t *testing.T) {
 	out := os.Getenv("KCI_PROC_HELPER")
 	if out == "" {
 		t.Skip("helper process only")
 	}
-	p, err := sh("sleep 60").Start(context.Background())
+	p, err := sh("sleep 60 & echo $! >" + out + ".grandchild; wait").Start(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +234,7 @@ func TestHelperHoldsChild(t *testing.T) {
 }
 
 // SIGKILL gives kci no chance to cancel anything: the kernel must kill
-// its children.
+// its children, and the reaper their children.
 func TestChildDiesWithKCI(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	helper := exec.Command(os.Args[0], "-test.run=^TestHelperHoldsChild$")
@@ -241,24 +242,56 @@ func TestChildDiesWithKCI(t *testing.T) {
 	if err := helper.Start(); err != nil {
 		t.Fatal(err)
 	}
-	var pid int
-	for end := time.Now().Add(10 * time.Second); pid == 0 && time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-		b, _ := os.ReadFile(pidFile)
-		pid, _ = strconv.Atoi(string(b))
+	var pid, grandchild int
+	for end := time.Now().Add(10 * time.Second); (pid == 0 || grandchild == 0) && time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		pid, grandchild = readPid(pidFile), readPid(pidFile+".grandchild")
 	}
-	if pid == 0 {
+	if pid == 0 || grandchild == 0 {
 		_ = helper.Process.Kill()
-		t.Fatal("helper never started its child")
+		t.Fatal("helper never started its child and grandchild")
 	}
 	_ = helper.Process.Kill()
 	_ = helper.Wait()
-	for end := time.Now().Add(2 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-		if syscall.Kill(pid, 0) != nil {
-			return // gone (reaped by init)
+	for name, pid := range map[string]int{"child": pid, "grandchild": grandchild} {
+		if !goneWithin(pid, 2*time.Second) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			t.Errorf("%s %d outlived its SIGKILLed kci by 2 s", name, pid)
 		}
 	}
-	_ = syscall.Kill(pid, syscall.SIGKILL)
-	t.Errorf("child %d outlived its SIGKILLed parent by 2 s", pid)
+}
+
+// A child's background job outlives neither the child's end nor kci.
+func TestLeftoverOfAnEndedChildIsKilled(t *testing.T) {
+	out, err := sh("sleep 60 >/dev/null 2>&1 & echo $!").Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(out)))
+	if pid == 0 || !goneWithin(pid, 2*time.Second) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		t.Errorf("background job %q outlived its ended parent", out)
+	}
+}
+
+func readPid(file string) int {
+	b, _ := os.ReadFile(file)
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid
+}
+
+// goneWithin says whether pid has exited within d: no such process, or a
+// zombie its new parent (init) has not reaped yet.
+func goneWithin(pid int, d time.Duration) bool {
+	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+		if err != nil {
+			return true
+		}
+		if s := string(b); strings.HasPrefix(s[strings.LastIndexByte(s, ')')+1:], " Z") {
+			return true
+		}
+	}
+	return false
 }
 
 // niceOf reads the niceness field (19) of /proc/PID/stat lines in out,
