@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/kci-dev/kci/kernel"
@@ -18,7 +17,7 @@ import (
 
 // An entry whose payload is no boot of this format is dropped, not served.
 func TestCorruptPayloadIsDropped(t *testing.T) {
-	var warn syncBuffer
+	var warn bytes.Buffer
 	store, _ := rcache.Open(t.TempDir(), &warn)
 	k := rcache.Key{Kernel: "base-stock", Seed: 1}
 	for _, p := range []any{map[string]any{"format": 99, "result": map[string]any{}}, map[string]any{"format": bootCacheFormat, "bogus": 1},
@@ -147,28 +146,4 @@ func TestVMBooterCacheKey(t *testing.T) {
 			t.Errorf("changing the %s leaves the key %s", name, key.ID())
 		}
 	}
-}
-
-// syncBuffer is a log the boots side by side and the job share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func (s *syncBuffer) Reset() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.b.Reset()
 }

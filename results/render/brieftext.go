@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/kci-dev/kci/internal/lines"
 	"github.com/kci-dev/kci/results"
@@ -103,21 +102,5 @@ func BriefMarkdown(b verdict.Brief) string {
 // continuation lines start with indent. A word wider than the line stays
 // whole.
 func wrap(s string, width int, indent string) string {
-	var sb strings.Builder
-	line := s[:len(s)-len(strings.TrimLeft(s, " "))]
-	empty := true
-	for _, w := range strings.Fields(s) {
-		switch {
-		case empty:
-			line += w
-		case utf8.RuneCountInString(line)+1+utf8.RuneCountInString(w) > width:
-			sb.WriteString(line + "\n")
-			line = indent + w
-		default:
-			line += " " + w
-		}
-		empty = false
-	}
-	sb.WriteString(line + "\n")
-	return sb.String()
+	return lines.Wrap(s, width, indent) + "\n"
 }
