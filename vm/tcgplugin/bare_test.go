@@ -4,6 +4,7 @@ import (
 	"github.com/kci-dev/kci/vm/tcgplugin"
 
 	"context"
+	"debug/elf"
 	"os/exec"
 	"path/filepath"
 	"reflect"
@@ -30,7 +31,7 @@ func TestBareMetal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	elf := buildBare(t, dir, "bare.elf")
+	elf := buildBare(t, dir, "bare.elf", "testdata/bare.S")
 	run := func(o tcgplugin.Options) *tcgplugin.Counts {
 		out := filepath.Join(t.TempDir(), "counts.txt")
 		err := runBare(t, qemu, elf, tcgplugin.Args(so, out, o))
@@ -92,14 +93,120 @@ func TestBareMetal(t *testing.T) {
 	}
 }
 
-func buildBare(t *testing.T, dir, name string) string {
+func buildBare(t *testing.T, dir, name, src string) string {
 	t.Helper()
 	elf := filepath.Join(dir, name)
-	args := []string{"-m32", "-nostdlib", "-static", "-Wl,-Ttext=0x100000", "-Wl,--build-id=none", "-o", elf, "testdata/bare.S"}
+	args := []string{"-m32", "-nostdlib", "-static", "-Wl,-Ttext=0x100000", "-Wl,--build-id=none", "-o", elf, src}
 	if _, err := (proc.Cmd{Name: "gcc", Args: args, Timeout: time.Minute}).Run(context.Background()); err != nil {
-		t.Fatalf("build bare.S: %v", err)
+		t.Fatalf("build %s: %v", src, err)
 	}
 	return elf
+}
+
+// TestBareRuns runs testdata/runs.S, one window around a loop of known
+// count with interrupts off, and checks the plugin's per-block entries
+// (Execs) and block ends (End) against the program's layout, read from
+// its symbol table, and what Window.Runs makes of them: the loop body's
+// block is entered exactly N times and ends where the body does, the
+// code after the loop ran once, and code never run ran 0 times. In
+// every arm and cache mode; instruction counts stay exact.
+func TestBareRuns(t *testing.T) {
+	qemu, err := exec.LookPath("qemu-system-x86_64")
+	if err != nil {
+		t.Skip("needs qemu-system-x86_64 (package qemu-system-x86)")
+	}
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("needs gcc (package build-essential)")
+	}
+	dir := t.TempDir()
+	so, err := tcgplugin.Build(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	elf := buildBare(t, dir, "runs.elf", "testdata/runs.S")
+	sym := symbols(t, elf)
+
+	const n = 123457 // runs.S's N
+	for _, o := range []tcgplugin.Options{{}, {Cache: true}, {ArmAtMarker: true}, {Cache: true, ArmAtMarker: true}} {
+		out := filepath.Join(t.TempDir(), "counts.txt")
+		if code, ok := proc.ExitCode(runBare(t, qemu, elf, tcgplugin.Args(so, out, o))); !ok || code != 1 {
+			t.Fatalf("%+v: qemu did not exit through isa-debug-exit", o)
+		}
+		c := parseFile(t, out)
+		if len(c.Windows) != 1 || c.Windows[0].Incomplete || c.StrayEnds != 0 {
+			t.Fatalf("%+v: %d windows, %d stray ends; want one complete window", o, len(c.Windows), c.StrayEnds)
+		}
+		w := &c.Windows[0]
+		if w.Insns != 2+3*n+1 || w.Mem != 0 {
+			t.Errorf("%+v: window insns %d mem %d, want %d 0", o, w.Insns, w.Mem, 2+3*n+1)
+		}
+		byAddr := map[uint64]tcgplugin.PC{}
+		for _, p := range w.PCs {
+			byAddr[p.Addr] = p
+			t.Logf("%+v: pc %#x insns %d execs %d end %#x", o, p.Addr, p.Insns, p.Execs, p.End)
+		}
+		// The blocks: _start's (cli, mov, start marker, mov, jmp; its
+		// entry in the window counted on the mov after the marker), the
+		// body's, and the one after the loop (inc, end marker, mov, out:
+		// an I/O instruction ends a block under icount).
+		for _, b := range []struct {
+			addr, end, insns, execs uint64
+		}{
+			{sym["_start"], sym["head_end"], 2, 1},
+			{sym["body"], sym["body_end"], 3 * n, n},
+			{sym["after"], sym["after_end"] + 8 + 2 + 2, 1, 1},
+		} {
+			p, ok := byAddr[b.addr]
+			if !ok {
+				t.Errorf("%+v: no block at %#x", o, b.addr)
+				continue
+			}
+			if p.Insns != b.insns || p.Execs != b.execs || p.End != b.end || p.End <= p.Addr {
+				t.Errorf("%+v: block %#x: insns %d execs %d end %#x, want %d %d %#x", o, b.addr, p.Insns, p.Execs, p.End, b.insns, b.execs, b.end)
+			}
+		}
+		for _, r := range []struct {
+			name   string
+			lo, hi uint64
+			want   uint64
+		}{
+			{"loop body", sym["body"], sym["body_end"], n},
+			{"the loop's jnz", sym["body_end"] - 2, sym["body_end"], n},
+			{"head", sym["head"], sym["head_end"], 1},
+			{"after the loop", sym["after"], sym["after_end"], 1},
+			{"head to after", sym["head"], sym["after_end"], n},
+			{"padding before the body", sym["head_end"], sym["body"], 0},
+			{"never run", sym["never"], sym["never_end"], 0},
+		} {
+			if got := w.Runs(r.lo, r.hi); got != r.want {
+				t.Errorf("%+v: Runs(%s [%#x, %#x)) = %d, want %d", o, r.name, r.lo, r.hi, got, r.want)
+			}
+		}
+	}
+}
+
+// symbols is an ELF's symbol addresses by name.
+func symbols(t *testing.T, path string) map[string]uint64 {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]uint64{}
+	for _, s := range syms {
+		m[s.Name] = s.Value
+	}
+	for _, want := range []string{"_start", "head", "head_end", "body", "body_end", "after", "after_end", "never", "never_end"} {
+		if _, ok := m[want]; !ok {
+			t.Fatalf("%s: no symbol %s", path, want)
+		}
+	}
+	return m
 }
 
 func runBare(t *testing.T, qemu, elf string, plugin []string) error {

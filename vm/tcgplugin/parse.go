@@ -9,7 +9,7 @@ import (
 )
 
 // Version is the output format this package reads.
-const Version = 1
+const Version = 2
 
 // Counts is one QEMU run's output.
 type Counts struct {
@@ -48,7 +48,12 @@ type Window struct {
 // virtual address; every translation of it adds up here). Execs is how
 // many times such a block was entered, and End the end of its code (the
 // highest of its translations): a block runs straight through, so every
-// instruction in [Addr, End) ran Execs times.
+// instruction in [Addr, End) ran Execs times. (Not quite: a block that
+// leaves early, at a fault, or a shorter translation (icount) leaves the
+// rest of [Addr, End) to a block starting mid-way; and End may include
+// up to 14 bytes of an instruction QEMU moved to the next block because
+// it crosses a page. README.md says more.) Execs is never more than Insns,
+// and is 0 only when Insns is.
 type PC struct{ Addr, Insns, Mem, Cycles, Execs, End uint64 }
 
 // Sum is the counts of w's blocks with lo <= Addr < hi; its Addr is lo.
@@ -236,29 +241,41 @@ func (p *parser) window(f []string) error {
 	return p.check()
 }
 
-// pc reads "pc <hex addr> <insns> <mem> <cycles>".
+// pc reads "pc <hex addr> <insns> <mem> <cycles> <execs> <hex end>".
 func (p *parser) pc(f []string) error {
 	if p.pending == 0 {
 		return fmt.Errorf("pc line outside a window's block")
 	}
-	if len(f) != 5 {
-		return fmt.Errorf("want pc <addr> <insns> <mem> <cycles>")
+	if len(f) == 5 {
+		return fmt.Errorf("pc line without execs and end (format 1's shape): want pc <addr> <insns> <mem> <cycles> <execs> <end>")
 	}
-	a, err := uints(f[1:2], 16)
+	if len(f) != 7 {
+		return fmt.Errorf("want pc <addr> <insns> <mem> <cycles> <execs> <end>")
+	}
+	a, err := uints([]string{f[1], f[6]}, 16)
 	if err != nil {
 		return err
 	}
-	n, err := uints(f[2:], 10)
+	n, err := uints(f[2:6], 10)
 	if err != nil {
 		return err
 	}
-	if l := len(p.w.PCs); l > 0 && p.w.PCs[l-1].Addr >= a[0] {
-		return fmt.Errorf("pc %x not after %x", a[0], p.w.PCs[l-1].Addr)
+	pc := PC{Addr: a[0], Insns: n[0], Mem: n[1], Cycles: n[2], Execs: n[3], End: a[1]}
+	if l := len(p.w.PCs); l > 0 && p.w.PCs[l-1].Addr >= pc.Addr {
+		return fmt.Errorf("pc %x not after %x", pc.Addr, p.w.PCs[l-1].Addr)
 	}
-	if !p.c.Cache && n[2] != 0 {
-		return fmt.Errorf("cycles %d without the cache model", n[2])
+	if !p.c.Cache && pc.Cycles != 0 {
+		return fmt.Errorf("cycles %d without the cache model", pc.Cycles)
 	}
-	p.w.PCs = append(p.w.PCs, PC{Addr: a[0], Insns: n[0], Mem: n[1], Cycles: n[2]})
+	// A block holds at least one instruction, and each entry counts the
+	// instruction it entered at.
+	if pc.End <= pc.Addr {
+		return fmt.Errorf("pc %x: end %x not after it", pc.Addr, pc.End)
+	}
+	if pc.Execs > pc.Insns || (pc.Execs == 0) != (pc.Insns == 0) {
+		return fmt.Errorf("pc %x: %d entries for %d instructions", pc.Addr, pc.Execs, pc.Insns)
+	}
+	p.w.PCs = append(p.w.PCs, pc)
 	p.pending--
 	return p.check()
 }

@@ -6,23 +6,29 @@ import (
 	"testing"
 )
 
-const goodOff = `kcicount 1
+// goodOff's window 0 is `mov $1000, %ecx; 1: dec %ecx; jnz 1b` at
+// 0x401000 (5 + 2 + 2 bytes): the first block runs all three once, then
+// the loop's block (dec, jnz) is entered 999 times. Window 1's second
+// block is an I/O instruction QEMU re-ran alone under icount: its access
+// and nothing else.
+const goodOff = `kcicount 2
 cache off
 window 0 complete insns 2001 mem 0 cycles 0 pcs 2
-pc 401000 1 0 0
-pc 401005 2000 0 0
+pc 401000 3 0 0 1 401009
+pc 401005 1998 0 0 999 401009
 stray
-window 1 incomplete insns 7 mem 3 cycles 0 pcs 1
-pc ffffffff81000000 7 3 0
+window 1 incomplete insns 7 mem 4 cycles 0 pcs 2
+pc ffffffff81000000 7 3 0 1 ffffffff8100001c
+pc ffffffff81000040 0 1 0 0 ffffffff81000042
 exit
 `
 
-const goodOn = `kcicount 1
+const goodOn = `kcicount 2
 cache on
 model xeon-platinum-8180 l1i=32768:8:64 l1d=32768:8:64 l2=1048576:16:64 llc=40370176:11:64 lat l2=13 llc=77 dram=240
 window 0 complete insns 10 mem 2 cycles 263 pcs 2
-pc 10 4 1 4
-pc 20 6 1 259
+pc 10 4 1 4 1 1c
+pc 20 6 1 259 2 2e
 `
 
 func TestParseGood(t *testing.T) {
@@ -31,10 +37,16 @@ func TestParseGood(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &Counts{
-		Version: 1,
+		Version: 2,
 		Windows: []Window{
-			{Index: 0, Insns: 2001, PCs: []PC{{Addr: 0x401000, Insns: 1}, {Addr: 0x401005, Insns: 2000}}},
-			{Index: 1, Insns: 7, Mem: 3, Incomplete: true, PCs: []PC{{Addr: 0xffffffff81000000, Insns: 7, Mem: 3}}},
+			{Index: 0, Insns: 2001, PCs: []PC{
+				{Addr: 0x401000, Insns: 3, Execs: 1, End: 0x401009},
+				{Addr: 0x401005, Insns: 1998, Execs: 999, End: 0x401009},
+			}},
+			{Index: 1, Insns: 7, Mem: 4, Incomplete: true, PCs: []PC{
+				{Addr: 0xffffffff81000000, Insns: 7, Mem: 3, Execs: 1, End: 0xffffffff8100001c},
+				{Addr: 0xffffffff81000040, Mem: 1, End: 0xffffffff81000042},
+			}},
 		},
 		StrayEnds: 1,
 		Exited:    true,
@@ -42,8 +54,17 @@ func TestParseGood(t *testing.T) {
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("Parse:\n got %+v\nwant %+v", c, want)
 	}
-	if s := c.Windows[0].Sum(0x401001, 0x402000); s != (PC{Addr: 0x401001, Insns: 2000}) {
+	if s := c.Windows[0].Sum(0x401001, 0x402000); s != (PC{Addr: 0x401001, Insns: 1998}) {
 		t.Errorf("Sum = %+v", s)
+	}
+	// The loop's first iteration ran in the first block, the other 999
+	// in the loop's own: Runs is the most any block holding the range
+	// was entered.
+	if r := c.Windows[0].Runs(0x401005, 0x401009); r != 999 {
+		t.Errorf("Runs(loop) = %d, want 999", r)
+	}
+	if r := c.Windows[0].Runs(0x401000, 0x401005); r != 1 {
+		t.Errorf("Runs(mov) = %d, want 1", r)
 	}
 
 	c, err = Parse(strings.NewReader(goodOn))
@@ -72,21 +93,32 @@ func TestParseBad(t *testing.T) {
 	}{
 		{"empty", "", "empty output"},
 		{"not ours", "hello 1\n", "line 1:"},
-		{"version", "kcicount 2\ncache off\n", "line 1: format version 2"},
+		{"version", "kcicount 1\ncache off\n", "line 1: format version 1, this kci reads 2"},
+		{"version 3", "kcicount 3\ncache off\n", "line 1: format version 3"},
 		{"version number", "kcicount x\n", "line 1:"},
-		{"cache value", "kcicount 1\ncache maybe\n", "line 2:"},
-		{"no model", "kcicount 1\ncache on\nwindow 0 complete insns 0 mem 0 cycles 0 pcs 0\n", "line 3:"},
-		{"header ends", "kcicount 1\ncache on\n", "line 2: output ends inside the header"},
+		{"cache value", "kcicount 2\ncache maybe\n", "line 2:"},
+		{"no model", "kcicount 2\ncache on\nwindow 0 complete insns 0 mem 0 cycles 0 pcs 0\n", "line 3:"},
+		{"header ends", "kcicount 2\ncache on\n", "line 2: output ends inside the header"},
 		{"unknown kind", strings.Replace(goodOff, "stray\n", "bogus 1\n", 1), "line 6: unknown line kind"},
-		{"bad number", strings.Replace(goodOff, "pc 401005 2000", "pc 401005 2x00", 1), "line 5: bad number"},
+		{"bad number", strings.Replace(goodOff, "pc 401005 1998", "pc 401005 19x8", 1), "line 5: bad number"},
+		{"bad execs", strings.Replace(goodOff, " 999 401009", " -1 401009", 1), "line 5: bad number"},
+		{"bad end", strings.Replace(goodOff, " 999 401009", " 999 40100g", 1), "line 5: bad number"},
+		{"format 1 pc", strings.Replace(goodOff, " 999 401009", "", 1), "line 5: pc line without execs and end"},
+		{"pc fields", strings.Replace(goodOff, " 999 401009", " 999 401009 1", 1), "line 5: want pc <addr>"},
+		{"end before addr", strings.Replace(goodOff, " 999 401009", " 999 401004", 1), "line 5: pc 401005: end 401004 not after it"},
+		{"empty block", strings.Replace(goodOff, " 999 401009", " 999 401005", 1), "line 5: pc 401005: end 401005 not after it"},
+		{"execs over insns", strings.Replace(goodOff, " 999 401009", " 1999 401009", 1), "line 5: pc 401005: 1999 entries for 1998 instructions"},
+		{"insns not entered", strings.Replace(goodOff, " 999 401009", " 0 401009", 1), "line 5: pc 401005: 0 entries for 1998"},
+		{"entered, no insns", strings.Replace(goodOff, "81000040 0 1 0 0", "81000040 0 1 0 1", 1), "line 9: pc ffffffff81000040: 1 entries for 0"},
 		{"bad hex", strings.Replace(goodOff, "pc 401005", "pc 40g005", 1), "line 5: bad number"},
 		{"out of order", strings.Replace(goodOff, "window 1 ", "window 2 ", 1), "line 7: window 2 out of order"},
 		{"pcs unsorted", strings.Replace(goodOff, "pc 401005", "pc 400fff", 1), "line 5: pc 400fff not after 401000"},
 		{"sum mismatch", strings.Replace(goodOff, "insns 2001", "insns 2002", 1), "line 5: window 0: pc lines sum"},
-		{"truncated block", "kcicount 1\ncache off\nwindow 0 complete insns 1 mem 0 cycles 0 pcs 2\npc 1 1 0 0\n", "line 4: window 0 ends after 1"},
-		{"interleaved", strings.Replace(goodOff, "pc 401005 2000 0 0\n", "stray\npc 401005 2000 0 0\n", 1), "line 5: \"stray\" inside window 0"},
-		{"after exit", goodOff + "stray\n", "line 10: \"stray\" after exit"},
-		{"cycles without cache", strings.Replace(goodOff, "cycles 0 pcs 1", "cycles 5 pcs 1", 1), "line 7: cycles 5"},
+		{"truncated block", "kcicount 2\ncache off\nwindow 0 complete insns 1 mem 0 cycles 0 pcs 2\npc 1 1 0 0 1 2\n", "line 4: window 0 ends after 1"},
+		{"interleaved", strings.Replace(goodOff, "pc 401005 ", "stray\npc 401005 ", 1), "line 5: \"stray\" inside window 0"},
+		{"after exit", goodOff + "stray\n", "line 11: \"stray\" after exit"},
+		{"cycles without cache", strings.Replace(goodOff, "cycles 0 pcs 2\npc ffff", "cycles 5 pcs 2\npc ffff", 1), "line 7: cycles 5"},
+		{"pc cycles without cache", strings.Replace(goodOff, "pc 401005 1998 0 0", "pc 401005 1998 0 5", 1), "line 5: cycles 5"},
 		{"completeness", strings.Replace(goodOff, "0 complete", "0 done", 1), "line 3: want complete or incomplete"},
 		{"model field", strings.Replace(goodOn, "l2=1048576:16:64", "l2=1048576:16", 1), "line 3: l2: want 3 numbers"},
 		{"latency", strings.Replace(goodOn, "dram=240", "dram=x", 1), "line 3: latency dram"},

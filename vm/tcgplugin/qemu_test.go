@@ -234,6 +234,22 @@ func checkWindows(t *testing.T, c *tcgplugin.Counts) {
 			t.Errorf("window %d in /init: insns %d mem %d, want %d and %d (+ at most 64)", w.Index, u.Insns, u.Mem, 4*loops+2, loops)
 		}
 	}
+	// Entries are exact too, interrupts and all: each window's loop
+	// falls into its first iteration from the block holding the start
+	// marker, so the loop's own block is entered once per other
+	// iteration, and /init's code ran at most that often.
+	for i, iters := range []uint64{1000, loops, loops} {
+		w := &c.Windows[i]
+		var loop tcgplugin.PC
+		for _, p := range w.PCs {
+			if p.Addr < userTop && p.Execs > loop.Execs {
+				loop = p
+			}
+		}
+		if loop.Execs != iters-1 || loop.End <= loop.Addr || w.Runs(0, userTop) != iters-1 {
+			t.Errorf("window %d: /init's most entered block %+v, Runs %d: want %d entries", i, loop, w.Runs(0, userTop), iters-1)
+		}
+	}
 }
 
 // diffWindows says where two runs' counts differ, for a failure message.

@@ -21,6 +21,10 @@
  * access (or, with the cache model, by its callback). API v1 inline ops are not per vCPU: the plugin refuses to
  * run with more than one.
  *
+ * A slot also counts the block's entries (an inline add of 1 on its first
+ * non-marker instruction; see on_trans) and keeps where its code ends, so
+ * a window says how many times each block's code ran.
+ *
  * Windows are snapshot-and-diff: a start marker copies every slot's
  * counters, an end marker subtracts the copy. Counting itself never looks
  * at the window state, so a window costs O(slots) at its two markers and
@@ -48,7 +52,7 @@
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
-#define FORMAT_VERSION 1
+#define FORMAT_VERSION 2
 #define CHUNK_BITS 14
 #define CHUNK (1u << CHUNK_BITS)
 #define MAX_CHUNKS 4096
@@ -64,11 +68,15 @@ struct slot {
 	uint64_t addr;
 	uint64_t insns;
 	uint64_t mem;
-	uint64_t pen; /* cache-model penalty cycles */
+	uint64_t pen;   /* cache-model penalty cycles */
+	uint64_t execs; /* entries (see on_trans) */
+	uint64_t end;   /* end of the code: the highest over translations */
 } __attribute__((aligned(64)));
 
+_Static_assert(sizeof(struct slot) == 64, "a slot is one host cache line");
+
 struct snap {
-	uint64_t insns, mem, pen;
+	uint64_t insns, mem, pen, execs;
 };
 
 /* Slots live in fixed chunks so that their addresses stay valid. */
@@ -235,7 +243,7 @@ static void window_open(void)
 		struct chunk *ch = st.chunks[c];
 		uint32_t n = st.open_n - c * CHUNK < CHUNK ? st.open_n - c * CHUNK : CHUNK;
 		for (uint32_t j = 0; j < n; j++) {
-			ch->b[j] = (struct snap){ch->s[j].insns, ch->s[j].mem, ch->s[j].pen};
+			ch->b[j] = (struct snap){ch->s[j].insns, ch->s[j].mem, ch->s[j].pen, ch->s[j].execs};
 		}
 	}
 	st.open = true;
@@ -245,12 +253,13 @@ static void window_open(void)
 static struct snap diff(uint32_t i)
 {
 	struct slot *s = slot_at(i);
-	struct snap d = {s->insns, s->mem, s->pen};
+	struct snap d = {s->insns, s->mem, s->pen, s->execs};
 	if (i < st.open_n) {
 		struct snap *b = snap_at(i);
 		d.insns -= b->insns;
 		d.mem -= b->mem;
 		d.pen -= b->pen;
+		d.execs -= b->execs;
 	}
 	return d;
 }
@@ -268,8 +277,8 @@ static void sort_by_addr(uint32_t *idx, uint32_t n)
 }
 
 /* window_close writes the open window as one block: a window line with
- * the totals, then one pc line per slot that counted something, in
- * address order (qsort of the touched slots). */
+ * the totals, then one pc line per slot that counted something (entries
+ * included), in address order (qsort of the touched slots). */
 static void window_close(bool complete)
 {
 	uint64_t tin = 0, tmem = 0, tcyc = 0;
@@ -277,7 +286,7 @@ static void window_close(bool complete)
 	uint32_t *idx = malloc(cap * sizeof(*idx));
 	for (uint32_t i = 0; i < st.nslots && idx; i++) {
 		struct snap d = diff(i);
-		if (d.insns == 0 && d.mem == 0 && d.pen == 0) {
+		if (d.insns == 0 && d.mem == 0 && d.pen == 0 && d.execs == 0) {
 			continue;
 		}
 		if (n == cap) {
@@ -297,7 +306,8 @@ static void window_close(bool complete)
 		abort();
 	}
 	sort_by_addr(idx, n);
-	size_t bcap = 128 + (size_t)n * 80, blen = 0;
+	/* A pc line is at most 3 + 17 + 4 * 21 + 17 = 121 bytes. */
+	size_t bcap = 128 + (size_t)n * 128, blen = 0;
 	char *buf = malloc(bcap);
 	if (!buf) {
 		fprintf(stderr, "kcicount: out of memory\n");
@@ -308,10 +318,12 @@ static void window_close(bool complete)
 				 (unsigned long)tin, (unsigned long)tmem, (unsigned long)tcyc, n);
 	for (uint32_t k = 0; k < n; k++) {
 		struct snap d = diff(idx[k]);
-		blen += (size_t)snprintf(buf + blen, bcap - blen, "pc %lx %lu %lu %lu\n",
-					 (unsigned long)slot_at(idx[k])->addr, (unsigned long)d.insns,
+		struct slot *s = slot_at(idx[k]);
+		blen += (size_t)snprintf(buf + blen, bcap - blen, "pc %lx %lu %lu %lu %lu %lx\n",
+					 (unsigned long)s->addr, (unsigned long)d.insns,
 					 (unsigned long)d.mem,
-					 (unsigned long)(st.cache ? d.insns + d.pen : 0));
+					 (unsigned long)(st.cache ? d.insns + d.pen : 0),
+					 (unsigned long)d.execs, (unsigned long)s->end);
 	}
 	out_write(buf, blen);
 	free(buf);
@@ -608,14 +620,42 @@ static void on_trans_unarmed(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	}
 }
 
+/* tb_end is where a block's code ends: the end of its last listed
+ * instruction. When QEMU 7.2's x86 translator dropped that instruction
+ * (it crosses into the next page; see on_trans) this is the end of the
+ * bytes it had read of it, all on the block's page: up to 14 bytes of
+ * the instruction that starts the next block. */
+static uint64_t tb_end(struct qemu_plugin_tb *tb)
+{
+	size_t n = qemu_plugin_tb_n_insns(tb);
+	if (n == 0) {
+		return qemu_plugin_tb_vaddr(tb);
+	}
+	struct qemu_plugin_insn *last = qemu_plugin_tb_get_insn(tb, n - 1);
+	return qemu_plugin_insn_vaddr(last) + qemu_plugin_insn_size(last);
+}
+
 static void on_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
 	(void)id;
+	uint64_t end = tb_end(tb);
 	pthread_mutex_lock(&st.lock);
 	struct slot *s = slot_for(qemu_plugin_tb_vaddr(tb));
+	if (end > s->end) {
+		s->end = end; /* a translation may be shorter (icount, I/O) */
+	}
 	pthread_mutex_unlock(&st.lock);
 	uint64_t next = UINT64_MAX;
 	uint64_t pending = 0; /* instructions since the last counting add */
+	/* Entries are counted by an add of 1 on the block's first non-marker
+	 * instruction, and again on the first after a start or end marker:
+	 * a window then counts one entry for each time the part of the block
+	 * inside it began to run (a block holding a start marker is entered
+	 * before its window opens). Markers are never counted, and a block
+	 * that is only markers counts nothing. So in a window a slot counts
+	 * entries exactly when it counts instructions, and never more
+	 * entries than instructions. */
+	bool entry = true;
 	size_t n = qemu_plugin_tb_n_insns(tb);
 	for (size_t i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
@@ -623,7 +663,13 @@ static void on_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		if (m) {
 			qemu_plugin_register_vcpu_insn_exec_cb(insn, on_mark, QEMU_PLUGIN_CB_NO_REGS,
 							       (void *)(uintptr_t)m);
+			entry = entry || m != MARK_ARM;
 			continue;
+		}
+		if (entry) {
+			qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64,
+								   &s->execs, 1);
+			entry = false;
 		}
 		/* An add runs before its instruction and counts it and those
 		 * since the last add: exact if every instruction that can stop
