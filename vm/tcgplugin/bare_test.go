@@ -178,7 +178,7 @@ func TestBareRuns(t *testing.T) {
 			{"padding before the body", sym["head_end"], sym["body"], 0},
 			{"never run", sym["never"], sym["never_end"], 0},
 		} {
-			if got := w.Runs(r.lo, r.hi); got != r.want {
+			if got := w.Blocks().Runs(r.lo, r.hi); got != r.want {
 				t.Errorf("%+v: Runs(%s [%#x, %#x)) = %d, want %d", o, r.name, r.lo, r.hi, got, r.want)
 			}
 		}
