@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/kci-dev/kci/boot"
 	"math"
 	"path/filepath"
 	"reflect"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kci-dev/kci/boot"
 	"github.com/kci-dev/kci/results/render"
 	"github.com/kci-dev/kci/results/verdict"
 

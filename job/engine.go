@@ -3,7 +3,6 @@ package job
 import (
 	"context"
 	"fmt"
-	"github.com/kci-dev/kci/boot"
 	"io"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kci-dev/kci/boot"
 	"github.com/kci-dev/kci/internal/failure"
 	"github.com/kci-dev/kci/internal/lines"
 	"github.com/kci-dev/kci/internal/progress"

@@ -3,10 +3,10 @@ package job
 import (
 	"context"
 	"errors"
-	"github.com/kci-dev/kci/boot"
 	"strings"
 	"testing"
 
+	"github.com/kci-dev/kci/boot"
 	"github.com/kci-dev/kci/kernel"
 )
 

@@ -3,12 +3,12 @@ package job
 import (
 	"context"
 	"errors"
-	"github.com/kci-dev/kci/boot"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/kci-dev/kci/boot"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/project"
 	"github.com/kci-dev/kci/results"

@@ -3,7 +3,6 @@ package job_test
 import (
 	"context"
 	"errors"
-	"github.com/kci-dev/kci/boot"
 	"math"
 	"os"
 	"os/exec"
@@ -16,10 +15,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kci-dev/kci/boot"
 	"github.com/kci-dev/kci/results/verdict"
 
 	"github.com/kci-dev/kci/job"
 	"github.com/kci-dev/kci/job/jobtest"
+	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/results"
 	"github.com/kci-dev/kci/vm"
 	"github.com/kci-dev/kci/vmimage"
@@ -291,6 +292,14 @@ func TestNullPatchNoSignificantChange(t *testing.T) {
 			t.Errorf("%s: %s (%+.1f%%, p=%.3f), want %q", k, row.Verdict, row.DeltaPct, row.P, verdict.NoChange)
 		}
 	}
+	// A comment compiles to nothing, and the brief says so.
+	tr0 := reportOf(r.run, "stock")
+	if c := tr0.Coverage; c == nil || len(c.Hunks) != 1 || c.Hunks[0].NoCode != kernel.NoCodeNone {
+		t.Errorf("coverage of a comment-only patch: %+v, want its one hunk without code", c)
+	}
+	if !strings.Contains(tr0.Brief.Covers, "hunk 1.1 compiled to no code") {
+		t.Errorf("brief's coverage %q", tr0.Brief.Covers)
+	}
 }
 
 // A busy-wait in the hash map update path: hash's writer must come out
@@ -358,6 +367,37 @@ func TestSmallKnownWorkDetected(t *testing.T) {
 		}
 	}
 	assertWhere(t, r.run, "stock", "hash", "htab_map_update_elem", 5)
+	// The patch's one hunk ran once per hash update, one a packet, and
+	// never in the floor's windows.
+	assertCoverage(t, r.run, "stock", "1.1", map[string][2]float64{"hash": {0.95, 1.05}, "cnt": {0, 0}})
+}
+
+// assertCoverage: tree's report counts hunk key's code on the patched
+// side, per variant, within [lo, hi] runs per packet.
+func assertCoverage(t *testing.T, run *results.Run, tree, key string, want map[string][2]float64) {
+	t.Helper()
+	c := reportOf(run, tree).Coverage
+	if c == nil {
+		t.Fatalf("no coverage for tree %s", tree)
+	}
+	for _, l := range c.Lines() {
+		t.Logf("coverage: %s", l)
+	}
+	for _, h := range c.Hunks {
+		if h.Key != key || h.Side != results.RolePatched {
+			continue
+		}
+		if h.Ranges == 0 || h.Boots == 0 {
+			t.Fatalf("hunk %s: %+v, want code counted in boots", key, h)
+		}
+		for v, r := range want {
+			if x, ok := h.PerPkt[v]; !ok || x < r[0] || x > r[1] {
+				t.Errorf("hunk %s in %s: %v runs/pkt (counted %v), want %v..%v", key, v, x, ok, r[0], r[1])
+			}
+		}
+		return
+	}
+	t.Errorf("hunk %s: no patched side among %+v", key, c.Hunks)
 }
 
 // assertWhere: the exact counts name fn of variant as the one function

@@ -3,7 +3,6 @@ package job
 import (
 	"context"
 	"errors"
-	"github.com/kci-dev/kci/boot"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kci-dev/kci/boot"
 	"github.com/kci-dev/kci/results/verdict"
 
 	"github.com/kci-dev/kci/kernel"

@@ -2,11 +2,11 @@ package job
 
 import (
 	"context"
-	"github.com/kci-dev/kci/boot"
 	"io"
 	"path/filepath"
 	"time"
 
+	"github.com/kci-dev/kci/boot"
 	"github.com/kci-dev/kci/internal/lines"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/results"

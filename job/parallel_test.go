@@ -2,7 +2,6 @@ package job
 
 import (
 	"context"
-	"github.com/kci-dev/kci/boot"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kci-dev/kci/boot"
 	"github.com/kci-dev/kci/internal/failure"
 	"github.com/kci-dev/kci/project"
 	"github.com/kci-dev/kci/results"

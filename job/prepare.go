@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"github.com/kci-dev/kci/boot"
 	"io"
 
+	"github.com/kci-dev/kci/boot"
 	"github.com/kci-dev/kci/internal/progress"
 )
 

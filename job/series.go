@@ -3,11 +3,11 @@ package job
 import (
 	"context"
 	"fmt"
-	"github.com/kci-dev/kci/boot"
 	"io"
 	"os"
 	"time"
 
+	"github.com/kci-dev/kci/boot"
 	"github.com/kci-dev/kci/results/render"
 	"github.com/kci-dev/kci/results/verdict"
 

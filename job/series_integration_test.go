@@ -3,7 +3,6 @@ package job_test
 import (
 	"context"
 	"errors"
-	"github.com/kci-dev/kci/boot"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kci-dev/kci/boot"
 	"github.com/kci-dev/kci/results/render"
 
 	"github.com/kci-dev/kci/job"

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kci-dev/kci/boot"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/kci-dev/kci/boot"
 	"github.com/kci-dev/kci/internal/version"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/project"

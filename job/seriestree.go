@@ -3,10 +3,10 @@ package job
 import (
 	"errors"
 	"fmt"
-	"github.com/kci-dev/kci/boot"
 	"strings"
 	"time"
 
+	"github.com/kci-dev/kci/boot"
 	"github.com/kci-dev/kci/internal/lines"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/project"

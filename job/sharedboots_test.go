@@ -1,11 +1,11 @@
 package job_test
 
 import (
-	"github.com/kci-dev/kci/boot"
 	"os"
 	"sync"
 	"testing"
 
+	"github.com/kci-dev/kci/boot"
 	"github.com/kci-dev/kci/job"
 	"github.com/kci-dev/kci/rcache"
 	"github.com/kci-dev/kci/results"

@@ -2,11 +2,11 @@ package job
 
 import (
 	"context"
-	"github.com/kci-dev/kci/boot"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/kci-dev/kci/boot"
 	"github.com/kci-dev/kci/project"
 	"github.com/kci-dev/kci/wire"
 )

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/kci-dev/kci/boot"
 	"io"
 	"os"
 	"runtime"
 	"strings"
 	"time"
 
+	"github.com/kci-dev/kci/boot"
 	"github.com/kci-dev/kci/results/verdict"
 
 	"github.com/kci-dev/kci/internal/kconfig"

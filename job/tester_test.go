@@ -3,13 +3,13 @@ package job
 import (
 	"context"
 	"errors"
-	"github.com/kci-dev/kci/boot"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/kci-dev/kci/boot"
 	"github.com/kci-dev/kci/results/render"
 	"github.com/kci-dev/kci/results/verdict"
 

@@ -2,13 +2,13 @@ package main
 
 import (
 	"fmt"
-	"github.com/kci-dev/kci/boot"
-	"github.com/kci-dev/kci/results/benchtab"
 	"io"
 	"os"
 	"slices"
 	"time"
 
+	"github.com/kci-dev/kci/boot"
+	"github.com/kci-dev/kci/results/benchtab"
 	"github.com/kci-dev/kci/results/render"
 	"github.com/kci-dev/kci/results/verdict"
 

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/kci-dev/kci/boot"
 	"io"
 	"os"
 	"strconv"
@@ -14,6 +13,7 @@ import (
 	"github.com/dustin/go-humanize"
 	"github.com/spf13/cobra"
 
+	"github.com/kci-dev/kci/boot"
 	"github.com/kci-dev/kci/internal/cachedir"
 	"github.com/kci-dev/kci/rcache"
 )

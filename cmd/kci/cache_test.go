@@ -3,13 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
-	"github.com/kci-dev/kci/boot"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/kci-dev/kci/boot"
 	"github.com/kci-dev/kci/rcache"
 )
 

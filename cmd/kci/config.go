@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"github.com/kci-dev/kci/results"
 	"io"
 	"strings"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/kci-dev/kci/internal/progress"
 	"github.com/kci-dev/kci/job"
 	"github.com/kci-dev/kci/kernel"
+	"github.com/kci-dev/kci/results"
 )
 
 func init() { commands = append(commands, newConfigCmd) }

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"github.com/kci-dev/kci/internal/golden"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kci-dev/kci/internal/golden"
 	"github.com/kci-dev/kci/results/render"
 	"github.com/kci-dev/kci/results/verdict"
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/kci-dev/kci/boot"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/kci-dev/kci/boot"
 	"github.com/kci-dev/kci/internal/lines"
 	"github.com/kci-dev/kci/job"
 	"github.com/kci-dev/kci/kernel"

@@ -2,8 +2,8 @@ package main
 
 import (
 	"context"
-	"github.com/kci-dev/kci/boot"
 
+	"github.com/kci-dev/kci/boot"
 	"github.com/kci-dev/kci/job"
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/project"

@@ -3,11 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/kci-dev/kci/boot"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/kci-dev/kci/boot"
 	"github.com/kci-dev/kci/results/render"
 	"github.com/kci-dev/kci/results/verdict"
 

@@ -3,11 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/kci-dev/kci/boot"
 	"os"
 
 	"github.com/spf13/pflag"
 
+	"github.com/kci-dev/kci/boot"
 	"github.com/kci-dev/kci/doctor"
 	"github.com/kci-dev/kci/job"
 	"github.com/kci-dev/kci/project"

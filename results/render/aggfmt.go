@@ -3,13 +3,13 @@ package render
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/kci-dev/kci/results/benchtab"
 	"io"
 	"math"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/kci-dev/kci/internal/lines"
+	"github.com/kci-dev/kci/results/benchtab"
 
 	"github.com/kci-dev/kci/results/verdict"
 )

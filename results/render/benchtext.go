@@ -2,13 +2,13 @@ package render
 
 import (
 	"fmt"
-	"github.com/kci-dev/kci/results/benchtab"
 	"io"
 	"math"
 	"slices"
 	"strings"
 
 	"github.com/kci-dev/kci/internal/lines"
+	"github.com/kci-dev/kci/results/benchtab"
 
 	"github.com/kci-dev/kci/results/verdict"
 )

@@ -2,14 +2,14 @@ package render
 
 import (
 	"fmt"
-	"github.com/kci-dev/kci/internal/golden"
-	"github.com/kci-dev/kci/results/benchtab"
 	"math"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/kci-dev/kci/internal/golden"
 	"github.com/kci-dev/kci/results"
+	"github.com/kci-dev/kci/results/benchtab"
 	"github.com/kci-dev/kci/results/verdict"
 )
 

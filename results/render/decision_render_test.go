@@ -2,13 +2,13 @@ package render
 
 import (
 	"encoding/json"
-	"github.com/kci-dev/kci/internal/golden"
-	"github.com/kci-dev/kci/results/benchtab"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/kci-dev/kci/internal/golden"
 	"github.com/kci-dev/kci/results"
+	"github.com/kci-dev/kci/results/benchtab"
 	"github.com/kci-dev/kci/results/internal/runtest"
 	"github.com/kci-dev/kci/results/verdict"
 

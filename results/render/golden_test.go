@@ -3,15 +3,15 @@ package render
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/kci-dev/kci/internal/golden"
-	"github.com/kci-dev/kci/results/benchtab"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/kci-dev/kci/internal/golden"
 	"github.com/kci-dev/kci/results"
+	"github.com/kci-dev/kci/results/benchtab"
 	"github.com/kci-dev/kci/results/verdict"
 )
 

@@ -2,12 +2,12 @@ package render
 
 import (
 	"bytes"
-	"github.com/kci-dev/kci/internal/golden"
-	"github.com/kci-dev/kci/results/benchtab"
 	"strings"
 	"testing"
 
+	"github.com/kci-dev/kci/internal/golden"
 	"github.com/kci-dev/kci/results"
+	"github.com/kci-dev/kci/results/benchtab"
 	"github.com/kci-dev/kci/results/internal/runtest"
 	"github.com/kci-dev/kci/results/verdict"
 )

@@ -1,12 +1,12 @@
 package render
 
 import (
-	"github.com/kci-dev/kci/internal/golden"
-	"github.com/kci-dev/kci/results/benchtab"
 	"math"
 	"testing"
 
+	"github.com/kci-dev/kci/internal/golden"
 	"github.com/kci-dev/kci/results"
+	"github.com/kci-dev/kci/results/benchtab"
 	"github.com/kci-dev/kci/results/verdict"
 )
 

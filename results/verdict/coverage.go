@@ -235,8 +235,12 @@ func (c *Coverage) covers(outcome string) string {
 		parts = append(parts, strings.Join(none, ", ")+" compiled to no code")
 	}
 	s := "coverage: " + strings.Join(parts, "; ")
-	if len(ran) == 0 && outcome == "no change" {
+	switch {
+	case len(ran) > 0 || len(never) == 0:
+	case outcome == "no change":
 		s += ": no window ran the patch's code, so these rows do not cover it"
+	default:
+		s += ": what moved, moved through what that code did outside the windows (setup, state it left)"
 	}
 	return s
 }

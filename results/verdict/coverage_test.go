@@ -72,6 +72,19 @@ func TestCoverageNoChangeOverCodeNeverRun(t *testing.T) {
 	if !strings.HasSuffix(tr.Brief.Covers, "no window ran the patch's code, so these rows do not cover it") {
 		t.Errorf("covers %q", tr.Brief.Covers)
 	}
+	// A change measured over code no window ran came through what that
+	// code did outside them.
+	moved := coverageRun(false)
+	for i := range moved.Boots {
+		if moved.Boots[i].Role == results.RolePatched {
+			for j := range moved.Boots[i].Variants {
+				moved.Boots[i].Variants[j].Programs[0].RunTimeNs *= 2
+			}
+		}
+	}
+	if b := AnalyzeRun(moved).Trees[0].Brief; b.PerfOutcome == "no change" || !strings.Contains(b.Covers, "outside the windows") {
+		t.Errorf("outcome %q, covers %q", b.PerfOutcome, b.Covers)
+	}
 	// Without blocks (KVM, the host clock) nothing is counted, and said.
 	run := coverageRun(false)
 	for i := range run.Boots {
