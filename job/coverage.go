@@ -6,6 +6,7 @@ import (
 
 	"github.com/kci-dev/kci/boot"
 	"github.com/kci-dev/kci/kernel"
+	"github.com/kci-dev/kci/profile"
 	"github.com/kci-dev/kci/results"
 )
 
@@ -99,11 +100,16 @@ func (c *coverage) records(base, patched *kernel.Artifacts, patchNo int) ([]resu
 		if err != nil {
 			return nil, err
 		}
+		funcOf := symbolsOf(side.k)
 		for i, h := range c.hunks {
 			if len(code[i].Lines) == 0 {
 				continue
 			}
-			r := results.Hunk{Key: h.key, Name: h.h.Name(), Patch: h.patch, Side: side.role, Lines: len(code[i].Lines),
+			fn := ""
+			if len(code[i].Ranges) > 0 {
+				fn = funcOf(code[i].Ranges[0].Lo)
+			}
+			r := results.Hunk{Key: h.key, Name: h.h.NameIn(fn), Patch: h.patch, Side: side.role, Lines: len(code[i].Lines),
 				Ranges: len(code[i].Ranges), NoCode: code[i].NoCode}
 			for _, cr := range code[i].Ranges {
 				r.Bytes += cr.Hi - cr.Lo
@@ -112,6 +118,17 @@ func (c *coverage) records(base, patched *kernel.Artifacts, patchNo int) ([]resu
 		}
 	}
 	return out, nil
+}
+
+// symbolsOf names the function at an address of k's vmlinux, for hunks
+// whose diff names none; "" when its symbols cannot be read (the name
+// only loses the function).
+func symbolsOf(k *kernel.Artifacts) func(uint64) string {
+	syms, err := profile.LoadKernelSymbols(k.Vmlinux)
+	if err != nil {
+		return func(uint64) string { return "" }
+	}
+	return syms.Lookup
 }
 
 // runs records in each variant's exact counts how often its window ran

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -25,7 +26,11 @@ type Hunk struct {
 // Name is how reports refer to the hunk, by its first changed line: "hunk
 // 1 (kernel/bpf/hashtab.c:2959 rhtab_map_alloc)"; a hunk that only
 // removes lines, by the old file's.
-func (h Hunk) Name() string {
+func (h Hunk) Name() string { return h.NameIn("") }
+
+// NameIn is Name with fn as the function when the diff's hunk header
+// names none (a diff made without -p): the function its code is in.
+func (h Hunk) NameIn(fn string) string {
 	file, line := h.File, h.NewLine
 	switch {
 	case len(h.Added) > 0:
@@ -37,25 +42,32 @@ func (h Hunk) Name() string {
 		}
 	}
 	s := fmt.Sprintf("hunk %d (%s:%d", h.Index, file, line)
-	if fn := hunkFunc(h.Header); fn != "" {
+	if f := hunkFunc(h.Header); f != "" {
+		fn = f
+	}
+	if fn != "" {
 		s += " " + fn
 	}
 	return s + ")"
 }
 
 // hunkFunc is the function name in git's hunk context ("static struct
-// bpf_map *rhtab_map_alloc(union bpf_attr *attr)" → "rhtab_map_alloc").
+// bpf_map *rhtab_map_alloc(union bpf_attr *attr)" → "rhtab_map_alloc"):
+// the first name called like a function that is no attribute or keyword.
 func hunkFunc(header string) string {
-	before, _, ok := strings.Cut(header, "(")
-	if !ok {
-		return ""
+	for _, m := range callRe.FindAllStringSubmatch(header, -1) {
+		if !notFuncs[m[1]] {
+			return m[1]
+		}
 	}
-	f := strings.Fields(before)
-	if len(f) == 0 {
-		return ""
-	}
-	return strings.TrimLeft(f[len(f)-1], "*")
+	return ""
 }
+
+var (
+	callRe   = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_]*)\s*\(`)
+	notFuncs = map[string]bool{"__attribute__": true, "__aligned": true, "__section": true, "if": true, "for": true,
+		"while": true, "switch": true, "sizeof": true, "return": true, "typeof": true, "__printf": true}
+)
 
 // Hunks reads p's unified diff into its hunks. Binary patches and renames
 // without content carry no hunks; a hunk whose line counts disagree with

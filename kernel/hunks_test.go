@@ -110,3 +110,20 @@ func TestHunksMalformed(t *testing.T) {
 		}
 	}
 }
+
+// A diff made without -p names no function: the caller's (from the
+// code's symbol) fills in, and the header's wins when there is one.
+func TestHunkNameIn(t *testing.T) {
+	h := Hunk{Index: 1, File: "kernel/bpf/hashtab.c", NewLine: 1207, Added: []int{1210}}
+	if got := h.NameIn("htab_map_update_elem"); got != "hunk 1 (kernel/bpf/hashtab.c:1210 htab_map_update_elem)" {
+		t.Errorf("NameIn %q", got)
+	}
+	h.Header = "__attribute__((noinline)) int one(void)"
+	if got := h.NameIn("g"); got != "hunk 1 (kernel/bpf/hashtab.c:1210 one)" {
+		t.Errorf("NameIn past an attribute %q", got)
+	}
+	h.Header = "static void f(void)"
+	if got := h.NameIn("g"); got != "hunk 1 (kernel/bpf/hashtab.c:1210 f)" {
+		t.Errorf("NameIn with a header %q", got)
+	}
+}
