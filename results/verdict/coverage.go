@@ -238,7 +238,7 @@ func (c *Coverage) covers(outcome string) string {
 	switch {
 	case len(ran) > 0 || len(never) == 0:
 	case outcome == "no change":
-		s += ": no window ran the patch's code, so these rows do not cover it"
+		s = "coverage: no window ran the patch's code, so these rows do not cover it (" + strings.Join(parts, "; ") + ")"
 	default:
 		s += ": what moved, moved through what that code did outside the windows (setup, state it left)"
 	}

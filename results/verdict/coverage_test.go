@@ -69,8 +69,8 @@ func TestCoverageNoChangeOverCodeNeverRun(t *testing.T) {
 	if tr.Brief.PerfOutcome != "no change" {
 		t.Fatalf("outcome %q", tr.Brief.PerfOutcome)
 	}
-	if !strings.HasSuffix(tr.Brief.Covers, "no window ran the patch's code, so these rows do not cover it") {
-		t.Errorf("covers %q", tr.Brief.Covers)
+	if want := "coverage: no window ran the patch's code, so these rows do not cover it (hunk 1.1, hunk 1.2 never ran in any window; hunk 1.3 compiled to no code)"; tr.Brief.Covers != want {
+		t.Errorf("covers %q, want %q", tr.Brief.Covers, want)
 	}
 	// A change measured over code no window ran came through what that
 	// code did outside them.
