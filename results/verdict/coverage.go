@@ -99,10 +99,21 @@ func coverOf(hunks []results.Hunk, bootsOf func(side string) []results.Boot) *Co
 		}
 		c.Hunks = append(c.Hunks, hc)
 	}
-	if !c.measured() {
+	if !c.measured() && c.hasCode() {
 		c.Unmeasured = "counting a hunk's runs needs the instruction clock (icount) with kci's QEMU plugin: no boot had it"
 	}
 	return c
+}
+
+// hasCode says some hunk compiled to code: one that did not needs no
+// boot to be reported.
+func (c *Coverage) hasCode() bool {
+	for _, h := range c.Hunks {
+		if h.NoCode == "" {
+			return true
+		}
+	}
+	return false
 }
 
 // measured says some boot counted some hunk with code.
@@ -185,12 +196,12 @@ func variantsOf(m map[string]float64) []string {
 	return ks
 }
 
-// covers is the brief's clause on coverage: "" when nothing was
-// counted; else whether the windows ran the patches' code, and for a
+// covers is the brief's clause on coverage: "" when hunks with code
+// could not be counted; else whether the windows ran the patches' code, and for a
 // tree whose numbers show no change over code they never ran, that the
 // rows do not cover it.
 func (c *Coverage) covers(outcome string) string {
-	if c == nil || !c.measured() {
+	if c == nil || c.Unmeasured != "" {
 		return ""
 	}
 	// A hunk ran if either side's code ran; it never ran if some side was

@@ -96,6 +96,12 @@ func TestCoverageNoChangeOverCodeNeverRun(t *testing.T) {
 	if c == nil || c.Unmeasured == "" || AnalyzeRun(run).Trees[0].Brief.Covers != "" {
 		t.Errorf("uncounted coverage %+v", c)
 	}
+	// A patch whose every hunk compiles to no code needs no count to say so.
+	run.Trees[0].Hunks = run.Trees[0].Hunks[2:3]
+	tr = AnalyzeRun(run).Trees[0]
+	if tr.Coverage.Unmeasured != "" || tr.Brief.Covers != "coverage: hunk 1.3 compiled to no code" {
+		t.Errorf("no-code coverage %+v, brief %q", tr.Coverage, tr.Brief.Covers)
+	}
 }
 
 // In a series, a patch's added lines are counted over its own prefix's
