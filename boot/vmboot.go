@@ -143,6 +143,10 @@ func (b *VMBooter) Boot(ctx context.Context, req BootRequest) (*BootResult, erro
 	res, stopped, decodeErr, err := b.run(ctx, cfg, req, out)
 	out.VM = res
 	consoleErr := fromVM(out, res, req.Console)
+	if stopped {
+		out.Variants = out.Variants[:req.StopAfter]
+		out.Phases = phasesBefore(out.Phases, out.Variants[req.StopAfter-1].Variant)
+	}
 	if err != nil {
 		// The boot's own failure comes first; a lost console log rides along.
 		err = errors.Join(err, consoleErr)
@@ -222,6 +226,19 @@ func (b *VMBooter) run(ctx context.Context, cfg vm.Config, req BootRequest, out 
 		err = nil // the stop asked for, not a failure: QEMU is gone
 	}
 	return res, stopped, decodeErr, err
+}
+
+// phasesBefore cuts a stopped boot's phases after the window of the last
+// variant it was asked for: the guest may announce its next step before
+// the host's stop reaches QEMU, and what ran after the stop is not the
+// boot's.
+func phasesBefore(ps []results.BootPhase, variant string) []results.BootPhase {
+	for i, p := range ps {
+		if p.Name == "bench/"+variant {
+			return ps[:i+1]
+		}
+	}
+	return ps
 }
 
 // fromVM copies QEMU's account of the boot into out and keeps the console
