@@ -78,20 +78,39 @@ func TestParallelBootsRecordedLikeSequential(t *testing.T) {
 // base half of the run lost and blamed on the machine).
 func TestParallelFailureLetsTheBaseBesideFinish(t *testing.T) {
 	g := &gate{}
-	boots := &fakeBooter{base: []scriptedBoot{g.wrap(bootOK(100), 300*time.Millisecond)}, patched: []scriptedBoot{bootFails("crash", "WARNING in veth_xmit")}}
+	// The patched boot fails only once the base boot beside it has
+	// started: on a loaded host the queue could otherwise see the failure
+	// before it starts the second boot.
+	baseStarted := make(chan struct{})
+	var once sync.Once
+	base := g.wrap(bootOK(100), 300*time.Millisecond)
+	fails := bootFails("crash", "WARNING in veth_xmit")
+	boots := &fakeBooter{
+		base: []scriptedBoot{func(ctx context.Context, req boot.BootRequest) (*boot.BootResult, error) {
+			once.Do(func() { close(baseStarted) })
+			return base(ctx, req)
+		}},
+		patched: []scriptedBoot{func(ctx context.Context, req boot.BootRequest) (*boot.BootResult, error) {
+			select {
+			case <-baseStarted:
+			case <-time.After(10 * time.Second):
+			}
+			return fails(ctx, req)
+		}},
+	}
 	r := runTest(t, context.Background(), &fakeBuilder{}, boots, TestOptions{Reps: 3, Parallel: 2})
 	r.want(t, ExitBoot, "patched kernel of tree stock: WARNING in veth_xmit")
 	if n := len(boots.reqs); n != 2 {
 		t.Errorf("%d boots started, want 2 (none after the failure)", n)
 	}
-	var base *results.Boot
+	var baseBoot *results.Boot
 	for i, b := range r.run.Boots {
 		if b.Role == results.RoleBase {
-			base = &r.run.Boots[i]
+			baseBoot = &r.run.Boots[i]
 		}
 	}
-	if base == nil || base.Error != "" || len(base.Variants) != 1 || base.Variants[0].Programs[0].RunCnt == 0 {
-		t.Fatalf("base boot beside the failure: %+v, want it finished with its numbers", base)
+	if baseBoot == nil || baseBoot.Error != "" || len(baseBoot.Variants) != 1 || baseBoot.Variants[0].Programs[0].RunCnt == 0 {
+		t.Fatalf("base boot beside the failure: %+v, want it finished with its numbers", baseBoot)
 	}
 }
 
