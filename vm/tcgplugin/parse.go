@@ -9,13 +9,23 @@ import (
 )
 
 // Version is the output format this package reads.
-const Version = 2
+const Version = 3
 
 // Counts is one QEMU run's output.
 type Counts struct {
-	Version   int
-	Cache     bool   // the cache model ran
-	Model     *Model // nil without the cache model
+	Version int
+	// VCPUs is the guest's vCPU count; Quantum the instructions a vCPU
+	// ran before the plugin ended its turn (0: QEMU's own turns).
+	VCPUs   int
+	Quantum uint64
+	Cache   bool   // the cache model ran
+	Model   *Model // nil without the cache model
+	// Coherent is the multi-core model (cache=coherent): private caches
+	// per vCPU, a shared LLC, MESI states.
+	Coherent bool
+	// Coherence is the run's totals from boot to exit, with several
+	// vCPUs or the coherent model (nil otherwise).
+	Coherence *Coherence
 	Windows   []Window
 	StrayEnds int  // end markers with no window open
 	Exited    bool // QEMU ran the plugin's exit callback; false if it was killed
@@ -26,7 +36,19 @@ type Model struct {
 	Name                   string
 	L1i, L1d, L2, LLC      Geometry
 	LatL2, LatLLC, LatDRAM int // cycles added by an access that hit that level
+	// The coherent model's: a line from another core's cache, an upgrade
+	// of a shared line, a locked read-modify-write; and its cores.
+	LatXfer, LatUpgrade, LatLock, Cores int
 }
+
+// Coherence is what the plugin counted over a whole run of several vCPUs:
+// turns its quantum ended, and the coherent model's events.
+type Coherence struct {
+	Turns, Transfers, Upgrades, Invalidations, Locked uint64
+}
+
+// VCPU is one vCPU's share of a window.
+type VCPU struct{ Insns, Mem, Cycles uint64 }
 
 // Geometry is one cache level: size and line in bytes, associativity.
 type Geometry struct{ Size, Ways, Line int }
@@ -41,7 +63,9 @@ type Window struct {
 	// Incomplete is a window closed by the next start marker or by QEMU's
 	// exit rather than by an end marker.
 	Incomplete bool
-	PCs        []PC // by translation-block start address, sorted by Addr
+	// PerVCPU is each vCPU's share, by index (nil with one vCPU).
+	PerVCPU []VCPU
+	PCs     []PC // by translation-block start address, sorted by Addr
 }
 
 // PC is the counts of the translation blocks starting at Addr (a guest
@@ -74,6 +98,7 @@ type parser struct {
 	c       Counts
 	line    int
 	header  bool    // the header's cache (and model) line was read
+	vcpus   int     // vcpu lines the current window still expects
 	pending int     // pc lines the current window still expects
 	w       *Window // the window being read
 }
@@ -116,10 +141,19 @@ func (p *parser) parseLine(f []string) error {
 	if p.c.Exited {
 		return fmt.Errorf("%q after exit", f[0])
 	}
-	if p.pending > 0 && f[0] != "pc" {
+	if p.vcpus > 0 && f[0] != "vcpu" {
+		return fmt.Errorf("%q inside window %d, which expects %d more vcpu lines", f[0], p.w.Index, p.vcpus)
+	}
+	if p.pending > 0 && p.vcpus == 0 && f[0] != "pc" {
 		return fmt.Errorf("%q inside window %d, which expects %d more pc lines", f[0], p.w.Index, p.pending)
 	}
 	switch f[0] {
+	case "vcpus":
+		return p.vcpuCount(f)
+	case "vcpu":
+		return p.vcpu(f)
+	case "turns":
+		return p.turns(f)
 	case "cache":
 		return p.cache(f)
 	case "model":
@@ -160,13 +194,17 @@ func (p *parser) version(f []string) error {
 }
 
 func (p *parser) cache(f []string) error {
-	if p.line != 2 {
-		return fmt.Errorf("cache line must be line 2")
+	if p.line != 3 {
+		return fmt.Errorf("cache line must be line 3")
 	}
-	if len(f) != 2 || (f[1] != "on" && f[1] != "off") {
-		return fmt.Errorf("want cache on|off")
+	if len(f) != 2 || (f[1] != "on" && f[1] != "off" && f[1] != "coherent") {
+		return fmt.Errorf("want cache on|off|coherent")
 	}
-	p.c.Cache = f[1] == "on"
+	p.c.Cache = f[1] != "off"
+	p.c.Coherent = f[1] == "coherent"
+	if p.c.VCPUs > 1 && f[1] == "on" {
+		return fmt.Errorf("cache on (one core's model) with %d vCPUs", p.c.VCPUs)
+	}
 	p.header = !p.c.Cache
 	return nil
 }
@@ -174,11 +212,16 @@ func (p *parser) cache(f []string) error {
 // model reads
 // "model <name> l1i=S:W:L l1d=S:W:L l2=S:W:L llc=S:W:L lat l2=N llc=N dram=N".
 func (p *parser) model(f []string) error {
-	if !p.c.Cache || p.line != 3 {
-		return fmt.Errorf("model line must be line 3, after cache on")
+	if !p.c.Cache || p.line != 4 {
+		return fmt.Errorf("model line must be line 4, after cache on|coherent")
 	}
-	if len(f) != 10 || f[6] != "lat" {
-		return fmt.Errorf("want model <name> l1i= l1d= l2= llc= lat l2= llc= dram=")
+	want := 10
+	if p.c.Coherent {
+		want = 14
+	}
+	if len(f) != want || f[6] != "lat" {
+		return fmt.Errorf("want model <name> l1i= l1d= l2= llc= lat l2= llc= dram=%s",
+			map[bool]string{true: " xfer= upgrade= lock= cores="}[p.c.Coherent])
 	}
 	m := &Model{Name: f[1]}
 	for i, g := range []*Geometry{&m.L1i, &m.L1d, &m.L2, &m.LLC} {
@@ -193,8 +236,9 @@ func (p *parser) model(f []string) error {
 		}
 		*g = Geometry{Size: n[0], Ways: n[1], Line: n[2]}
 	}
-	for i, l := range []*int{&m.LatL2, &m.LatLLC, &m.LatDRAM} {
-		key := []string{"l2", "llc", "dram"}[i]
+	lats := []*int{&m.LatL2, &m.LatLLC, &m.LatDRAM, &m.LatXfer, &m.LatUpgrade, &m.LatLock, &m.Cores}
+	for i, l := range lats[:want-7] {
+		key := []string{"l2", "llc", "dram", "xfer", "upgrade", "lock", "cores"}[i]
 		v, ok := strings.CutPrefix(f[7+i], key+"=")
 		if !ok {
 			return fmt.Errorf("field %d: want %s=cycles, got %q", 8+i, key, f[7+i])
@@ -238,6 +282,9 @@ func (p *parser) window(f []string) error {
 	p.c.Windows = append(p.c.Windows, Window{Index: k, Insns: n[0], Mem: n[1], Cycles: n[2], Incomplete: f[2] == "incomplete"})
 	p.w = &p.c.Windows[k]
 	p.pending = int(n[3])
+	if p.c.VCPUs > 1 {
+		p.vcpus = p.c.VCPUs
+	}
 	return p.check()
 }
 
@@ -282,7 +329,7 @@ func (p *parser) pc(f []string) error {
 
 // check makes a finished block's pc lines add up to its window line.
 func (p *parser) check() error {
-	if p.pending > 0 {
+	if p.pending > 0 || p.vcpus > 0 {
 		return nil
 	}
 	var s PC

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +30,7 @@ const userTop = 1 << 47
 // guest is what a real-QEMU test boots.
 type guest struct {
 	qemu, bzImage, initrd, so string
+	smp                       int // vCPUs; 0 = 1
 }
 
 // newGuest finds QEMU and a kernel, skipping (before any expensive work)
@@ -52,7 +54,7 @@ func newGuest(t *testing.T) *guest {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.initrd = buildInitrd(t, ctx)
+	g.initrd = buildInitrd(t, ctx, "testdata/init.c")
 	return g
 }
 
@@ -70,12 +72,12 @@ func findKernel(t *testing.T) string {
 	return jobtest.Base(t).BzImage
 }
 
-// buildInitrd compiles testdata/init.c into a static /init and packs it
-// with /dev/console into a newc cpio.
-func buildInitrd(t *testing.T, ctx context.Context) string {
+// buildInitrd compiles src (testdata/init.c) into a static /init and packs
+// it with /dev/console into a newc cpio.
+func buildInitrd(t *testing.T, ctx context.Context, src string) string {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "init")
-	args := []string{"-static", "-nostdlib", "-fno-pie", "-no-pie", "-fno-stack-protector", "-O1", "-o", bin, "testdata/init.c"}
+	args := []string{"-static", "-nostdlib", "-fno-pie", "-no-pie", "-fno-stack-protector", "-O1", "-o", bin, src}
 	if _, err := (proc.Cmd{Name: "gcc", Args: args, Timeout: time.Minute}).Run(ctx); err != nil {
 		t.Fatalf("build /init: %v", err)
 	}
@@ -114,8 +116,9 @@ func buildInitrd(t *testing.T, ctx context.Context) string {
 // loaded host differed). So the RTC runs on the virtual clock from a fixed
 // date, and the console is a file, whose writes never wait.
 func (g *guest) qemuArgs(console string, plugin []string) []string {
+	smp := max(g.smp, 1)
 	args := []string{
-		"-accel", "tcg", "-icount", "shift=0,sleep=off", "-smp", "1", "-m", "256",
+		"-accel", "tcg", "-icount", "shift=0,sleep=off", "-smp", strconv.Itoa(smp), "-m", "256",
 		"-rtc", "base=2020-01-01T00:00:00,clock=vm",
 		"-display", "none", "-monitor", "none", "-serial", "file:" + console,
 		"-no-reboot", "-kernel", g.bzImage, "-initrd", g.initrd,

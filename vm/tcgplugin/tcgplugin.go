@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -43,8 +44,15 @@ func MarkBytes(disp uint32) [8]byte {
 
 // Options are the plugin's settings.
 type Options struct {
-	// Cache runs the cache model (modelled cycles).
-	Cache bool
+	// Cache runs the cache model (modelled cycles): one core's, or with
+	// Coherent the multi-core model (a core per vCPU, MESI states), which
+	// a guest of several vCPUs needs.
+	Cache    bool
+	Coherent bool
+	// Quantum, for a guest of several vCPUs, ends a vCPU's turn after it
+	// ran that many instructions of instrumented code (0: QEMU's turns,
+	// which last until the vCPU halts or a timer is due).
+	Quantum uint64
 	// ArmAtMarker instruments nothing but the markers until the guest
 	// runs the arm marker (MarkArm): the firmware and the kernel's boot
 	// run at TCG's own speed. A window that starts before it stops QEMU.
@@ -57,8 +65,14 @@ type Options struct {
 func Args(so, out string, o Options) []string {
 	esc := func(s string) string { return strings.ReplaceAll(s, ",", ",,") }
 	opt := "file=" + esc(so) + ",out=" + esc(out)
-	if o.Cache {
+	switch {
+	case o.Cache && o.Coherent:
+		opt += ",cache=coherent"
+	case o.Cache:
 		opt += ",cache=on"
+	}
+	if o.Quantum > 0 {
+		opt += ",quantum=" + strconv.FormatUint(o.Quantum, 10)
 	}
 	if o.ArmAtMarker {
 		opt += ",arm=marker"

@@ -48,11 +48,13 @@
 
 #include "qemu-plugin.h"
 #include "cache.h"
+#include "coherent.h"
+#include "vcpus.h"
 #include "x86safe.h"
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
-#define FORMAT_VERSION 2
+#define FORMAT_VERSION 3
 #define CHUNK_BITS 14
 #define CHUNK (1u << CHUNK_BITS)
 #define MAX_CHUNKS 4096
@@ -120,6 +122,13 @@ static struct {
 	uint32_t open_n;   /* slots that existed when it opened */
 	uint64_t windows;  /* windows opened so far */
 	struct model model;
+	/* Several vCPUs (vcpus.h): cache=coherent, per-vCPU totals, and
+	 * the turn each vCPU gets before the next one runs. */
+	bool coherent;
+	struct cmodel cm;
+	int nvcpu;
+	uint64_t quantum; /* instructions a vCPU runs before yielding; 0 = QEMU's turns */
+	struct vcpus vc;
 } st = {.lock = PTHREAD_MUTEX_INITIALIZER, .out = -1};
 
 static struct slot *slot_at(uint32_t i)
@@ -246,6 +255,9 @@ static void window_open(void)
 			ch->b[j] = (struct snap){ch->s[j].insns, ch->s[j].mem, ch->s[j].pen, ch->s[j].execs};
 		}
 	}
+	if (st.nvcpu > 1) {
+		vc_open(&st.vc, st.nvcpu);
+	}
 	st.open = true;
 }
 
@@ -301,13 +313,17 @@ static void window_close(bool complete)
 		tmem += d.mem;
 		tcyc += st.cache ? d.insns + d.pen : 0;
 	}
+	if (st.nvcpu > 1) {
+		vc_charge(&st.vc);
+	}
 	if (!idx) {
 		fprintf(stderr, "kcicount: out of memory\n");
 		abort();
 	}
 	sort_by_addr(idx, n);
-	/* A pc line is at most 3 + 17 + 4 * 21 + 17 = 121 bytes. */
-	size_t bcap = 128 + (size_t)n * 128, blen = 0;
+	/* A pc line is at most 3 + 17 + 4 * 21 + 17 = 121 bytes, a vcpu
+	 * line 5 + 3 + 3 * 27 = 89. */
+	size_t bcap = 128 + (size_t)n * 128 + (size_t)st.nvcpu * 96, blen = 0;
 	char *buf = malloc(bcap);
 	if (!buf) {
 		fprintf(stderr, "kcicount: out of memory\n");
@@ -316,6 +332,12 @@ static void window_close(bool complete)
 	blen += (size_t)snprintf(buf, bcap, "window %lu %s insns %lu mem %lu cycles %lu pcs %u\n",
 				 (unsigned long)(st.windows - 1), complete ? "complete" : "incomplete",
 				 (unsigned long)tin, (unsigned long)tmem, (unsigned long)tcyc, n);
+	for (int v = 0; st.nvcpu > 1 && v < st.nvcpu; v++) {
+		struct vtot d = vc_window(&st.vc, v);
+		blen += (size_t)snprintf(buf + blen, bcap - blen, "vcpu %d insns %lu mem %lu cycles %lu\n", v,
+					 (unsigned long)d.insns, (unsigned long)d.mem,
+					 (unsigned long)(st.cache ? d.insns + d.pen : 0));
+	}
 	for (uint32_t k = 0; k < n; k++) {
 		struct snap d = diff(idx[k]);
 		struct slot *s = slot_at(idx[k]);
@@ -486,7 +508,7 @@ static uint64_t phys_of(const struct qemu_plugin_hwaddr *h, uint64_t vaddr)
 }
 
 /* QEMU 7.2's meminfo is a MemOpIdx (memop << 4 | mmu index) with the
- * access's direction at bit 16, and a memop's low three bits are the
+ * access's direction (1 load, 2 store) at bit 16, and a memop's low three bits are the
  * log2 of its size. The API's accessor is a call into QEMU per access;
  * mem_check compares this decoding and struct hwaddr72's is_io with the
  * API's every PHYS_CHECK_EVERY-th access (and the first). */
@@ -494,6 +516,16 @@ static inline unsigned size_shift72(qemu_plugin_meminfo_t info)
 {
 	return (info >> 4) & 7;
 }
+
+/* The direction is QEMU_PLUGIN_MEM_R (1) or _W (2) at bit 16. */
+static inline int store72(qemu_plugin_meminfo_t info)
+{
+	return (info >> 17) & 1;
+}
+
+/* A memory callback's data is its slot's address, whose six low bits are
+ * zero; bit 0 set marks a locked instruction's accesses (coherent.h). */
+#define MEM_LOCKED 1u
 
 static uint64_t mem_calls;
 
@@ -509,6 +541,9 @@ static void mem_check(qemu_plugin_meminfo_t info, const struct qemu_plugin_hwadd
 	if (size_shift72(info) != qemu_plugin_mem_size_shift(info)) {
 		mem_layout_abort("memory access info", size_shift72(info), qemu_plugin_mem_size_shift(info));
 	}
+	if (store72(info) != (int)qemu_plugin_mem_is_store(info)) {
+		mem_layout_abort("memory access direction", (unsigned)store72(info), qemu_plugin_mem_is_store(info));
+	}
 	if (h && ((const struct hwaddr72 *)h)->is_io != qemu_plugin_hwaddr_is_io(h)) {
 		mem_layout_abort("hwaddr is_io", ((const struct hwaddr72 *)h)->is_io, qemu_plugin_hwaddr_is_io(h));
 	}
@@ -516,8 +551,7 @@ static void mem_check(qemu_plugin_meminfo_t info, const struct qemu_plugin_hwadd
 
 static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
 {
-	(void)vcpu;
-	struct slot *s = udata;
+	struct slot *s = (struct slot *)((uintptr_t)udata & ~(uintptr_t)63);
 	uint64_t addr = vaddr;
 	/* RAM accesses are modelled by physical address. I/O (and the rare
 	 * access QEMU gives no hwaddr for) falls back to the virtual one:
@@ -532,7 +566,14 @@ static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
 	uint64_t first = addr >> LINE_BITS;
 	uint64_t last = (addr + (1u << size_shift72(info)) - 1) >> LINE_BITS;
 	s->mem++;
-	s->pen += model_data(&st.model, first, last);
+	if (!st.coherent) {
+		s->pen += model_data(&st.model, first, last);
+		return;
+	}
+	uint64_t p = cm_data(&st.cm, (int)vcpu, first, last, store72(info), (uintptr_t)udata & MEM_LOCKED);
+	s->pen += p;
+	st.vc.v[vcpu].mem++;
+	st.vc.v[vcpu].pen += p;
 }
 
 /* on_fetch models the lines of a fetch point that fit in the slot
@@ -541,18 +582,45 @@ static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
  * where a separate struct per block was a host cache miss per call. */
 static void on_fetch(unsigned int vcpu, void *udata)
 {
-	(void)vcpu;
 	uintptr_t u = (uintptr_t)udata;
 	struct slot *s = (struct slot *)(u & ~(uintptr_t)63);
 	uint64_t line = (s->addr >> LINE_BITS) + (u & FETCH_OFF_MASK);
-	s->pen += model_fetch(&st.model, line, u & FETCH_TWO ? 2 : 1);
+	uint64_t n = u & FETCH_TWO ? 2 : 1;
+	if (!st.coherent) {
+		s->pen += model_fetch(&st.model, line, n);
+		return;
+	}
+	uint64_t p = cm_fetch(&st.cm, (int)vcpu, line, n);
+	s->pen += p;
+	st.vc.v[vcpu].pen += p;
 }
 
 static void on_fetch_far(unsigned int vcpu, void *udata)
 {
-	(void)vcpu;
 	struct fetch *f = udata;
-	f->slot->pen += model_fetch(&st.model, f->line, f->nlines);
+	if (!st.coherent) {
+		f->slot->pen += model_fetch(&st.model, f->line, f->nlines);
+		return;
+	}
+	uint64_t p = cm_fetch(&st.cm, (int)vcpu, f->line, f->nlines);
+	f->slot->pen += p;
+	st.vc.v[vcpu].pen += p;
+}
+
+/* QEMU 7.2's cpu_exit (exported by its executable, not plugin API) ends
+ * the running vCPU's turn at its next block boundary. Weak: a QEMU
+ * without it refuses quantum= at install. */
+extern void cpu_exit(void *cpu) __attribute__((weak));
+
+/* on_tb runs as each instrumented block starts, with a guest of several
+ * vCPUs: it charges the shared counters to the vCPU that ran them, and
+ * ends a turn once the quantum has run (vcpus.h). */
+static void on_tb(unsigned int vcpu, void *udata)
+{
+	(void)udata;
+	if (vc_enter(&st.vc, vcpu, st.quantum)) {
+		cpu_exit(current_cpu);
+	}
 }
 
 static int is_mark(struct qemu_plugin_insn *insn)
@@ -657,6 +725,9 @@ static void on_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	 * entries than instructions. */
 	bool entry = true;
 	size_t n = qemu_plugin_tb_n_insns(tb);
+	if (st.nvcpu > 1) {
+		qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb, QEMU_PLUGIN_CB_NO_REGS, NULL);
+	}
 	for (size_t i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		int m = is_mark(insn);
@@ -685,18 +756,27 @@ static void on_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		    !x86_cannot_leave(qemu_plugin_insn_data(insn), qemu_plugin_insn_size(insn))) {
 			qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64,
 								   &s->insns, pending);
+			if (st.nvcpu > 1) {
+				qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64,
+									   &st.vc.all_insns, pending);
+			}
 			pending = 0;
 		}
 		if (!st.cache) {
 			qemu_plugin_register_vcpu_mem_inline(insn, QEMU_PLUGIN_MEM_RW,
 							     QEMU_PLUGIN_INLINE_ADD_U64, &s->mem, 1);
+			if (st.nvcpu > 1) {
+				qemu_plugin_register_vcpu_mem_inline(insn, QEMU_PLUGIN_MEM_RW,
+								     QEMU_PLUGIN_INLINE_ADD_U64, &st.vc.all_mem, 1);
+			}
 			continue;
 		}
 		/* The model's callback counts the access too: one op per
 		 * access instead of an inline add and a callback. */
 		fetch_cb(insn, s, &next);
+		uintptr_t locked = st.coherent && x86_locked(qemu_plugin_insn_data(insn), qemu_plugin_insn_size(insn));
 		qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS,
-						 QEMU_PLUGIN_MEM_RW, s);
+						 QEMU_PLUGIN_MEM_RW, (void *)((uintptr_t)s | (locked ? MEM_LOCKED : 0)));
 	}
 }
 
@@ -708,10 +788,27 @@ static void on_atexit(qemu_plugin_id_t id, void *udata)
 	if (st.open) {
 		window_close(false);
 	}
+	if (st.coherent || st.nvcpu > 1) {
+		out_printf("turns %lu coherence xfers %lu upgrades %lu invalidations %lu locked %lu\n",
+			   (unsigned long)st.vc.exits, (unsigned long)st.cm.xfers, (unsigned long)st.cm.upgrades,
+			   (unsigned long)st.cm.invals, (unsigned long)st.cm.locks);
+	}
 	out_printf("exit\n");
 	close(st.out);
 	st.out = -1;
 	pthread_mutex_unlock(&st.lock);
+}
+
+static int parse_u64(const char *s, uint64_t *v)
+{
+	char *end;
+	errno = 0;
+	unsigned long long n = strtoull(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || s[0] == '-') {
+		return -1;
+	}
+	*v = n;
+	return 0;
 }
 
 /* parse_args fills st from key=value arguments; any other is refused. */
@@ -726,13 +823,17 @@ static int parse_args(int argc, char **argv, const char **out)
 			st.cache = true;
 		} else if (strcmp(a, "cache=off") == 0) {
 			st.cache = false;
+		} else if (strcmp(a, "cache=coherent") == 0) {
+			st.cache = st.coherent = true;
+		} else if (strncmp(a, "quantum=", 8) == 0 && parse_u64(a + 8, &st.quantum) == 0) {
+			continue;
 		} else if (strcmp(a, "arm=marker") == 0) {
 			st.arm_marker = true;
 		} else if (strcmp(a, "arm=boot") == 0) {
 			st.arm_marker = false;
 		} else {
-			fprintf(stderr, "kcicount: unknown or malformed argument %s (want out=<path>, cache=on|off, "
-					"arm=boot|marker)\n", a);
+			fprintf(stderr, "kcicount: unknown or malformed argument %s (want out=<path>, "
+					"cache=on|off|coherent, arm=boot|marker, quantum=<instructions>)\n", a);
 			return -1;
 		}
 	}
@@ -745,14 +846,18 @@ static int parse_args(int argc, char **argv, const char **out)
 
 static void write_header(void)
 {
-	out_printf("kcicount %d\n", FORMAT_VERSION);
+	out_printf("kcicount %d\nvcpus %d quantum %lu\n", FORMAT_VERSION, st.nvcpu, (unsigned long)st.quantum);
 	if (!st.cache) {
 		out_printf("cache off\n");
 		return;
 	}
-	char m[256];
-	model_describe(&st.model, m, sizeof(m));
-	out_printf("cache on\n%s\n", m);
+	char m[320];
+	if (st.coherent) {
+		cm_describe(&st.cm, m, sizeof(m));
+	} else {
+		model_describe(&st.model, m, sizeof(m));
+	}
+	out_printf("cache %s\n%s\n", st.coherent ? "coherent" : "on", m);
 }
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
@@ -768,12 +873,20 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		fprintf(stderr, "kcicount: needs system emulation\n");
 		return -1;
 	}
-	if (info->system.max_vcpus > 1) {
-		fprintf(stderr, "kcicount: needs exactly one vCPU (got -smp %d, max %d): API v1 inline counters are shared\n",
-			info->system.smp_vcpus, info->system.max_vcpus);
+	if (parse_args(argc, argv, &out) != 0) {
 		return -1;
 	}
-	if (parse_args(argc, argv, &out) != 0) {
+	st.nvcpu = info->system.max_vcpus;
+	if (st.nvcpu < 1 || st.nvcpu > MAX_CORES) {
+		fprintf(stderr, "kcicount: %d vCPUs: counts 1 to %d\n", st.nvcpu, MAX_CORES);
+		return -1;
+	}
+	if (st.nvcpu > 1 && st.cache && !st.coherent) {
+		fprintf(stderr, "kcicount: cache=on models one core; %d vCPUs need cache=coherent\n", st.nvcpu);
+		return -1;
+	}
+	if (st.quantum && (st.nvcpu == 1 || cpu_exit == NULL || &current_cpu == NULL)) {
+		fprintf(stderr, "kcicount: quantum= needs several vCPUs and QEMU 7.2's cpu_exit and current_cpu\n");
 		return -1;
 	}
 	if (st.arm_marker && (&current_cpu == NULL || qemu_plugin_disable_mem_helpers == NULL)) {
@@ -781,7 +894,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 				"qemu_plugin_disable_mem_helpers (not exported by this QEMU)\n");
 		return -1;
 	}
-	if (st.cache && model_init(&st.model) != 0) {
+	if (st.cache && (st.coherent ? cm_init(&st.cm, st.nvcpu) : model_init(&st.model)) != 0) {
 		fprintf(stderr, "kcicount: out of memory for the cache model\n");
 		return -1;
 	}

@@ -127,4 +127,26 @@ static inline bool x86_cannot_leave(const uint8_t *p, size_t n)
 	return x86_one_byte_safe(p[i], p + i + 1, n - i - 1);
 }
 
+/* x86_locked: whether an instruction is a locked read-modify-write: a
+ * lock (f0) prefix among its legacy prefixes, or xchg with a memory
+ * operand (86/87, ModRM mod != 3), which locks without one. */
+static inline bool x86_locked(const uint8_t *p, size_t n)
+{
+	size_t i = 0;
+	bool lock = false;
+	while (i < n && (p[i] == 0xf0 || p[i] == 0xf2 || p[i] == 0xf3 || p[i] == 0x66 || p[i] == 0x67 ||
+			 p[i] == 0x2e || p[i] == 0x3e || p[i] == 0x26 || p[i] == 0x36 || p[i] == 0x64 ||
+			 p[i] == 0x65)) {
+		lock = lock || p[i] == 0xf0;
+		i++;
+	}
+	if (lock) {
+		return true;
+	}
+	if (i < n && p[i] >= 0x40 && p[i] <= 0x4f) {
+		i++;
+	}
+	return i + 1 < n && (p[i] == 0x86 || p[i] == 0x87) && (p[i + 1] >> 6) != 3;
+}
+
 #endif

@@ -1,0 +1,71 @@
+package tcgplugin_test
+
+import (
+	"context"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/kci-dev/kci/vm/tcgplugin"
+)
+
+// pingRounds is testdata/pingpong.c's R.
+const pingRounds = 2000
+
+// TestQEMUVCPUs boots testdata/pingpong.c, two processes handing a turn
+// back and forth through a shared line, on one vCPU and on two with the
+// coherent model. Window 1 increments one line from both processes where
+// window 0 increments a line each, with the same instructions: on two
+// vCPUs that line moves between the cores twice a round, on one it never
+// moves: counted in the processes' code, which holds the increments.
+// It also checks that a two-vCPU boot repeats exactly, per vCPU.
+func TestQEMUVCPUs(t *testing.T) {
+	g := newGuest(t)
+	g.initrd = buildInitrd(t, context.Background(), "testdata/pingpong.c")
+	run := func(smp int, o tcgplugin.Options) *tcgplugin.Counts {
+		t.Helper()
+		g.smp = smp
+		out := filepath.Join(t.TempDir(), "counts.txt")
+		g.boot(t, tcgplugin.Args(g.so, out, o))
+		c := parseFile(t, out)
+		if c.VCPUs != smp || len(c.Windows) != 2 || c.Windows[0].Incomplete || c.Windows[1].Incomplete {
+			t.Fatalf("-smp %d: %d vCPUs, windows %+v", smp, c.VCPUs, c.Windows)
+		}
+		return c
+	}
+	o := tcgplugin.Options{Cache: true, Coherent: true}
+	one := run(1, o)
+	o.Quantum = 1000
+	two := run(2, o)
+	if again := run(2, o); !reflect.DeepEqual(again, two) {
+		t.Errorf("second two-vCPU boot counted differently:\n%s", diffWindows(two, again))
+	}
+	for _, w := range two.Windows {
+		if len(w.PerVCPU) != 2 || w.PerVCPU[0].Insns == 0 || w.PerVCPU[1].Insns == 0 {
+			t.Errorf("window %d: per vCPU %+v: want both vCPUs counted", w.Index, w.PerVCPU)
+		}
+	}
+	if two.Coherence == nil || two.Coherence.Transfers < 2*pingRounds || two.Coherence.Locked < 4*pingRounds {
+		t.Errorf("coherence %+v: want at least %d transfers and %d locked", two.Coherence, 2*pingRounds, 4*pingRounds)
+	}
+	// The processes' own code (where the increments are): the kernel's
+	// share of a window also holds whichever timer interrupt fell in it.
+	perRound := func(c *tcgplugin.Counts) (cycles, insns float64) {
+		a, b := c.Windows[0].Sum(0, userTop), c.Windows[1].Sum(0, userTop)
+		return (float64(b.Cycles) - float64(a.Cycles)) / pingRounds, (float64(b.Insns) - float64(a.Insns)) / pingRounds
+	}
+	c1, i1 := perRound(one)
+	c2, i2 := perRound(two)
+	t.Logf("shared line minus private lines, per round: one vCPU %+.1f cycles %+.2f insns; two vCPUs %+.1f cycles %+.2f insns; two-vCPU windows: %+v / %+v; %+v",
+		c1, i1, c2, i2, two.Windows[0].PerVCPU, two.Windows[1].PerVCPU, *two.Coherence)
+	if c1 < -10 || c1 > 10 {
+		t.Errorf("one vCPU: the shared line moved cycles by %.1f a round, want |Δ| < 10", c1)
+	}
+	// Two transfers a round, each the model's core-to-core latency.
+	if xfer := float64(two.Model.LatXfer); c2 < 1.9*xfer || c2 > 2.1*xfer {
+		t.Errorf("two vCPUs: the shared line added %.1f cycles a round, want two transfers (2 × %.0f ± 5 %%)", c2, xfer)
+	}
+	if i1 < -5 || i1 > 5 || i2 < -5 || i2 > 5 {
+		t.Errorf("instructions moved %.2f (one vCPU) and %.2f (two) a round: want |Δ| <= 5", i1, i2)
+	}
+}
