@@ -24,9 +24,9 @@ const exactMinPerPacket = 0.05
 // run's rows say they need the plugin; never a wrong number.
 func (b *VMBooter) pluginConfig(ctx context.Context) vm.Config {
 	c := b.VM
-	// One vCPU only: the plugin's inline counters are shared by vCPUs
-	// (API v1), and it refuses more.
-	if b.PluginDir == "" || c.Accel != vm.AccelTCG || vm.GuestClock(c) != vm.ClockICount || !vm.RecordsReplay(c, vm.ClockICount) {
+	// Several vCPUs take turns on one host thread under icount: the
+	// plugin counts them per vCPU (vm.pluginOptions).
+	if b.PluginDir == "" || c.Accel != vm.AccelTCG || vm.GuestClock(c) != vm.ClockICount || c.Interactive {
 		return c
 	}
 	b.pluginOnce.Do(func() {
@@ -85,6 +85,10 @@ func (b *VMBooter) attachExact(out *BootResult, res *vm.Result, k *kernel.Artifa
 		}
 		e := attribute(w, v, syms)
 		e.Model = model
+		e.Quantum = counts.Quantum
+		for _, c := range w.PerVCPU {
+			e.VCPUs = append(e.VCPUs, results.VCPUCount{Insns: c.Insns, Mem: c.Mem, Cycles: c.Cycles})
+		}
 		out.Exact = append(out.Exact, VariantExact{Variant: v.Variant, Exact: e, Blocks: kernelBlocks(w)})
 	}
 	return nil

@@ -162,6 +162,18 @@ type Exact struct {
 	// hunks (Hunk.Key) on this boot's side, 0 for never; nil when the
 	// boot kept no blocks to look them up in.
 	HunkRuns map[string]uint64 `json:"hunk_runs,omitempty"`
+	// VCPUs is each vCPU's share of the window, by index, in a guest of
+	// several (nil with one); Quantum the instructions a vCPU ran before
+	// the plugin ended its turn (0: QEMU's own turns).
+	VCPUs   []VCPUCount `json:"vcpus,omitempty"`
+	Quantum uint64      `json:"quantum,omitempty"`
+}
+
+// VCPUCount is one vCPU's share of a window.
+type VCPUCount struct {
+	Insns  uint64 `json:"insns"`
+	Mem    uint64 `json:"mem"`
+	Cycles uint64 `json:"cycles,omitempty"`
 }
 
 // FuncCount is one function's share of a window.

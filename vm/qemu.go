@@ -183,7 +183,18 @@ type Config struct {
 	// turns on its cache model. The counts land in Dir (Result.Counts).
 	Plugin     string
 	CacheModel bool
+	// Quantum, in a guest of several vCPUs with the plugin, makes the
+	// vCPUs take turns every Quantum instructions while a window is
+	// instrumented (tcgplugin.Options.Quantum); 0 = DefaultQuantum.
+	Quantum uint64
 }
+
+// DefaultQuantum is the turn of a vCPU in a multi-vCPU plugin boot: short
+// enough that a packet's hand-off from the client's CPU to the server's
+// happens within about one turn (a packet's path is ~15,000 instructions
+// on one vCPU), long enough that the turns cost little CPU (each is a
+// return to QEMU's main loop).
+const DefaultQuantum = 1000
 
 const (
 	defaultMemoryMiB   = 1024
@@ -308,10 +319,24 @@ func QemuArgs(c Config, p Paths) ([]string, error) {
 			}
 			// The agent arms the plugin before its first window
 			// (suite/mark.go): the boot before it is not instrumented.
-			args = append(args, tcgplugin.Args(c.Plugin, p.Counts, tcgplugin.Options{Cache: c.CacheModel, ArmAtMarker: true})...)
+			args = append(args, tcgplugin.Args(c.Plugin, p.Counts, pluginOptions(c))...)
 		}
 	}
 	return args, nil
+}
+
+// pluginOptions are the plugin's settings for c: several vCPUs get the
+// coherent model and take turns every quantum.
+func pluginOptions(c Config) tcgplugin.Options {
+	o := tcgplugin.Options{Cache: c.CacheModel, ArmAtMarker: true}
+	if c.CPUs > 1 {
+		o.Coherent = c.CacheModel
+		o.Quantum = c.Quantum
+		if o.Quantum == 0 {
+			o.Quantum = DefaultQuantum
+		}
+	}
+	return o
 }
 
 // ICountMachine is QEMU's argument list for an icount boot of c with

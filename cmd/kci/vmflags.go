@@ -51,8 +51,15 @@ func (v *vmFlags) validate() error {
 	if v.memory < 0 || (v.memory < 64 && (v.memory > 0 || given("memory"))) {
 		return job.Usagef("--memory %dM: want 64M or more (leave it out for the default)", v.memory)
 	}
-	if err := checkGuestSize("--cpus", v.cpus, "--memory", v.memory, nil); err != nil {
+	// Under TCG's instruction clock every vCPU takes turns on one host
+	// thread, so a guest may have more vCPUs than the host has CPUs (the
+	// user's 6- or 8-vCPU topology on a 2-CPU runner); booter checks the
+	// count once the accelerator and clock are known.
+	if err := checkGuestSize("--cpus", 0, "--memory", v.memory, nil); err != nil {
 		return err
+	}
+	if v.cpus > maxICountCPUs {
+		return job.Usagef("--cpus %d: at most %d", v.cpus, maxICountCPUs)
 	}
 	if _, err := vm.ParseAccel(v.accel); err != nil {
 		return job.Usagef("--accel: %v", err)
@@ -66,6 +73,10 @@ func (v *vmFlags) validate() error {
 	_, err := checkPin(v.pin)
 	return err
 }
+
+// maxICountCPUs bounds --cpus: the exact-count plugin models up to 64
+// cores.
+const maxICountCPUs = 64
 
 // booter returns a booter for the project's guest; the accelerator is
 // settled (and cached per host) before the first boot.
@@ -106,6 +117,13 @@ func (v *vmFlags) booter(cacheDir string, p *project.File) (*boot.VMBooter, erro
 	}
 	if cfg.Clock, err = vm.ParseClock(clock); err != nil {
 		return nil, fmt.Errorf("--clock: %w", err)
+	}
+	if a == vm.AccelKVM || cfg.Clock != vm.ClockICount {
+		// Each vCPU is a host thread: more would time-share and
+		// measure the sharing.
+		if err := checkGuestSize("--cpus", v.cpus, "--memory", 0, nil); err != nil {
+			return nil, err
+		}
 	}
 	b := &boot.VMBooter{VM: cfg, Log: os.Stderr, ImageOpts: vmimage.Options{CacheDir: cacheDir, Log: os.Stderr},
 		PluginDir: cacheDir, CacheModel: v.cacheModel}
