@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -19,7 +20,8 @@ var preloaded = map[string]bool{"dump_bpf_map": true, "dump_bpf_prog": true}
 // ParseBpfstats reads one `bpftool -j prog show` dump, optionally preceded
 // by '#' comment lines. Programs without run stats (bpftool omits the
 // fields when nothing ran) come back with zero counters; the kernel's
-// preloaded iterators are dropped.
+// preloaded iterators are dropped. A dump it cannot read is an error
+// saying where (DescribeBpfstatsError words it).
 func ParseBpfstats(data []byte) ([]ProgStat, error) {
 	var body bytes.Buffer
 	sc := bufio.NewScanner(bytes.NewReader(data))
@@ -27,7 +29,9 @@ func ParseBpfstats(data []byte) ([]ProgStat, error) {
 	for sc.Scan() {
 		line := sc.Bytes()
 		if bytes.HasPrefix(bytes.TrimLeft(line, " \t"), []byte("#")) {
-			continue
+			// Blanked, not dropped: a syntax error's offset stays the
+			// file's.
+			line = bytes.Repeat([]byte(" "), len(line))
 		}
 		body.Write(line)
 		body.WriteByte('\n')
@@ -36,6 +40,9 @@ func ParseBpfstats(data []byte) ([]ProgStat, error) {
 		return nil, err
 	}
 	trimmed := bytes.TrimSpace(body.Bytes())
+	if len(trimmed) == 0 {
+		return nil, errNoDump
+	}
 	type prog struct {
 		Name      string `json:"name"`
 		Type      string `json:"type"`
@@ -46,11 +53,11 @@ func ParseBpfstats(data []byte) ([]ProgStat, error) {
 	if bytes.HasPrefix(trimmed, []byte("{")) {
 		// bpftool prints a bare object for `prog show id N`.
 		var p prog
-		if err := json.Unmarshal(trimmed, &p); err != nil {
+		if err := json.Unmarshal(body.Bytes(), &p); err != nil {
 			return nil, err
 		}
 		progs = []prog{p}
-	} else if err := json.Unmarshal(trimmed, &progs); err != nil {
+	} else if err := json.Unmarshal(body.Bytes(), &progs); err != nil {
 		return nil, err
 	}
 	out := make([]ProgStat, 0, len(progs))
@@ -66,17 +73,62 @@ func ParseBpfstats(data []byte) ([]ProgStat, error) {
 	return out, nil
 }
 
-// ReadBpfstats reads and parses one .bpfstats file.
+// errNoDump: a file of comment lines, or nothing.
+var errNoDump = errors.New("no bpftool JSON in it (empty, or # comment lines only)")
+
+// BpfstatsError is a .bpfstats file kci cannot use: which, and what is
+// wrong with it in plain words.
+type BpfstatsError struct{ File, What string }
+
+func (e *BpfstatsError) Error() string { return "results: " + e.File + ": " + e.What }
+
+// ReadBpfstats reads and parses one .bpfstats file; a file it cannot
+// read or parse is a *BpfstatsError.
 func ReadBpfstats(path string) ([]ProgStat, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("results: read bpfstats: %w", err)
+		return nil, &BpfstatsError{File: path, What: unwrapPath(err)}
 	}
 	progs, err := ParseBpfstats(b)
 	if err != nil {
-		return nil, fmt.Errorf("results: parse %s: %w", path, err)
+		return nil, &BpfstatsError{File: path, What: DescribeBpfstatsError(b, err)}
 	}
 	return progs, nil
+}
+
+// DescribeBpfstatsError words what ParseBpfstats said of data: the line
+// and column of a syntax error, the field of a value of the wrong kind.
+func DescribeBpfstatsError(data []byte, err error) string {
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		// Offset is just past the byte the decoder stopped at.
+		at := int(se.Offset) - 1
+		if at < 0 || at >= len(bytes.TrimRight(data, " \t\r\n")) {
+			return fmt.Sprintf("not a complete bpftool JSON dump (%v)", se)
+		}
+		line := 1 + bytes.Count(data[:at], []byte("\n"))
+		col := at - bytes.LastIndexByte(data[:at], '\n')
+		return fmt.Sprintf("line %d, column %d: not valid JSON (%v)", line, col, se)
+	case errors.As(err, &te):
+		field := te.Field
+		if field == "" {
+			return fmt.Sprintf("holds a JSON %s, where a bpftool dump (`bpftool -j prog show`) is a list of programs", te.Value)
+		}
+		return fmt.Sprintf("a program's %q holds a JSON %s, where bpftool writes %s", field, te.Value, jsonKind(te.Type))
+	}
+	return err.Error()
+}
+
+// unwrapPath is an *os.PathError's own words, without the path the
+// caller names anyway.
+func unwrapPath(err error) string {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
 }
 
 // ProgCost is one program's cost per packet in one measurement.

@@ -59,6 +59,11 @@ const InstructionTimeLabel = "instruction-time ns/pkt, emulated and deterministi
 // time, so every one carries its interval over the boots behind it.
 const WallTimeLabel = "wall-clock ns/pkt under KVM"
 
+// ModelledCyclesLabel names the unit of the cache model's rows
+// (modelled-cycles, cycles-marginal): cycles of a modelled CPU per
+// packet, a model's own unit, never ns and never comparable with ns.
+const ModelledCyclesLabel = "modelled cycles/pkt"
+
 // EmulatedLabel marks numbers measured under TCG: only base-vs-patched
 // ratios from the same run mean anything there.
 const EmulatedLabel = "emulated — relative only"

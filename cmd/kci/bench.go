@@ -9,7 +9,6 @@ import (
 
 	"github.com/kci-dev/kci/boot"
 	"github.com/kci-dev/kci/results/benchtab"
-	"github.com/kci-dev/kci/results/render"
 	"github.com/kci-dev/kci/results/verdict"
 
 	"github.com/spf13/cobra"
@@ -33,6 +32,7 @@ type benchCmd struct {
 	parallel       int
 	noResultCache  bool
 	vmo            vmFlags
+	hw             hardwareFlags
 }
 
 const benchLong = `Boot each tree's kernel (cached, no patch) --reps times with guest seeds
@@ -52,12 +52,22 @@ cache), as kci test does.
 With RUNDIR arguments nothing is booted: the table is made from those runs.
 A kci test run adds its patched kernel as tree <tree>+patched: "kci bench
 BENCHRUN TESTRUN" sets gtp with patches/rht-no-shrink.patch (the mail's
-configuration) beside the ext tree.`
+configuration) beside the ext tree.
+
+With --hardware the user's own bpf_stats sets (directories of
+<tree>-<variant>.bpfstats bpftool dumps, as bpfstats.py --agg reads) are
+set beside the table: for each BPF row both have, the hardware's mean ±
+spread over the sets beside kci's in each of its units, and for the
+ratios of variants, the hardware's beside kci's on the BPF total, the
+marginal cost and the cache model's cycles, with each one's model error
+(kci / hardware − 1). "kci bench --hardware results-1 results-2 results-3
+EXTRUN DEMORUN --hardware-tree gtp=gtp+patched" compares the mail's sets
+with the ext tree and the demo patch's kernel.`
 
 func newBenchCmd() *cobra.Command {
 	c := &benchCmd{}
 	cmd := &cobra.Command{
-		Use:   "bench [RUNDIR]...",
+		Use:   "bench [RUNDIR]... [--hardware SET...]",
 		Short: "Measure the trees' kernels, no patch: the designs side by side, whole-path and marginal cost per packet",
 		Long:  benchLong,
 		RunE:  c.run,
@@ -73,17 +83,18 @@ func newBenchCmd() *cobra.Command {
 	f.IntVar(&c.parallel, "parallel", 0, "boots at a time (default: by the clock, as kci test)")
 	f.BoolVar(&c.noResultCache, "no-result-cache", false, "boot every seed even when an exact boot of it is cached (also $KCI_RESULT_CACHE=off); the cache is only used under TCG icount")
 	c.vmo.register(f)
+	c.hw.register(f)
 	return cmd
 }
 
 func (c *benchCmd) run(cmd *cobra.Command, args []string) error {
-	if len(args) > 0 {
-		for _, d := range args {
-			if _, err := results.Load(d); err != nil {
-				return notRunDir("bench", d, err)
-			}
-		}
-		return benchFromDirs(os.Stdout, args)
+	runDirs, sets := splitBenchArgs(args, len(c.hw.dirs) > 0)
+	hw, err := c.hw.read(sets)
+	if err != nil {
+		return err
+	}
+	if len(runDirs) > 0 {
+		return benchFromDirs(cmd.OutOrStdout(), runDirs, hw)
 	}
 	if err := c.check(cmd); err != nil {
 		return err
@@ -92,6 +103,11 @@ func (c *benchCmd) run(cmd *cobra.Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	if hw != nil {
+		if err := hw.check(plannedRows(b.Project, c.trees, c.variants)); err != nil {
+			return err
+		}
+	}
 	cached, err := withResultCache(booter, b.Cache.Root, c.noResultCache)
 	if err != nil {
 		return err
@@ -99,7 +115,11 @@ func (c *benchCmd) run(cmd *cobra.Command, args []string) error {
 	start := time.Now()
 	res, err := (&job.Tester{Builder: b, Booter: cached}).Test(cmd.Context(), c.options(b, booter))
 	if dir := res.Dir; dir != "" {
-		if rerr := benchFromDirs(os.Stdout, []string{dir}); rerr != nil && err == nil {
+		bt, rerr := benchTableOf([]string{dir})
+		if rerr == nil {
+			rerr = writeBench(cmd.OutOrStdout(), bt, hw)
+		}
+		if rerr != nil && err == nil {
 			err = rerr
 		}
 		fmt.Fprintf(os.Stderr, "kci: bench wall time %s; run directory %s\n", time.Since(start).Round(time.Second), dir)
@@ -167,15 +187,36 @@ func withBaseline(asked, project []string) []string {
 
 // benchFromDirs prints the bench table of run directories (each
 // variant's numbers come from run.json: the table can always be made
-// again from the record).
-func benchFromDirs(w io.Writer, dirs []string) error {
+// again from the record), and the hardware sets beside it, if any: a
+// directory that is no run, or sets none of whose variants is a row of
+// the table, are refused first.
+func benchFromDirs(w io.Writer, dirs []string, hw *hardwareInput) error {
+	for _, d := range dirs {
+		if _, err := results.Load(d); err != nil {
+			return notRunDir("bench", d, err)
+		}
+	}
+	bt, err := benchTableOf(dirs)
+	if err != nil {
+		return err
+	}
+	if hw != nil {
+		if err := hw.check(benchtab.VariantNames(bt.Agg), tableTrees(bt)); err != nil {
+			return err
+		}
+	}
+	return writeBench(w, bt, hw)
+}
+
+// benchTableOf is the bench table of run directories.
+func benchTableOf(dirs []string) (benchtab.BenchTable, error) {
 	var runs []*results.Run
 	for _, d := range dirs {
 		r, err := results.Load(d)
 		if err != nil {
-			return err
+			return benchtab.BenchTable{}, err
 		}
 		runs = append(runs, r)
 	}
-	return render.BenchText(w, benchtab.BuildBench(runs...))
+	return benchtab.BuildBench(runs...), nil
 }

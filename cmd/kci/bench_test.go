@@ -32,7 +32,7 @@ func TestBenchFromRunDir(t *testing.T) {
 	dir := t.TempDir()
 	saveRun(t, dir, "r1", 1)
 	var out strings.Builder
-	if err := benchFromDirs(&out, []string{dir}); err != nil {
+	if err := benchFromDirs(&out, []string{dir}, nil); err != nil {
 		t.Fatalf("bench %s: %v", dir, err)
 	}
 	// saveRun's boots are KVM boots of gtp, 8 repetitions, no seeds: the
@@ -43,7 +43,7 @@ func TestBenchFromRunDir(t *testing.T) {
 	assertWidth(t, out.String())
 	// Targeted: the refusal names the directory (a fact).
 	bad := t.TempDir()
-	if err := benchFromDirs(&out, []string{bad}); err == nil || !strings.Contains(err.Error(), bad) {
+	if err := benchFromDirs(&out, []string{bad}, nil); err == nil || !strings.Contains(err.Error(), bad) {
 		t.Errorf("bench of a directory without run.json: %v, want an error naming it", err)
 	}
 }

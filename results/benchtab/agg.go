@@ -1,6 +1,7 @@
 package benchtab
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -154,20 +155,17 @@ func meanSpread(xs []float64) (mean, spread float64) {
 // file name order; the set is labelled with the directory's base name.
 func readBpfstatsSet(dir string) (AggSet, error) {
 	set := AggSet{Label: filepath.Base(filepath.Clean(dir))}
-	ents, err := os.ReadDir(dir)
+	names, err := bpfstatsFiles(dir)
 	if err != nil {
 		return set, fmt.Errorf("results: agg: %w", err)
 	}
-	var names []string
-	for _, e := range ents {
-		if !e.IsDir() && strings.HasSuffix(e.Name(), results.BpfstatsExt) {
-			names = append(names, e.Name())
-		}
-	}
-	sort.Strings(names)
 	for _, n := range names {
 		progs, err := results.ReadBpfstats(filepath.Join(dir, n))
 		if err != nil {
+			var be *results.BpfstatsError
+			if errors.As(err, &be) {
+				return set, fmt.Errorf("results: agg: %s: %s", be.File, be.What)
+			}
 			return set, fmt.Errorf("results: agg: %w", err)
 		}
 		costs, _ := results.PerPacket(progs)
@@ -177,6 +175,24 @@ func readBpfstatsSet(dir string) (AggSet, error) {
 		return set, fmt.Errorf("results: agg: %s: no %s files and no %s", dir, results.BpfstatsExt, results.RunFile)
 	}
 	return set, nil
+}
+
+// bpfstatsFiles are the names of dir's .bpfstats files, sorted (the
+// user's bpfstats.py reads them in that order; his .json and .log files
+// beside them are not bpftool's).
+func bpfstatsFiles(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range ents {
+		if !e.IsDir() && strings.HasSuffix(e.Name(), results.BpfstatsExt) {
+			names = append(names, e.Name())
+		}
+	}
+	sort.Strings(names)
+	return names, nil
 }
 
 // runSets turns a run record into sets, one per repetition, separately for

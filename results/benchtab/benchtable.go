@@ -24,8 +24,10 @@ type BenchTable struct {
 	Boots    map[string]int `json:"boots"`    // valid boots per variant
 	Excluded []string       `json:"excluded"` // what is not in the numbers, and why
 	// Model names the cache model behind the modelled-cycles rows ("" =
-	// none ran).
-	Model string `json:"model,omitempty"`
+	// none ran); ModelCPUs are the guest CPU counts of the boots it ran in
+	// (none recorded in older records).
+	Model     string `json:"model,omitempty"`
+	ModelCPUs []int  `json:"model_cpus,omitempty"`
 }
 
 // BenchPath is one cost row of a variant: per set, then mean ± spread
@@ -200,6 +202,9 @@ func (bb *benchBuilder) addBoot(b results.Boot) {
 		}
 		if v.Exact != nil && v.Exact.Model != "" {
 			bb.bt.Model = v.Exact.Model
+			if b.Sanity != nil && b.Sanity.NumCPU > 0 {
+				bb.bt.ModelCPUs = append(bb.bt.ModelCPUs, b.Sanity.NumCPU)
+			}
 		}
 	}
 }
@@ -242,6 +247,7 @@ func (bb *benchBuilder) excludedLines() []string {
 func (bb *benchBuilder) table() BenchTable {
 	bt := bb.bt
 	bt.Excluded = bb.excludedLines()
+	bt.ModelCPUs = sortedInts(bt.ModelCPUs)
 	sort.SliceStable(bb.order, func(i, j int) bool { return repOf(bb.order[i]) < repOf(bb.order[j]) })
 	var aggSets []AggSet
 	for _, l := range bb.order {

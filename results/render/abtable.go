@@ -56,11 +56,15 @@ func abTable(ab verdict.TreeAB) *table {
 // decided, in parts (each short enough for one Markdown field).
 func abLegend(ab verdict.TreeAB) []string {
 	if ab.Deterministic() {
+		floor := fmt.Sprintf("%g ns (one instruction)", verdict.ResolutionNs)
+		if ab.HasCyclesRows() {
+			floor = fmt.Sprintf("%g ns (one instruction; on the cache model's rows %g modelled cycle)", verdict.ResolutionNs, verdict.ResolutionNs)
+		}
 		parts := []string{
-			ab.Metric() + " ns/pkt, median of boots",
+			unitsLegend(ab) + ", median of boots",
 			"change = difference of per-seed means with its 95% interval (Welch t)",
-			fmt.Sprintf("a change must be significant (Holm over %s of the run at %.0f%% family-wise over %s) and reach ±%.1f%% and %g ns (one instruction)",
-				results.Plural(ab.Family, "row"), ab.Alpha*100, results.Plural(max(ab.Looks, 1), "look"), ab.MinEffectPct, verdict.ResolutionNs),
+			fmt.Sprintf("a change must be significant (Holm over %s of the run at %.0f%% family-wise over %s) and reach ±%.1f%% and %s",
+				results.Plural(ab.Family, "row"), ab.Alpha*100, results.Plural(max(ab.Looks, 1), "look"), ab.MinEffectPct, floor),
 			fmt.Sprintf("\"no change ±X%%\": the change that row would have shown with %.0f%% power", verdict.PowerLevel*100),
 		}
 		if sq := ab.Sequential; sq != nil && sq.Stop != "" {
@@ -69,7 +73,7 @@ func abLegend(ab verdict.TreeAB) []string {
 		return parts
 	}
 	parts := []string{
-		ab.Metric() + " ns/pkt, median of boots ± its 95% CI",
+		unitsLegend(ab) + ", median of boots ± its 95% CI",
 		"change = Hodges–Lehmann shift, [95% interval; a decided row's at the family's level, 1 − 0.05/m]",
 		fmt.Sprintf("p adj = Mann–Whitney U, Holm over %s, and over a variant's programs only when its total moved",
 			results.Plural(ab.Family, "variant total")),
@@ -80,6 +84,17 @@ func abLegend(ab verdict.TreeAB) []string {
 		parts = append(parts, results.EmulatedLabel)
 	}
 	return parts
+}
+
+// unitsLegend names the table's units: the tree's ns, and the cache
+// model's rows in their own.
+func unitsLegend(ab verdict.TreeAB) string {
+	s := ab.Metric() + " " + verdict.NsUnit
+	if ab.HasCyclesRows() {
+		s += fmt.Sprintf(" (%s and %s rows: %s, kci's cache model: a model, not ns)",
+			verdict.CyclesRow, verdict.CyclesMarginalRow, results.ModelledCyclesLabel)
+	}
+	return s
 }
 
 // fmtMedian is a median, with its CI in noisy mode.

@@ -150,16 +150,40 @@ func writeMailSet(t *testing.T, dir string, set int) {
 	}
 }
 
+// hardwareDir holds the mail's three sets as bpftool dumps
+// (testdata/hardware/README).
+const hardwareDir = "../testdata/hardware"
+
+func hardwareSets() []string {
+	var dirs []string
+	for i := 1; i <= 3; i++ {
+		dirs = append(dirs, filepath.Join(hardwareDir, fmt.Sprintf("results-%d", i)))
+	}
+	return dirs
+}
+
+// The committed sets are writeMailSet's: the mail's numbers, nothing else.
+func TestHardwareTestdataIsTheMail(t *testing.T) {
+	for i, d := range hardwareSets() {
+		tmp := t.TempDir()
+		writeMailSet(t, tmp, i)
+		ents, err := os.ReadDir(tmp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
+			want, _ := os.ReadFile(filepath.Join(tmp, e.Name()))
+			got, err := os.ReadFile(filepath.Join(d, e.Name()))
+			if err != nil || string(got) != string(want) {
+				t.Errorf("%s/%s is not what writeMailSet writes (err %v)", d, e.Name(), err)
+			}
+		}
+	}
+}
+
 // The user's table from the mail, reproduced from raw bpftool dumps.
 func TestAggReproducesMailTable(t *testing.T) {
-	root := t.TempDir()
-	var dirs []string
-	for i := 0; i < 3; i++ {
-		d := filepath.Join(root, fmt.Sprintf("results-%d", i+1))
-		writeMailSet(t, d, i)
-		dirs = append(dirs, d)
-	}
-	tables, err := benchtab.AggTrees(dirs, nil)
+	tables, err := benchtab.AggTrees(hardwareSets(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/kci-dev/kci/internal/lines"
+	"github.com/kci-dev/kci/results"
 	"github.com/kci-dev/kci/results/benchtab"
 
 	"github.com/kci-dev/kci/results/verdict"
@@ -52,8 +53,9 @@ func BenchText(w io.Writer, bt benchtab.BenchTable) error {
 			"[agent] (kci's sampler and the Go runtime's own threads) is left out of it\n")
 	}
 	if hasRow(bt, verdict.CyclesRow) {
-		tail.WriteString("[modelled-cycles]: the window's cycles per packet in kci's cache model (" + bt.Model + "; a model, not a measurement: " +
-			"docs/cost.md); [cycles-marginal]: modelled-cycles − the same boot's none\n")
+		tail.WriteString("[modelled-cycles]: the window in " + results.ModelledCyclesLabel + ", not ns: kci's cache model (" + bt.Model +
+			"; a model, not a measurement: docs/cost.md); [cycles-marginal]: modelled-cycles − the same boot's none, " +
+			results.ModelledCyclesLabel + "\n")
 	}
 	if len(bt.Ratios) > 0 {
 		tail.WriteString("\ndesigns side by side (mean ratio over seeds, 95 % interval by the delta method, Student t):\n")

@@ -26,11 +26,12 @@ type goldenRun struct {
 
 // goldenRuns are every run record under the repository's testdata (run
 // directories and the schema fixtures, loaded as kci report loads them)
-// and five synthetic runs: report_test.go's two (noisy mode, survival
+// and six synthetic runs: report_test.go's two (noisy mode, survival
 // changes, an invalid variant, failed checks), a KVM slowdown that
-// --fail-on-regression fails, a patched kernel's panic, and two
+// --fail-on-regression fails, a patched kernel's panic, two
 // deterministic trees with exact counts (one Holm family for the rows
-// and one for Where across trees).
+// and one for Where across trees), and a cache model's run whose
+// modelled-cycles rows moved (runtest.CyclesRun).
 func goldenRuns(t *testing.T) []goldenRun {
 	t.Helper()
 	dirs := map[string]string{
@@ -61,7 +62,8 @@ func goldenRuns(t *testing.T) []goldenRun {
 	crash := runtest.AbRun("gtp", results.AccelKVM, runtest.Normal(62, 8, 500, 0.01), nil)
 	crash.Boots = append(crash.Boots, results.Boot{Seq: 99, Tree: "gtp", Role: results.RolePatched, Rep: 1, Error: "Kernel panic - not syncing: Fatal exception", ErrorKind: "crash"})
 	return append(out, goldenRun{"synthetic-kvm", fullRun(results.AccelKVM)}, goldenRun{"synthetic-tcg", fullRun(results.AccelTCG)},
-		goldenRun{"synthetic-slow-kvm", slow}, goldenRun{"synthetic-crash-kvm", crash}, goldenRun{"synthetic-icount-2trees", icountTwoTrees(t)})
+		goldenRun{"synthetic-slow-kvm", slow}, goldenRun{"synthetic-crash-kvm", crash}, goldenRun{"synthetic-icount-2trees", icountTwoTrees(t)},
+		goldenRun{"synthetic-cycles", runtest.CyclesRun()})
 }
 
 // icountTwoTrees is a deterministic run of two trees, one family of

@@ -37,8 +37,9 @@ type htmlTree struct {
 	Name, Kernels, Config, Legend string
 	Patches                       []string
 	// Rows are the changed rows, shown first; Folded the others, folded
-	// below them.
-	Rows, Folded []htmlRow
+	// below them (FoldedN of them); each a block of charts per unit.
+	Rows, Folded []htmlCharts
+	FoldedN      int
 	Survival     []verdict.SurvivalRow
 	Excluded     []string
 	Where        *htmlWhere
@@ -51,6 +52,37 @@ type htmlWhere struct {
 	Heading, Note string
 	Header        []string
 	Rows          [][]string
+}
+
+// htmlCharts are charts of one unit: rows of different units (ns, the
+// cache model's cycles) never share an axis, nor a block of charts.
+type htmlCharts struct {
+	Unit, Note string
+	Rows       []htmlRow
+}
+
+// addChart files row under its unit's block, in order of first use.
+func addChart(groups []htmlCharts, unit string, row htmlRow) []htmlCharts {
+	for i := range groups {
+		if groups[i].Unit == unit {
+			groups[i].Rows = append(groups[i].Rows, row)
+			return groups
+		}
+	}
+	g := htmlCharts{Unit: unit, Rows: []htmlRow{row}}
+	if unit == results.ModelledCyclesLabel {
+		g.Note = "kci's cache model: a model, not a measurement, and not ns"
+	}
+	return append(groups, g)
+}
+
+// chartUnit is the unit of a row's chart axis: the tree's ns, or the
+// cache model's cycles.
+func chartUnit(ab verdict.TreeAB, name string) string {
+	if verdict.IsCyclesRow(name) {
+		return results.ModelledCyclesLabel
+	}
+	return ab.Metric() + " " + verdict.NsUnit
 }
 
 type htmlRow struct {
@@ -75,9 +107,11 @@ type htmlKey struct{ Class, Name string }
 func dotsKey(trees []htmlTree) []htmlKey {
 	var base, patched bool
 	for _, t := range trees {
-		for _, r := range append(append([]htmlRow(nil), t.Rows...), t.Folded...) {
-			base = base || r.BaseN > 0
-			patched = patched || r.PatchedN > 0
+		for _, g := range append(append([]htmlCharts(nil), t.Rows...), t.Folded...) {
+			for _, r := range g.Rows {
+				base = base || r.BaseN > 0
+				patched = patched || r.PatchedN > 0
+			}
 		}
 	}
 	var k []htmlKey
@@ -161,21 +195,22 @@ func htmlTreeOf(run *results.Run, tr verdict.TreeReport) (htmlTree, error) {
 			if i == 0 {
 				label += " total"
 			}
-			chart, err := rowChart(ab, label, r)
+			unit := chartUnit(ab, r.Name)
+			chart, err := rowChart(ab, label, unit, r)
 			if err != nil {
 				return ht, err
 			}
 			row := htmlRow{Label: label, Change: fmtChange(e), Verdict: rowVerdict(r, e, ab.MinEffectPct),
 				Class: "same", BaseN: r.Base.N, PatchedN: r.Patched.N, Chart: chart}
 			if !verdict.Changed(r) {
-				ht.Folded = append(ht.Folded, row)
+				ht.Folded, ht.FoldedN = addChart(ht.Folded, unit, row), ht.FoldedN+1
 				continue
 			}
 			row.Class = "faster"
 			if r.Verdict == verdict.Slower {
 				row.Class = "slower"
 			}
-			ht.Rows = append(ht.Rows, row)
+			ht.Rows = addChart(ht.Rows, unit, row)
 		}
 	}
 	return ht, nil

@@ -32,13 +32,13 @@ var chartFont = font.Font{Typeface: "Liberation", Variant: "Sans"}
 // rowChart draws one row of a tree's comparison: every boot's value for
 // base and patched as a dot, beside each side its interval (the observed
 // range in deterministic mode, the median's 95 % CI otherwise) with the
-// median as a tick. The SVG is gonum/plot's (vgsvg); text in it is
-// escaped by the library.
-func rowChart(ab verdict.TreeAB, title string, r verdict.Row) (template.HTML, error) {
+// median as a tick, on an axis in the row's unit (chartUnit). The SVG is
+// gonum/plot's (vgsvg); text in it is escaped by the library.
+func rowChart(ab verdict.TreeAB, title, unit string, r verdict.Row) (template.HTML, error) {
 	p := plot.New()
 	setFonts(p)
 	p.Title.Text = title
-	p.Y.Label.Text = ab.Metric() + " ns/pkt"
+	p.Y.Label.Text = unit
 	p.NominalX(results.RoleBase, results.RolePatched)
 	p.X.Min, p.X.Max = -0.6, 1.6
 	lo, hi := math.Inf(1), math.Inf(-1)

@@ -23,6 +23,7 @@ tr.regression td{font-weight:bold;color:#cf222e}tr.fixed td{font-weight:bold;col
 .badge.faster{background:#1a7f37}.badge.slower,.badge.failure{background:#cf222e}
 .cause{margin:.3em 0}details.unchanged{margin-top:.6em}details.unchanged summary{cursor:pointer;color:#555}
 .key .b{color:#4c72b0}.key .p{color:#dd8452}
+p.unit{color:#555;font-size:.85em;margin:.8em 0 .3em}
 </style></head><body>
 <h1>kci run {{.ID}}</h1>
 <p class="meta">{{.Times}} · {{.Host}}</p>
@@ -34,17 +35,14 @@ tr.regression td{font-weight:bold;color:#cf222e}tr.fixed td{font-weight:bold;col
 {{end}}</ul>{{end}}</div>
 {{with .Key}}<p class="key">Dots: one per boot, {{range $i, $k := .}}{{if $i}} and {{end}}<span class="{{$k.Class}}">● {{$k.Name}}</span>{{end}};
 the bar beside them is the interval and its tick the median.</p>{{end}}
-{{range .Trees}}
+{{range $tree := .Trees}}
 <section class="tree" id="tree-{{.Name}}">
 <h2>tree {{.Name}}</h2>
 {{if .Kernels}}<p class="meta">kernels: {{.Kernels}}</p>{{end}}
 {{with .Patches}}<ul class="patches meta">{{range .}}<li>patch: {{.}}</li>{{end}}</ul>{{end}}
 {{if .Config}}<p class="meta">{{.Config}}</p>{{end}}
-{{with .Rows}}<div class="charts">
-{{range .}}{{template "figure" .}}{{end}}</div>{{end}}
-{{with .Folded}}<details class="unchanged"><summary>{{len .}} rows without a decided change</summary>
-<div class="charts">
-{{range .}}{{template "figure" .}}{{end}}</div></details>{{end}}
+{{range .Rows}}{{template "charts" .}}{{end}}{{with .Folded}}<details class="unchanged"><summary>{{$tree.FoldedN}} rows without a decided change</summary>
+{{range .}}{{template "charts" .}}{{end}}</details>{{end}}
 <p class="legend">{{.Legend}}</p>
 {{with .Where}}<h3>Where it changed</h3><p class="meta">{{.Heading}}</p>
 {{if .Rows}}<table class="where"><tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr>
@@ -71,7 +69,10 @@ the bar beside them is the interval and its tick the median.</p>{{end}}
 {{if .Flames}}<h2>Flame graphs</h2><ul class="flames">
 {{range .Flames}}<li><a href="{{.}}">{{.}}</a></li>{{end}}</ul>{{end}}
 </body></html>
-{{define "figure"}}<figure class="row {{.Class}}" data-row="{{.Label}}" data-base-boots="{{.BaseN}}" data-patched-boots="{{.PatchedN}}">
+{{define "charts"}}<p class="unit">{{.Unit}}{{with .Note}} ({{.}}){{end}}</p>
+<div class="charts" data-unit="{{.Unit}}">
+{{range .Rows}}{{template "figure" .}}{{end}}</div>
+{{end}}{{define "figure"}}<figure class="row {{.Class}}" data-row="{{.Label}}" data-base-boots="{{.BaseN}}" data-patched-boots="{{.PatchedN}}">
 {{.Chart}}
 <figcaption><strong>{{.Label}}</strong>: {{.Change}}, {{.BaseN}}+{{.PatchedN}} boots, {{.Verdict}}</figcaption>
 </figure>

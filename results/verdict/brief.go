@@ -31,7 +31,8 @@ type Change struct {
 	BaseN        int     `json:"base_boots"`
 	PatchedN     int     `json:"patched_boots"`
 	// Metric and Unit name what the compared numbers measure
-	// ("instruction-time", "ns/pkt"); the change itself is in percent.
+	// ("instruction-time", "ns/pkt"; the cache model's rows "cache model",
+	// "modelled cycles/pkt"); the change itself is in percent.
 	Metric string `json:"metric"`
 	Unit   string `json:"unit"`
 }
@@ -52,7 +53,7 @@ func (e Change) Label() string {
 // seeds a side), the range of every base/patched boot pair's ratio.
 func RowChange(ab TreeAB, variant string, r Row) Change {
 	e := Change{Variant: variant, Name: r.Name, Verdict: r.Verdict, BaseN: r.Base.N, PatchedN: r.Patched.N,
-		Pct: r.changePct(), LowPct: r.Shift.Lo, HighPct: r.Shift.Hi, Metric: ab.Metric(), Unit: "ns/pkt"}
+		Pct: r.changePct(), LowPct: r.Shift.Lo, HighPct: r.Shift.Hi, Metric: ab.RowMetric(r.Name), Unit: RowUnit(r.Name)}
 	if r.Adjusted != nil {
 		// A noisy row called a change: the interval at the family's
 		// level, which the decision used.
@@ -150,7 +151,7 @@ func briefOf(tr TreeReport) Brief {
 // change, and unchanged, and words the outcome they give.
 func perfBrief(tr TreeReport) Brief {
 	ab := tr.Perf
-	b := Brief{Tree: tr.Tree, MinEffectPct: ab.MinEffectPct, Metric: ab.Metric(), Unit: "ns/pkt"}
+	b := Brief{Tree: tr.Tree, MinEffectPct: ab.MinEffectPct, Metric: ab.Metric(), Unit: NsUnit}
 	for _, v := range ab.Variants {
 		for _, r := range briefRows(v) {
 			e := RowChange(ab, v.Variant, r)
@@ -240,11 +241,16 @@ func FmtSigned(x float64) string {
 }
 
 // fmtChange writes a change as a cover letter quotes it:
-// "gtp_write -41.6% [-41.9, -41.3], 3+3 boots".
+// "gtp_write -41.6% [-41.9, -41.3], 3+3 boots"; a row in another unit
+// than the tree's ns says its own ("hash/modelled-cycles +4.1% [+4.1,
+// +4.1] in modelled cycles/pkt, 3+3 boots").
 func fmtChange(e Change) string {
 	s := e.Label() + " " + FmtSigned(e.Pct) + "%"
 	if !math.IsNaN(e.LowPct) && !math.IsNaN(e.HighPct) {
 		s += " [" + FmtSigned(e.LowPct) + ", " + FmtSigned(e.HighPct) + "]"
+	}
+	if e.Unit != "" && e.Unit != NsUnit {
+		s += " in " + e.Unit
 	}
 	return s + fmt.Sprintf(", %d+%d boots", e.BaseN, e.PatchedN)
 }

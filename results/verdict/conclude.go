@@ -171,7 +171,11 @@ func (f *facts) addVariant(ab TreeAB, v VariantAB) {
 	}
 	for _, p := range v.Programs {
 		if p.Verdict.moved() && !p.InNoise {
-			f.progs = append(f.progs, fmt.Sprintf("%s/%s %s %+.1f%% %s", v.Variant, p.Name, p.Verdict, p.changePct(), p.backing()))
+			s := fmt.Sprintf("%s/%s %s %+.1f%% %s", v.Variant, p.Name, p.Verdict, p.changePct(), p.backing())
+			if IsCyclesRow(p.Name) {
+				s += " (" + results.ModelledCyclesLabel + ")"
+			}
+			f.progs = append(f.progs, s)
 		}
 	}
 	for _, p := range append([]Row{v.Total}, v.Programs...) {
@@ -216,6 +220,10 @@ func summary(run *results.Run, ab TreeAB, f facts) string {
 		sum = append(sum, "numbers are "+results.InstructionTimeLabel+" (TCG, icount): guest instructions, not real time")
 	case ab.Emulated:
 		sum = append(sum, "numbers are "+results.EmulatedLabel+" (TCG)")
+	}
+	if ab.HasCyclesRows() {
+		sum = append(sum, CyclesRow+" and "+CyclesMarginalRow+" are "+results.ModelledCyclesLabel+
+			" of kci's cache model (a model, not a measurement; not ns)")
 	}
 	if run.Incomplete {
 		sum = append(sum, "run incomplete: "+run.IncompleteReason)

@@ -46,6 +46,48 @@ func isCostRow(name string) bool {
 	return false
 }
 
+// IsCyclesRow reports whether a row counts the cache model's cycles
+// (CyclesRow, CyclesMarginalRow) rather than ns.
+func IsCyclesRow(name string) bool { return name == CyclesRow || name == CyclesMarginalRow }
+
+// NsUnit is the unit of every row but the cache model's: ns per packet
+// (instruction-time ns under icount: the tree's Metric says which).
+const NsUnit = "ns/pkt"
+
+// RowUnit is the unit a row's numbers are in: modelled cycles per packet
+// for the cache model's rows, ns per packet for every other.
+func RowUnit(name string) string {
+	if IsCyclesRow(name) {
+		return results.ModelledCyclesLabel
+	}
+	return NsUnit
+}
+
+// CacheModelMetric is the Metric of the cache model's rows: a model, not
+// a measurement of time.
+const CacheModelMetric = "cache model"
+
+// RowMetric is what a row of ab measures: the tree's Metric, or the
+// cache model for its rows.
+func (ab TreeAB) RowMetric(name string) string {
+	if IsCyclesRow(name) {
+		return CacheModelMetric
+	}
+	return ab.Metric()
+}
+
+// HasCyclesRows reports whether any variant of ab has a cache model row.
+func (ab TreeAB) HasCyclesRows() bool {
+	for _, v := range ab.Variants {
+		for _, p := range v.Programs {
+			if IsCyclesRow(p.Name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // Accountant categories (bpf.AcctCategories) the rows read.
 const (
 	CtxRxSoftirq = "softirq:net_rx"

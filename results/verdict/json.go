@@ -37,15 +37,17 @@ func (d Dist) MarshalJSON() ([]byte, error) {
 	}{plain(d), "", Finite(ciLo), Finite(ciHi), Finite(d.Median), Finite(d.Lo), Finite(d.Hi), Finite(d.CV), Finite(d.Min), Finite(d.Max), Finite(d.Spread)})
 }
 
-// MarshalJSON writes undefined statistics as null.
+// MarshalJSON writes undefined statistics as null, and the unit of the
+// row's values (RowUnit: the cache model's rows count modelled cycles).
 func (r Row) MarshalJSON() ([]byte, error) {
 	type plain Row
 	return json.Marshal(struct {
 		plain
+		Unit     string   `json:"unit"`
 		DeltaPct *float64 `json:"delta_pct"`
 		P        *float64 `json:"p"`
 		PAdj     *float64 `json:"p_adj"`
-	}{plain(r), Finite(r.DeltaPct), Finite(r.P), Finite(r.PAdj)})
+	}{plain(r), RowUnit(r.Name), Finite(r.DeltaPct), Finite(r.P), Finite(r.PAdj)})
 }
 
 // MarshalJSON writes undefined numbers as null, with the unit and the
@@ -66,14 +68,15 @@ func (e Change) MarshalJSON() ([]byte, error) {
 	}{e.Variant, e.Name, e.Verdict, Finite(e.Pct), Finite(e.LowPct), Finite(e.HighPct), positive(e.WouldShowPct), e.BaseN, e.PatchedN, e.Metric, e.Unit})
 }
 
-// MarshalJSON adds what the tree's numbers are: unit and metric.
+// MarshalJSON adds what the tree's numbers are: unit and metric (a
+// cache model's row says its own: Row.MarshalJSON).
 func (ab TreeAB) MarshalJSON() ([]byte, error) {
 	type plain TreeAB
 	return json.Marshal(struct {
 		plain
 		Unit   string `json:"unit"`
 		Metric string `json:"metric"`
-	}{plain(ab), "ns/pkt", ab.Metric()})
+	}{plain(ab), NsUnit, ab.Metric()})
 }
 
 func positive(x float64) *float64 {

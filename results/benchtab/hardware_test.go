@@ -1,0 +1,250 @@
+package benchtab
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kci-dev/kci/internal/stats"
+	"github.com/kci-dev/kci/results"
+	"github.com/kci-dev/kci/results/internal/runtest"
+	"github.com/kci-dev/kci/results/verdict"
+)
+
+// mailSets are the user's three sets from his mail, as bpftool dumps
+// (testdata/hardware/README).
+func mailSets() []string {
+	var dirs []string
+	for i := 1; i <= 3; i++ {
+		dirs = append(dirs, filepath.Join("../testdata/hardware", fmt.Sprintf("results-%d", i)))
+	}
+	return dirs
+}
+
+// near: x prints as the mail's one-decimal number want.
+func near(x, want float64) bool { return math.Abs(x-want) < 0.05+1e-9 }
+
+// The sets read as his bpfstats.py --agg reads them: every variant's
+// total mean ± spread is the mail's, and so is each program per set.
+func TestHardwareReadsTheMail(t *testing.T) {
+	hw, err := ReadHardware(mailSets())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(hw.Sets, " "); got != "results-1 results-2 results-3" {
+		t.Errorf("sets %q", got)
+	}
+	want := map[string][2]float64{ // the mail's "total mean ± spread"
+		"ext-cnt": {106.7, 2.2}, "ext-ext": {263.8, 1.9}, "gtp-cnt": {94.6, 2.5},
+		"gtp-gtp": {920.9, 34.5}, "gtp-gtpchurn": {1190.8, 44.2}, "gtp-gtplru": {542.8, 1.1},
+	}
+	if len(hw.Variants) != len(want) {
+		t.Errorf("%d variants, want %d (the .json and .log files beside the dumps are not variants)", len(hw.Variants), len(want))
+	}
+	for _, v := range hw.Variants {
+		w, ok := want[v.Variant]
+		if !ok || !near(v.Mean, w[0]) || !near(v.Spread, w[1]) {
+			t.Errorf("%s: %.2f ± %.2f, want %.1f ± %.1f", v.Variant, v.Mean, v.Spread, w[0], w[1])
+		}
+	}
+	// One program, per set: the mail's ext-cnt cnt_egress 70.3 73.5 69.2.
+	for i, x := range progValues(hw.Variants[aggIndex(hw, "ext-cnt")], "cnt_egress") {
+		if !near(x, []float64{70.3, 73.5, 69.2}[i]) {
+			t.Errorf("ext-cnt cnt_egress in set %d: %.2f", i+1, x)
+		}
+	}
+}
+
+// bpfTotals are a kci record's BPF totals of a variant on one kernel,
+// per boot, worked out from run.json's counters by the user's rule.
+func bpfTotals(run *results.Run, role, variant string) []float64 {
+	var out []float64
+	for _, b := range run.Boots {
+		for _, v := range b.Variants {
+			if b.Role == role && b.Error == "" && v.Variant == variant && v.Valid && v.Skipped == "" {
+				costs, _ := results.PerPacket(v.Programs)
+				out = append(out, results.Total(costs))
+			}
+		}
+	}
+	return out
+}
+
+// The mail's sets beside a recorded kci run (the demo patch on gtp):
+// his gtp kernel had the patch, so his gtp-* are the run's patched
+// kernel (gtp+patched). The hardware's numbers are the mail's, kci's are
+// the record's, and a ratio's model error is kci's over his, minus one.
+func TestHardwareBesideRecord(t *testing.T) {
+	hw, err := ReadHardware(mailSets())
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := results.Load("../testdata/recorded-gtp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ht := BuildHardware(BuildBench(run), hw, map[string]string{"gtp": "gtp+patched"})
+	if got := strings.Join(ht.OnlyHardware, ","); got != "ext-cnt,ext-ext" {
+		t.Errorf("hardware alone: %s, want ext-cnt,ext-ext (the record has no ext tree)", got)
+	}
+	if !strings.Contains(strings.Join(ht.OnlyKCI, ","), "gtp-gtp,") {
+		t.Errorf("kci alone: %v, want the base kernel's gtp-gtp among them", ht.OnlyKCI)
+	}
+	var total *HardwareRow
+	for i, r := range ht.Rows {
+		if r.Variant == "gtp+patched-gtp" && r.Program == verdict.TotalRow {
+			total = &ht.Rows[i]
+		}
+	}
+	kgtp, klru := bpfTotals(run, results.RolePatched, "gtp"), bpfTotals(run, results.RolePatched, "gtplru")
+	mean := func(xs []float64) float64 { m, _ := stats.MeanVar(xs); return m }
+	switch {
+	case total == nil:
+		t.Fatal("no gtp+patched-gtp total row")
+	case total.Hardware != "gtp-gtp" || !near(total.HW.Mean, 920.9) || !near(total.HW.Spread, 34.5) || total.HW.N != 3:
+		t.Errorf("gtp+patched-gtp total: %s %.2f ± %.2f (%d sets), want gtp-gtp 920.9 ± 34.5 (3)", total.Hardware, total.HW.Mean, total.HW.Spread, total.HW.N)
+	case len(total.KCI) != 1 || total.KCI[0].Unit != results.InstructionTimeLabel || math.Abs(total.KCI[0].Mean-mean(kgtp)) > 1e-9:
+		t.Errorf("gtp+patched-gtp total, kci: %+v, want %.3f %s", total.KCI, mean(kgtp), results.InstructionTimeLabel)
+	}
+	r := findRatio(t, ht, "gtp+patched-gtp", "gtp+patched-gtplru")
+	if !near(r.HW, 1.70) {
+		t.Errorf("hardware gtp/gtplru %.3f, want the mail's 1.70", r.HW)
+	}
+	bpf := unitRatio(t, r, "bpf")
+	wantErr := (mean(kgtp)/mean(klru))/(hw.Variants[aggIndex(hw, "gtp-gtp")].Mean/hw.Variants[aggIndex(hw, "gtp-gtplru")].Mean)*100 - 100
+	if math.Abs(bpf.ErrPct-wantErr) > 1e-9 || bpf.ErrPct > -30 {
+		t.Errorf("gtp/gtplru bpf: kci %.3f, error %+.2f%%, want %+.2f%% (kci's 1.09× against his 1.70×)", bpf.Ratio, bpf.ErrPct, wantErr)
+	}
+	if m := unitRatio(t, r, verdict.MarginalRow); m.Unit != results.InstructionTimeLabel || m.N != 6 {
+		t.Errorf("gtp/gtplru marginal: %+v, want instruction-time over 6 seeds", m)
+	}
+	// Turned as the mail's: gtpchurn over gtp (1.29×), not gtp over gtpchurn.
+	if r := findRatio(t, ht, "gtp+patched-gtpchurn", "gtp+patched-gtp"); !near(r.HW, 1.29) {
+		t.Errorf("hardware gtpchurn/gtp %.3f, want 1.29", r.HW)
+	}
+}
+
+func findRatio(t *testing.T, ht HardwareTable, a, b string) HardwareRatio {
+	t.Helper()
+	for _, r := range ht.Ratios {
+		if r.A == a && r.B == b {
+			return r
+		}
+	}
+	t.Fatalf("no ratio %s / %s among %d", a, b, len(ht.Ratios))
+	return HardwareRatio{}
+}
+
+func unitRatio(t *testing.T, r HardwareRatio, metric string) UnitRatio {
+	t.Helper()
+	for _, k := range r.KCI {
+		if k.Metric == metric {
+			return k
+		}
+	}
+	t.Fatalf("%s / %s: no %s ratio among %+v", r.A, r.B, metric, r.KCI)
+	return UnitRatio{}
+}
+
+// cyclesBench is a cache model's bench of tree ext (one-vCPU guests,
+// seeds 1-3): ext costs 900 modelled cycles per packet more than none, cnt
+// 300, and their BPF totals are 200 and 100 instruction-time ns.
+func cyclesBench(cpus int) BenchTable {
+	run := runtest.MkRun(results.AccelTCG, results.ClockICount, 3, 0,
+		[]runtest.VarSpec{{Name: "none"}, {Name: "cnt", Progs: []string{"cnt_ingress"}}, {Name: "ext", Progs: []string{"ext_write"}}},
+		func(_ string, _ int, v, _ string) float64 { return map[string]float64{"cnt": 100, "ext": 200}[v] })
+	for i := range run.Boots {
+		b := &run.Boots[i]
+		b.Tree, b.Seed, b.Sanity = "ext", uint64(b.Rep), &results.Sanity{NumCPU: cpus}
+		for j := range b.Variants {
+			v := &b.Variants[j]
+			cycles := map[string]float64{"none": 5000, "cnt": 5300, "ext": 5900}[v.Variant] + float64(b.Rep)
+			v.Cost = &results.Cost{Packets: 1000, BusyNs: 3_000_000, ResolutionNs: 1}
+			v.Exact = &results.Exact{Packets: 1000, Insns: 3_000_000, Cycles: uint64(cycles * 1000), Model: "test model"}
+		}
+	}
+	return BuildBench(run)
+}
+
+// The cache model's ratio is its own unit, named by the guest's cores:
+// a model of another core count is another unit (a row of its own beside
+// the hardware), never averaged with it.
+func TestHardwareCyclesUnit(t *testing.T) {
+	hw := BuildAgg("", []AggSet{
+		{Label: "s1", Variants: []AggEntry{{Variant: "ext-cnt", Costs: []results.ProgCost{{Name: "cnt_ingress", NsPerPkt: 100}}},
+			{Variant: "ext-ext", Costs: []results.ProgCost{{Name: "ext_write", NsPerPkt: 250}}}}},
+	})
+	for _, c := range []struct {
+		cpus int
+		unit string
+	}{{1, "modelled cycles/pkt, one core"}, {4, "modelled cycles/pkt, 4 cores"}} {
+		ht := BuildHardware(cyclesBench(c.cpus), hw, nil)
+		r := findRatio(t, ht, "ext-ext", "ext-cnt")
+		cyc := unitRatio(t, r, verdict.CyclesMarginalRow)
+		// 900/300 modelled, 250/100 on the hardware: +20 %.
+		if cyc.Unit != c.unit || math.Abs(cyc.Ratio-3) > 1e-9 || math.Abs(cyc.ErrPct-20) > 1e-9 {
+			t.Errorf("%d cpus: cycles-marginal %+v, want 3.00× in %q, +20.0%%", c.cpus, cyc, c.unit)
+		}
+		if bpf := unitRatio(t, r, "bpf"); math.Abs(bpf.ErrPct+20) > 1e-9 { // 2× against 2.5×
+			t.Errorf("bpf %+v, want -20.0%%", bpf)
+		}
+	}
+}
+
+// What kci bench --hardware refuses names the directory or the file, and
+// what is wrong with it.
+func TestHardwareBadSets(t *testing.T) {
+	dir := t.TempDir()
+	mk := func(name string, files map[string]string) string {
+		d := filepath.Join(dir, name)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for f, body := range files {
+			if err := os.WriteFile(filepath.Join(d, f), []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return d
+	}
+	good := `[{"name":"p","type":"sched_cls","run_time_ns":100,"run_cnt":10}]`
+	plain := filepath.Join(dir, "plain")
+	if err := os.WriteFile(plain, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runDir := filepath.Join(dir, "run")
+	if err := results.Save(runDir, &results.Run{Schema: results.SchemaVersion, ID: "r"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		dirs       []string
+		path, what string
+	}{
+		{[]string{filepath.Join(dir, "nope")}, filepath.Join(dir, "nope"), "no such directory"},
+		{[]string{plain}, plain, "not a directory"},
+		{[]string{runDir}, runDir, "a kci run directory"},
+		{[]string{mk("empty", map[string]string{"a.json": "{}"})}, filepath.Join(dir, "empty"), "no .bpfstats files"},
+		{[]string{mk("syntax", map[string]string{"x-a.bpfstats": "# bpftool\n[{\"name\": \"p\",,}]\n"})},
+			filepath.Join(dir, "syntax", "x-a.bpfstats"), "line 2, column 15: not valid JSON"},
+		{[]string{mk("cut", map[string]string{"x-a.bpfstats": "[{\"name\": \"p\""})}, filepath.Join(dir, "cut", "x-a.bpfstats"), "not a complete bpftool JSON dump"},
+		{[]string{mk("kind", map[string]string{"x-a.bpfstats": `[{"name":"p","run_cnt":"10"}]`})},
+			filepath.Join(dir, "kind", "x-a.bpfstats"), `"run_cnt" holds a JSON string, where bpftool writes a whole number`},
+		{[]string{mk("object", map[string]string{"x-a.bpfstats": `7`})}, filepath.Join(dir, "object", "x-a.bpfstats"), "holds a JSON number"},
+		{[]string{mk("comments", map[string]string{"x-a.bpfstats": "# only\n"})}, filepath.Join(dir, "comments", "x-a.bpfstats"), "no bpftool JSON in it"},
+		{[]string{mk("nopkts", map[string]string{"x-a.bpfstats": `[{"name":"p","type":"tracing","run_time_ns":5,"run_cnt":1}]`})},
+			filepath.Join(dir, "nopkts", "x-a.bpfstats"), "no sched_cls program with a run count"},
+		{[]string{mk("ok", map[string]string{"x-a.bpfstats": good}), filepath.Join(dir, "ok")}, filepath.Join(dir, "ok"), "given twice"},
+		{[]string{mk("a/s", map[string]string{"x-a.bpfstats": good}), mk("b/s", map[string]string{"x-a.bpfstats": good})},
+			filepath.Join(dir, "b", "s"), "a second set named s"},
+	} {
+		_, err := ReadHardware(c.dirs)
+		var he *HardwareError
+		if !errors.As(err, &he) || he.Path != c.path || !strings.Contains(he.What, c.what) {
+			t.Errorf("%v: %v, want %s: ...%s...", c.dirs, err, c.path, c.what)
+		}
+	}
+}
