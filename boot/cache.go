@@ -340,11 +340,11 @@ func firstPrefixDifference(cached, now *BootResult) string {
 }
 
 // CacheKey is the result cache's key of a VMBooter boot: exact only under
-// TCG with the instruction clock and record/replay (one vCPU), and
+// TCG with the instruction clock (vm.Repeatable), and
 // without profiles or a kci run command, which the cache does not keep.
 func (b *VMBooter) CacheKey(ctx context.Context, req BootRequest) (rcache.Key, bool, error) {
 	c := b.pluginConfig(ctx)
-	if c.Accel != vm.AccelTCG || vm.GuestClock(c) != vm.ClockICount || !vm.RecordsReplay(c, vm.ClockICount) || req.Plan.Profile || len(req.Plan.Command) > 0 {
+	if c.Accel != vm.AccelTCG || vm.GuestClock(c) != vm.ClockICount || !vm.Repeatable(c, vm.ClockICount) || req.Plan.Profile || len(req.Plan.Command) > 0 {
 		return rcache.Key{}, false, nil
 	}
 	img, err := b.Image(ctx)

@@ -74,7 +74,7 @@ func TestVMBooterCacheKey(t *testing.T) {
 			c.Clock = vm.ClockHost
 			return newBooter(c), req
 		},
-		"smp": func() (*VMBooter, BootRequest) { c := icount; c.CPUs = 2; return newBooter(c), req },
+		"interactive": func() (*VMBooter, BootRequest) { c := icount; c.Interactive = true; return newBooter(c), req },
 		"profile": func() (*VMBooter, BootRequest) {
 			r := req
 			r.Plan.Profile = true
@@ -95,6 +95,9 @@ func TestVMBooterCacheKey(t *testing.T) {
 	changed := map[string]func() (*VMBooter, BootRequest){
 		"seed":   func() (*VMBooter, BootRequest) { r := req; r.Seed = 3; return newBooter(icount), r },
 		"memory": func() (*VMBooter, BootRequest) { c := icount; c.MemoryMiB = 2048; return newBooter(c), req },
+		// Several vCPUs are exact by construction (vm.Repeatable): cached,
+		// under another key.
+		"smp": func() (*VMBooter, BootRequest) { c := icount; c.CPUs = 2; return newBooter(c), req },
 		"qemu": func() (*VMBooter, BootRequest) {
 			b := newBooter(icount)
 			b.qemu = "QEMU emulator version 8.0"

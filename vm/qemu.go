@@ -100,12 +100,22 @@ func icountArgs(seed uint64, replay string) []string {
 }
 
 // RecordsReplay says whether a boot of c on clock records QEMU's replay
-// log, which is what makes icount exact: batch icount boots of one vCPU.
-// QEMU refuses record/replay for more than one vCPU ("not supported for
-// 'smp'"); such a guest still runs under icount, close to but not exactly
-// repeatable (kci test gives TCG guests one vCPU).
+// log, which is what makes icount exact for one vCPU: batch icount boots
+// of one vCPU. QEMU refuses record/replay for more than one vCPU ("not
+// supported for 'smp'"); see Repeatable.
 func RecordsReplay(c Config, clock Clock) bool {
 	return clock == ClockICount && !c.Interactive && c.withDefaults().CPUs == 1
+}
+
+// Repeatable says whether a batch boot of c on clock repeats exactly per
+// seed: every icount boot. One vCPU records its replay log; several are
+// exact by construction: they take turns on one host thread at points the
+// instruction count decides (the plugin's quantum), no host input reaches
+// the guest while it measures (QMP is used before the start and after the
+// end; the agent only writes), and the result cache's re-check boot tests
+// it on every run that reads the cache (docs/internals.md).
+func Repeatable(c Config, clock Clock) bool {
+	return clock == ClockICount && !c.Interactive
 }
 
 // icountCmdline is what an icount boot of cpus vCPUs adds to the kernel's
