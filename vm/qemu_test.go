@@ -240,22 +240,27 @@ func TestQemuArgsClock(t *testing.T) {
 	}
 }
 
-// A one-vCPU icount guest skips the APIC timer's calibration; a guest of
-// more vCPUs keeps its APIC timers (their ticks would otherwise be IPIs
-// broadcast from the HPET, and the profiler sampled only idle). Both keep
-// their layout fixed. The result cache's machine says which it got.
+// An icount guest skips the APIC timer's calibration, but a profiling
+// guest of several vCPUs keeps its APIC timers (their ticks would
+// otherwise be IPIs broadcast from the HPET, and the profiler sampled only
+// idle). All keep their layout fixed, and only one vCPU records. The
+// result cache's machine says which it got.
 func TestICountCmdlineByCPUs(t *testing.T) {
 	for _, tc := range []struct {
-		cpus    int
-		noAPICT bool
-	}{{1, true}, {2, false}, {8, false}} {
-		m, err := ICountMachine(Config{Kernel: "k", Initrd: "i", Accel: AccelTCG, CPUs: tc.cpus})
+		cpus        int
+		apic        bool
+		noAPICT, rr bool
+	}{{1, false, true, true}, {1, true, true, true}, {2, false, true, false}, {8, false, true, false}, {2, true, false, false}} {
+		m, err := ICountMachine(Config{Kernel: "k", Initrd: "i", Accel: AccelTCG, CPUs: tc.cpus, APICTimers: tc.apic})
 		if err != nil {
 			t.Fatal(err)
 		}
 		machine := strings.Join(m, " ")
 		if got := strings.Contains(machine, "noapictimer"); got != tc.noAPICT {
-			t.Errorf("%d vCPUs: noapictimer %v, want %v: %s", tc.cpus, got, tc.noAPICT, machine)
+			t.Errorf("%d vCPUs, APIC timers %v: noapictimer %v, want %v: %s", tc.cpus, tc.apic, got, tc.noAPICT, machine)
+		}
+		if got := strings.Contains(machine, "rr=record"); got != tc.rr {
+			t.Errorf("%d vCPUs: rr=record %v, want %v: %s", tc.cpus, got, tc.rr, machine)
 		}
 		for _, want := range []string{"nokaslr", "no_timer_check"} {
 			if !strings.Contains(machine, want) {

@@ -67,7 +67,7 @@ func Run(ctx context.Context, cfg Config, onEvent func(event.Event)) (*Result, e
 	case ClockICount:
 		// The TSC counts instructions too: the kernel calibrates it
 		// against the (equally virtual) PIT, no host rate applies.
-		cfg.Append = append(append([]string(nil), cfg.Append...), icountCmdline(cfg.CPUs)...)
+		cfg.Append = append(append([]string(nil), cfg.Append...), icountCmdline(cfg.withDefaults())...)
 	}
 	if cfg.Accel != AccelKVM || v.CPUReason == "configured" {
 		return res, boot(ctx, cfg, res, onEvent, false)
