@@ -66,7 +66,11 @@ func resolveAccel(ctx context.Context, cfg Config) (AccelChoice, error) {
 	case v.CPU == "" && v.Accel == AccelKVM:
 		v.CPU = "host"
 	case v.Accel == AccelTCG:
-		v.CPU, v.CPUReason = "max", ""
+		id, err := LookupIdentity(cfg.Identity)
+		if err != nil {
+			return v, infra("accel", err)
+		}
+		v.CPU, v.CPUReason = id.CPU, id.About
 	}
 	return v, nil
 }

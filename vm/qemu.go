@@ -159,7 +159,10 @@ type Config struct {
 	MemoryMiB int      // 0 = 1024
 	CPUs      int      // 0 = 2
 	Accel     Accel    // "" = auto
-	CPUModel  string   // "" = host under KVM, max under TCG
+	CPUModel  string   // "" = host under KVM, the identity's under TCG
+	// Identity is a TCG guest's CPU identity (LookupIdentity; "" = qemu):
+	// its -cpu and the kernel arguments that pick that CPU's mitigations.
+	Identity string
 	// Clock is the guest clock under TCG: ClockICount (the default) or
 	// ClockHost. KVM guests always run on real time.
 	Clock Clock
@@ -256,6 +259,9 @@ type Paths struct {
 // QEMU exiting.
 func Cmdline(c Config) string {
 	args := []string{"console=ttyS0", "panic=-1"}
+	if id, err := LookupIdentity(c.Identity); err == nil && c.Accel == AccelTCG {
+		args = append(args, id.Cmdline...)
+	}
 	return strings.Join(append(args, c.Append...), " ")
 }
 
@@ -282,7 +288,11 @@ func QemuArgs(c Config, p Paths) ([]string, error) {
 		// crashed SMP guests here ("Oops: int3 in sched_clock_cpu" during
 		// boot: a vCPU ran code another one had just re-patched through
 		// text_poke_bp); numbers under TCG are relative only anyway.
-		accel, cpu = "tcg,thread=single", "max"
+		id, err := LookupIdentity(c.Identity)
+		if err != nil {
+			return nil, fmt.Errorf("vm: %w", err)
+		}
+		accel, cpu = "tcg,thread=single", id.CPU
 	default:
 		return nil, fmt.Errorf("vm: accelerator %q is not resolved (want kvm or tcg)", c.Accel)
 	}

@@ -23,9 +23,35 @@ func argValue(t *testing.T, args []string, flag string) []string {
 	return vals
 }
 
+// The default identity shows the guest the user's CPU and turns off the
+// mitigations that CPU does in hardware; an unknown one is refused.
+func TestIdentityArgs(t *testing.T) {
+	paths := Paths{QMP: "q", Events: "e"}
+	args, err := QemuArgs(Config{Kernel: "k", Initrd: "i", Accel: AccelTCG}, paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cpu := argValue(t, args, "-cpu"); len(cpu) != 1 || !strings.Contains(cpu[0], "vendor=GenuineIntel") || !strings.Contains(cpu[0], "i7-13800H") {
+		t.Errorf("-cpu %q: want the i7-13800H identity", cpu)
+	}
+	if app := argValue(t, args, "-append"); len(app) != 1 || !strings.Contains(app[0], "spectre_v2=off") || !strings.Contains(app[0], "idle=halt") {
+		t.Errorf("-append %q: want the identity's mitigations", app)
+	}
+	kvm, err := QemuArgs(Config{Kernel: "k", Initrd: "i", Accel: AccelKVM}, paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if app := argValue(t, kvm, "-append"); len(app) != 1 || strings.Contains(app[0], "spectre_v2") {
+		t.Errorf("KVM guest -append %q: a real CPU's kernel picks its own mitigations", app)
+	}
+	if _, err := QemuArgs(Config{Kernel: "k", Initrd: "i", Accel: AccelTCG, Identity: "pentium"}, paths); err == nil || !strings.Contains(err.Error(), `guest CPU "pentium"`) {
+		t.Errorf("unknown identity: %v", err)
+	}
+}
+
 func TestQemuArgs(t *testing.T) {
 	paths := Paths{QMP: "/tmp/q/qmp", Events: "/tmp/q/ev"}
-	cfg := Config{Kernel: "/k/bzImage", Initrd: "/k/initrd", Accel: AccelTCG, CPUs: 4, MemoryMiB: 2048, Append: []string{"loglevel=5"}}
+	cfg := Config{Kernel: "/k/bzImage", Initrd: "/k/initrd", Accel: AccelTCG, CPUs: 4, MemoryMiB: 2048, Append: []string{"loglevel=5"}, Identity: IdentityQEMU}
 	args, err := QemuArgs(cfg, paths)
 	if err != nil {
 		t.Fatal(err)

@@ -25,6 +25,8 @@ type vmFlags struct {
 	clock  string
 	// cacheModel turns on the plugin's cache model (modelled cycles).
 	cacheModel bool
+	// guestCPU is a TCG guest's CPU identity (vm.LookupIdentity).
+	guestCPU string
 	// changed tells a value given from the default (--cpus 0 is refused,
 	// not read as unset); nil before register.
 	changed func(string) bool
@@ -37,6 +39,7 @@ func (v *vmFlags) register(f *pflag.FlagSet) {
 	f.Var(memoryValue{&v.memory}, "memory", "guest memory: 2G, 2048M or 2048 (MiB), at least 64M (default: kci.yaml vm.memory_mib)")
 	f.StringVar(&v.clock, "clock", "", "guest clock under TCG: icount (deterministic instruction-time, the default) or host (wall clock, noisy; kci.yaml vm.clock)")
 	f.StringVar(&v.pin, "pin", "", "pin vCPU threads to these host CPUs, e.g. 2-5 (default: kci.yaml vm.pin)")
+	f.StringVar(&v.guestCPU, "guest-cpu", "", "under TCG, the CPU the guest is shown and whose mitigations its kernel picks: i7-13800h (the default) or qemu (QEMU's own; docs/cost.md)")
 	f.BoolVar(&v.cacheModel, "cache-model", false, "under icount, also count modelled cycles: a Xeon 8180's caches (docs/cost.md)")
 }
 
@@ -67,6 +70,9 @@ func (v *vmFlags) validate() error {
 	if _, err := vm.ParseClock(v.clock); err != nil {
 		return job.Usagef("--clock: %v", err)
 	}
+	if _, err := vm.LookupIdentity(v.guestCPU); err != nil {
+		return job.Usagef("--guest-cpu: %v", err)
+	}
 	if v.cacheModel && (v.clock == string(vm.ClockHost) || v.accel == string(vm.AccelKVM)) {
 		return job.Usagef("--cache-model: modelled cycles need TCG's instruction clock (--clock icount, not KVM)")
 	}
@@ -84,7 +90,7 @@ func (v *vmFlags) booter(cacheDir string, p *project.File) (*boot.VMBooter, erro
 	if err := v.validate(); err != nil {
 		return nil, err
 	}
-	cfg := vm.Config{CPUs: p.VM.CPUs, MemoryMiB: p.VM.MemoryMiB, CacheDir: cacheDir}
+	cfg := vm.Config{CPUs: p.VM.CPUs, MemoryMiB: p.VM.MemoryMiB, CacheDir: cacheDir, Identity: v.guestCPU}
 	accel := v.accel
 	if accel == "" {
 		accel = p.VM.Accel
