@@ -205,6 +205,11 @@ func connect(ctx context.Context, cfg Config, res *Result, m *machine, paths Pat
 	} else if st != "prelaunch" && st != "paused" {
 		return fail(infra("qmp", fmt.Errorf("qemu is %q before start, want paused", st)))
 	}
+	actx, cancel := context.WithTimeout(ctx, socketTimeout)
+	defer cancel()
+	if err := mon.awaitAccepted(actx, eventChardev); err != nil {
+		return fail(startError(ctx, m, "event channel", err))
+	}
 	if len(cfg.Pin) > 0 {
 		tids, err := mon.vcpuThreads(ctx)
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -80,11 +81,13 @@ func fakeQEMU(scenario string, args []string) int {
 		return 1
 	}
 	started := make(chan struct{})
-	go serveQMP(ql, started)
+	var accepted atomic.Bool
+	go serveQMP(ql, started, evPath, &accepted)
 	ev, err := el.Accept()
 	if err != nil {
 		return 1
 	}
+	accepted.Store(true)
 	<-started
 	emit := func(typ string, v any) {
 		e, _ := event.New(typ, v)
@@ -200,7 +203,9 @@ func starve() {
 	}
 }
 
-func serveQMP(l net.Listener, started chan<- struct{}) {
+// serveQMP answers the QMP commands kci sends. query-chardev reports the
+// event channel "disconnected:" until the fake accepted it, as QEMU does.
+func serveQMP(l net.Listener, started chan<- struct{}, evPath string, accepted *atomic.Bool) {
 	for {
 		c, err := l.Accept()
 		if err != nil {
@@ -223,6 +228,12 @@ func serveQMP(l net.Listener, started chan<- struct{}) {
 				switch cmd.Execute {
 				case "query-status":
 					enc.Encode(map[string]any{"return": map[string]any{"status": status, "running": status == "running", "singlestep": false}})
+				case "query-chardev":
+					name := "unix:" + evPath + ",server=on"
+					if !accepted.Load() {
+						name = "disconnected:" + name
+					}
+					enc.Encode(map[string]any{"return": []map[string]any{{"label": "kci", "filename": name, "frontend-open": false}}})
 				case "query-cpus-fast":
 					enc.Encode(map[string]any{"return": []map[string]any{{"cpu-index": 0, "thread-id": syscall.Gettid(), "target": "x86_64"}}})
 				case "cont":

@@ -207,6 +207,9 @@ type Config struct {
 	Quantum uint64
 }
 
+// eventChardev is the agent's event channel's chardev id.
+const eventChardev = "kci"
+
 // DefaultQuantum is the turn of a vCPU in a multi-vCPU plugin boot: short
 // enough that a packet's hand-off from the client's CPU to the server's
 // happens within about one turn (a packet's path is ~15,000 instructions
@@ -332,8 +335,8 @@ func QemuArgs(c Config, p Paths) ([]string, error) {
 		"-chardev", con,
 		"-serial", "chardev:con",
 		"-device", vser,
-		"-chardev", "socket,id=kci,path=" + p.Events + ",server=on,wait=off",
-		"-device", "virtserialport,bus=vser.0,chardev=kci,name=" + event.Port,
+		"-chardev", "socket,id=" + eventChardev + ",path=" + p.Events + ",server=on,wait=off",
+		"-device", "virtserialport,bus=vser.0,chardev=" + eventChardev + ",name=" + event.Port,
 		"-qmp", "unix:" + p.QMP + ",server=on,wait=off",
 	}
 	if c.Accel == AccelTCG && c.Clock == ClockICount {
