@@ -114,6 +114,16 @@ func scanUnit(d *dwarf.Data, cu *dwarf.Entry, want map[string]map[int][]int, out
 	if len(match) == 0 {
 		return nil
 	}
+	if name, _ := cu.Val(dwarf.AttrName).(string); name != "" {
+		for file := range want {
+			if sameSource(name, file) {
+				if err := scanInlined(d, cu, lr.Files(), match, out); err != nil {
+					return err
+				}
+				break
+			}
+		}
+	}
 	var row, prev dwarf.LineEntry
 	havePrev := false
 	for {
@@ -130,6 +140,58 @@ func scanUnit(d *dwarf.Data, cu *dwarf.Entry, want map[string]map[int][]int, out
 		}
 		prev, havePrev = row, !row.EndSequence
 	}
+}
+
+// scanInlined adds the code of inlined calls made from wanted lines of a
+// compile unit's own file: the line table gives an inlined body's
+// instructions the inlined function's lines (atomic_long_inc's in
+// atomic64_64.h), and only the call site's DW_TAG_inlined_subroutine
+// says which line of the caller they stand for. Only the unit of the
+// changed file is walked: a header's hunk is found by its own lines.
+func scanInlined(d *dwarf.Data, cu *dwarf.Entry, files []*dwarf.LineFile, match map[*dwarf.LineFile]map[int][]int, out []LineCode) error {
+	r := d.Reader()
+	r.Seek(cu.Offset)
+	if _, err := r.Next(); err != nil { // the unit itself
+		return err
+	}
+	for depth := 1; depth > 0; {
+		e, err := r.Next()
+		if err != nil {
+			return err
+		}
+		if e == nil {
+			return nil
+		}
+		if e.Tag == 0 {
+			depth--
+			continue
+		}
+		if e.Children {
+			depth++
+		}
+		if e.Tag != dwarf.TagInlinedSubroutine {
+			continue
+		}
+		fi, okF := e.Val(dwarf.AttrCallFile).(int64)
+		line, okL := e.Val(dwarf.AttrCallLine).(int64)
+		if !okF || !okL || fi < 0 || int(fi) >= len(files) || files[fi] == nil {
+			continue
+		}
+		idx := match[files[fi]][int(line)]
+		if len(idx) == 0 {
+			continue
+		}
+		ranges, err := d.Ranges(e)
+		if err != nil {
+			return err
+		}
+		for _, rg := range ranges {
+			for _, i := range idx {
+				out[i].Ranges = append(out[i].Ranges, CodeRange{rg[0], rg[1]})
+			}
+		}
+	}
+	return nil
 }
 
 // sameSource says whether a line table's file name (absolute, or relative

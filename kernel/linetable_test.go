@@ -23,6 +23,7 @@ func TestLinesCode(t *testing.T) {
 		{File: "testdata/linetable/prog.c", Lines: []int{7}},  // one()'s return
 		{File: "testdata/linetable/prog.c", Lines: []int{15}}, // a comment
 		{File: "net/core/dev.c", Lines: []int{1}},             // not in this program
+		{File: "testdata/linetable/prog.c", Lines: []int{23}}, // three(): only an inlined call
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -38,6 +39,11 @@ func TestLinesCode(t *testing.T) {
 	}
 	if got[3].NoCode != NoCodeNotBuilt {
 		t.Errorf("other file: %+v, want %q", got[3], NoCodeNotBuilt)
+	}
+	// three()'s line holds the inline's load and multiply, found through
+	// the call site, as well as whatever the line table gives the line.
+	if len(got[4].Ranges) == 0 || got[4].Ranges[len(got[4].Ranges)-1].Hi-got[4].Ranges[0].Lo < 4 {
+		t.Errorf("inlined call's line: %+v, want the inline's code", got[4])
 	}
 	for _, lc := range got {
 		for _, r := range lc.Ranges {
