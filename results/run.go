@@ -64,6 +64,10 @@ const WallTimeLabel = "wall-clock ns/pkt under KVM"
 // packet, a model's own unit, never ns and never comparable with ns.
 const ModelledCyclesLabel = "modelled cycles/pkt"
 
+// InstructionsLabel is the unit of the plugin's instruction rows: every
+// instruction the guest's vCPUs ran in the window, per packet, exact.
+const InstructionsLabel = "instructions/pkt"
+
 // EmulatedLabel marks numbers measured under TCG: only base-vs-patched
 // ratios from the same run mean anything there.
 const EmulatedLabel = "emulated — relative only"

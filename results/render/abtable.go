@@ -33,7 +33,11 @@ func abTable(ab verdict.TreeAB) *table {
 			if i == 0 && !r.Ran() {
 				// No program ran (the baseline variant 'none'): its rows
 				// are the cost outside BPF, not a 0 ns/pkt total.
-				t.add(append([]string{v.Variant + " (no BPF programs)"}, make([]string, len(t.header)-1)...)...)
+				what := " (no BPF programs)"
+				if ab.Interleaved && !verdict.IsBaseline(v.Variant) {
+					what = " (programs' rows left out: several vCPUs)"
+				}
+				t.add(append([]string{v.Variant + what}, make([]string, len(t.header)-1)...)...)
 				continue
 			}
 			name := v.Variant + " total"
@@ -93,6 +97,10 @@ func unitsLegend(ab verdict.TreeAB) string {
 	if ab.HasCyclesRows() {
 		s += fmt.Sprintf(" (%s and %s rows: %s, kci's cache model: a model, not ns)",
 			verdict.CyclesRow, verdict.CyclesMarginalRow, results.ModelledCyclesLabel)
+	}
+	if ab.Interleaved {
+		s += fmt.Sprintf("; %s and %s rows: %s, the plugin's exact count over every vCPU; %s",
+			verdict.InsnsRow, verdict.InsnsMarginalRow, results.InstructionsLabel, verdict.InterleavedNote)
 	}
 	return s
 }

@@ -167,6 +167,9 @@ type Excluded struct {
 type TreeAB struct {
 	Tree     string `json:"tree"`
 	Emulated bool   `json:"emulated"`
+	// Interleaved: a guest of several vCPUs measured it, and only the
+	// plugin's rows are decided (InterleavedNote).
+	Interleaved bool `json:"interleaved,omitempty"`
 	// Clock is the tree's clock mode (ClockKVM, ClockHost, ClockICount);
 	// ClockICount means deterministic mode.
 	Clock string `json:"clock,omitempty"`
@@ -289,6 +292,9 @@ func compareTree(run *results.Run, tree string) TreeAB {
 				order = append(order, v.Variant)
 			}
 			costs, _ := results.PerPacket(v.Programs)
+			if Interleaved(v) {
+				costs, ab.Interleaved = nil, true
+			}
 			seed := bootSeed(b)
 			// The cost rows (cost.go) go beside the programs, not into the total.
 			s := sample{rep: b.Rep, seed: seed, costs: costs, total: results.Total(costs)}

@@ -225,6 +225,9 @@ func summary(run *results.Run, ab TreeAB, f facts) string {
 		sum = append(sum, CyclesRow+" and "+CyclesMarginalRow+" are "+results.ModelledCyclesLabel+
 			" of kci's cache model (a model, not a measurement; not ns)")
 	}
+	if ab.Interleaved {
+		sum = append(sum, InterleavedNote)
+	}
 	if run.Incomplete {
 		sum = append(sum, "run incomplete: "+run.IncompleteReason)
 	}

@@ -31,10 +31,36 @@ const (
 	// Unlike instruction-time they charge a cache miss its latency.
 	CyclesRow         = "modelled-cycles"
 	CyclesMarginalRow = "cycles-marginal"
+	// InsnsRow is every instruction the vCPUs ran in the window per
+	// packet (the QEMU plugin's exact count), InsnsMarginalRow it minus
+	// the same boot's baseline: the rows of a guest of several vCPUs,
+	// whose time-based rows are interleaved (Interleaved).
+	InsnsRow         = "instructions"
+	InsnsMarginalRow = "insns-marginal"
 )
 
 // costRows are every cost row's names: not programs, not in the total.
-var costRows = []string{WholePathRow, MarginalRow, RxSoftirqRow, RxMarginalRow, CyclesRow, CyclesMarginalRow}
+var costRows = []string{WholePathRow, MarginalRow, RxSoftirqRow, RxMarginalRow, CyclesRow, CyclesMarginalRow, InsnsRow, InsnsMarginalRow}
+
+// Interleaved says whether v was measured by a guest of several vCPUs
+// under icount. Their vCPUs take turns on one instruction clock, so a
+// CPU's clock also runs through the other vCPUs' turns: bpf_stats' run
+// times and the accountant's busy time count them (whole-path read 2.1×
+// the one-vCPU figure on the gtp tree). Only the plugin's counts, kept
+// per vCPU, are the guest's own: such a variant is decided on its
+// instruction and modelled-cycle rows.
+func Interleaved(v results.VariantResult) bool {
+	return v.Exact != nil && len(v.Exact.VCPUs) > 1
+}
+
+// InterleavedNote says why an interleaved variant has no program or
+// time rows.
+const InterleavedNote = "several vCPUs under icount take turns on one instruction clock, so bpf_stats and the " +
+	"context accountant's times also count the other vCPUs' turns: their rows are left out, and the variant is " +
+	"decided on the plugin's exact instructions (and modelled cycles) per packet"
+
+// IsInsnsRow reports whether a row counts the plugin's instructions.
+func IsInsnsRow(name string) bool { return name == InsnsRow || name == InsnsMarginalRow }
 
 // isCostRow reports whether name is a cost row rather than a program.
 func isCostRow(name string) bool {
@@ -57,8 +83,11 @@ const NsUnit = "ns/pkt"
 // RowUnit is the unit a row's numbers are in: modelled cycles per packet
 // for the cache model's rows, ns per packet for every other.
 func RowUnit(name string) string {
-	if IsCyclesRow(name) {
+	switch {
+	case IsCyclesRow(name):
 		return results.ModelledCyclesLabel
+	case IsInsnsRow(name):
+		return results.InstructionsLabel
 	}
 	return NsUnit
 }
@@ -236,6 +265,9 @@ func PathCostOf(b results.Boot, v results.VariantResult) (PathCost, bool) {
 // they go through the same decision rule as the programs; the baseline
 // has no marginal rows (they are 0 by definition).
 func PathRows(b results.Boot, v results.VariantResult) []results.ProgCost {
+	if Interleaved(v) {
+		return interleavedRows(b, v)
+	}
 	pc, ok := PathCostOf(b, v)
 	if !ok {
 		return nil
@@ -255,6 +287,36 @@ func PathRows(b results.Boot, v results.VariantResult) []results.ProgCost {
 	}
 	if !IsBaseline(v.Variant) && !math.IsNaN(pc.CyclesMarginal) {
 		out = append(out, results.ProgCost{Name: CyclesMarginalRow, Type: "cost", NsPerPkt: pc.CyclesMarginal})
+	}
+	return out
+}
+
+// interleavedRows are an interleaved variant's rows: the plugin's exact
+// instructions per packet and, with the cache model, modelled cycles,
+// each with its marginal over the same boot's baseline.
+func interleavedRows(b results.Boot, v results.VariantResult) []results.ProgCost {
+	e := v.Exact
+	if e.Packets == 0 {
+		return nil
+	}
+	per := func(n uint64) float64 { return float64(n) / float64(e.Packets) }
+	out := []results.ProgCost{{Name: InsnsRow, Type: "cost", NsPerPkt: per(e.Insns)}}
+	if e.Model != "" {
+		out = append(out, results.ProgCost{Name: CyclesRow, Type: "cost", NsPerPkt: per(e.Cycles)})
+	}
+	if IsBaseline(v.Variant) {
+		return out
+	}
+	for _, bv := range b.Variants {
+		if !IsBaseline(bv.Variant) || bv.Exact == nil || bv.Exact.Packets == 0 {
+			continue
+		}
+		be := bv.Exact
+		bper := func(n uint64) float64 { return float64(n) / float64(be.Packets) }
+		out = append(out, results.ProgCost{Name: InsnsMarginalRow, Type: "cost", NsPerPkt: per(e.Insns) - bper(be.Insns)})
+		if e.Model != "" && be.Model != "" {
+			out = append(out, results.ProgCost{Name: CyclesMarginalRow, Type: "cost", NsPerPkt: per(e.Cycles) - bper(be.Cycles)})
+		}
 	}
 	return out
 }
