@@ -198,7 +198,6 @@ func (b *VMBooter) bootConfig(ctx context.Context, req BootRequest) (vm.Config, 
 	cfg := b.pluginConfig(ctx)
 	cfg.Kernel, cfg.Initrd, cfg.Dir = req.Kernel.BzImage, initrd, tmp
 	cfg.StepTimeout = req.Plan.StepTimeout
-	cfg.APICTimers = req.Plan.Profile
 	cfg.Seed = req.Seed
 	cfg.Console = req.Tee
 	cfg.Append = append(append([]string(nil), cfg.Append...), req.Append...)

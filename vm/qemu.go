@@ -131,20 +131,22 @@ func Repeatable(c Config, clock Clock) bool {
 // rdtsc under icount, about 0.3 s of host time a boot, and QEMU's timer
 // routing is known to work.
 //
-// noapictimer skips the local APIC timer's calibration, which
-// busy-waits 100 ms of guest time (a pause per loop, each a return to
-// QEMU's main loop under TCG): under icount it took 4.8 s of a 8.7 s boot
-// to ready, and 3.1 s of a 7.0 s boot to the root mount with two vCPUs.
-// The HPET becomes the tick (on several vCPUs, broadcast to the others by
-// IPI). TCG has no TSC-deadline timer and fills no CPUID leaf 0x15 (the
-// APIC timer's rate; checked with vendor=GenuineIntel and tsc-frequency),
-// the kernel's two other ways to skip it. A profiling guest of several
-// vCPUs keeps its APIC timers (Config.APICTimers): with the broadcast
-// tick the profiler's 99 Hz timer sampled only the idle loop (727 of 739
-// samples in halt, on 2 vCPUs running the hash variant's traffic).
+// noapictimer, for a one-vCPU guest (kci test's under TCG by default),
+// skips the local APIC timer's calibration, which busy-waits 100 ms of
+// guest time (a pause per loop, each a return to QEMU's main loop under
+// TCG): under icount it took 4.8 s of a 8.7 s boot to ready; the HPET
+// becomes the CPU's tick. TCG has no TSC-deadline timer and fills no CPUID
+// leaf 0x15 (the APIC timer's rate; checked with vendor=GenuineIntel and
+// tsc-frequency), the kernel's two other ways to skip it. A guest of more
+// vCPUs keeps its APIC timers and pays the calibration (3.1 s of a 7.0 s
+// two-vCPU boot to the root mount): without them every CPU's tick is an
+// IPI broadcast from the HPET, no CPU can switch to high-resolution
+// timers, a two-vCPU guest stalled in stop_machine (an RCU stall in
+// multi_cpu_stop, 1 of 2 boots), and the profiler's 99 Hz timer sampled
+// only the idle loop (727 of 739 samples in halt).
 func icountCmdline(c Config) []string {
 	args := []string{"nokaslr", "no_timer_check"}
-	if c.CPUs == 1 || !c.APICTimers {
+	if c.CPUs == 1 {
 		args = append(args, "noapictimer")
 	}
 	return args
@@ -198,9 +200,6 @@ type Config struct {
 	// turns on its cache model. The counts land in Dir (Result.Counts).
 	Plugin     string
 	CacheModel bool
-	// APICTimers keeps the local APIC timers of a guest of several vCPUs
-	// under icount (a profiling guest: see icountCmdline).
-	APICTimers bool
 	// Quantum, in a guest of several vCPUs with the plugin, makes the
 	// vCPUs take turns every Quantum instructions while a window is
 	// instrumented (tcgplugin.Options.Quantum); 0 = DefaultQuantum.

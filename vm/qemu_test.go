@@ -266,24 +266,22 @@ func TestQemuArgsClock(t *testing.T) {
 	}
 }
 
-// An icount guest skips the APIC timer's calibration, but a profiling
-// guest of several vCPUs keeps its APIC timers (their ticks would
-// otherwise be IPIs broadcast from the HPET, and the profiler sampled only
-// idle). All keep their layout fixed, and only one vCPU records. The
-// result cache's machine says which it got.
+// A one-vCPU icount guest skips the APIC timer's calibration; a guest of
+// more vCPUs keeps its APIC timers (see icountCmdline). All keep their
+// layout fixed, and only one vCPU records. The result cache's machine
+// says which it got.
 func TestICountCmdlineByCPUs(t *testing.T) {
 	for _, tc := range []struct {
 		cpus        int
-		apic        bool
 		noAPICT, rr bool
-	}{{1, false, true, true}, {1, true, true, true}, {2, false, true, false}, {8, false, true, false}, {2, true, false, false}} {
-		m, err := ICountMachine(Config{Kernel: "k", Initrd: "i", Accel: AccelTCG, CPUs: tc.cpus, APICTimers: tc.apic})
+	}{{1, true, true}, {2, false, false}, {8, false, false}} {
+		m, err := ICountMachine(Config{Kernel: "k", Initrd: "i", Accel: AccelTCG, CPUs: tc.cpus})
 		if err != nil {
 			t.Fatal(err)
 		}
 		machine := strings.Join(m, " ")
 		if got := strings.Contains(machine, "noapictimer"); got != tc.noAPICT {
-			t.Errorf("%d vCPUs, APIC timers %v: noapictimer %v, want %v: %s", tc.cpus, tc.apic, got, tc.noAPICT, machine)
+			t.Errorf("%d vCPUs: noapictimer %v, want %v: %s", tc.cpus, got, tc.noAPICT, machine)
 		}
 		if got := strings.Contains(machine, "rr=record"); got != tc.rr {
 			t.Errorf("%d vCPUs: rr=record %v, want %v: %s", tc.cpus, got, tc.rr, machine)
