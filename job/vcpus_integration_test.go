@@ -1,0 +1,67 @@
+package job_test
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/kci-dev/kci/boot"
+	"github.com/kci-dev/kci/job"
+	"github.com/kci-dev/kci/results"
+	"github.com/kci-dev/kci/results/verdict"
+)
+
+// A guest of two vCPUs under icount, through the whole pipeline: the
+// client on vCPU 1, the server on vCPU 0, the coherent cache model, the
+// comment-only patch of TestNullPatchNoSignificantChange (its kernel is
+// in the cache by then: no new build). Boots with one seed must count the
+// same instructions and cycles, per vCPU and per function, with no replay
+// log to make them; each vCPU must have run part of each window; and the
+// variant is decided on the plugin's rows, its bpf_stats and time rows
+// left out.
+func TestTwoVCPUsRepeatExactly(t *testing.T) {
+	tr := icountTester(t)
+	b := tr.Booter.(*boot.VMBooter)
+	b.VM.CPUs, b.CacheModel = 2, true
+	r := runTest(t, tr, job.TestOptions{Patches: []string{"../kernel/testdata/one-file.patch"}, Trees: []string{"stock"},
+		Reps: 2, Seed: 1, Variants: []string{"cnt"}})
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	first := map[string]*results.Exact{}
+	for _, bt := range r.run.Boots {
+		for _, v := range bt.Variants {
+			e := v.Exact
+			if e == nil || len(e.VCPUs) != 2 || e.VCPUs[0].Insns == 0 || e.VCPUs[1].Insns == 0 || !strings.Contains(e.Model, "coherent") {
+				t.Fatalf("boot %d %s %s: exact %+v: want both vCPUs counted under the coherent model", bt.Rep, bt.Role, v.Variant, e)
+			}
+			t.Logf("boot %d %s %s: %d packets, per vCPU %+v, quantum %d", bt.Rep, bt.Role, v.Variant, e.Packets, e.VCPUs, e.Quantum)
+			k := bt.Role + "/" + v.Variant
+			if f, ok := first[k]; !ok {
+				first[k] = e
+			} else if !reflect.DeepEqual(e, f) {
+				t.Errorf("%s: boots of seed 1 counted differently: %d vs %d insns, per vCPU %+v vs %+v", k, e.Insns, f.Insns, e.VCPUs, f.VCPUs)
+			}
+		}
+	}
+	if len(first) != 2 || len(r.run.Boots) != 4 {
+		t.Fatalf("%d boots of %d kernel/variant pairs, want 4 of 2", len(r.run.Boots), len(first))
+	}
+	rows := abRows(r.run, "stock")
+	logRows(t, rows)
+	ins, ok := rows["cnt/"+verdict.InsnsRow]
+	if !ok {
+		t.Fatalf("no cnt/%s row: an interleaved variant is decided on the plugin's instructions", verdict.InsnsRow)
+	}
+	if ins.Verdict == verdict.Slower || ins.Verdict == verdict.Faster {
+		t.Errorf("cnt/%s: %s for a comment-only patch", verdict.InsnsRow, ins.Verdict)
+	}
+	for name := range rows {
+		if strings.HasPrefix(name, "cnt/cnt_") || name == "cnt/"+verdict.WholePathRow {
+			t.Errorf("row %s: bpf_stats and time rows of two vCPUs count the other vCPU's turns and must be left out", name)
+		}
+	}
+	if h := r.run.Host; !strings.Contains(h.GuestCPU, "i7-13800H") {
+		t.Errorf("guest CPU %q: want the default identity", h.GuestCPU)
+	}
+}
