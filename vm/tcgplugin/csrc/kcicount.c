@@ -370,6 +370,11 @@ static void on_atexit(qemu_plugin_id_t id, void *udata);
  * them refuses arm=marker at install. */
 extern __thread void *current_cpu __attribute__((weak));
 extern void qemu_plugin_disable_mem_helpers(void *cpu) __attribute__((weak));
+/* With several vCPUs every vCPU's pointer is cleared, not only the one
+ * that runs the reset: the others kept theirs while they waited their
+ * turn, and the next access of theirs called through freed memory (a
+ * two-vCPU boot aborted so, one in eight). */
+extern void *qemu_get_cpu(int index) __attribute__((weak));
 
 /* on_reset runs once QEMU has flushed every translated block, on the
  * vCPU's thread at a block boundary between two guest instructions (so
@@ -383,6 +388,12 @@ static void on_reset(qemu_plugin_id_t id)
 		abort();
 	}
 	qemu_plugin_disable_mem_helpers(current_cpu);
+	for (int i = 0; st.nvcpu > 1 && i < st.nvcpu; i++) {
+		void *cpu = qemu_get_cpu(i);
+		if (cpu) {
+			qemu_plugin_disable_mem_helpers(cpu);
+		}
+	}
 	pthread_mutex_lock(&st.lock);
 	st.pending = false;
 	st.installed = st.open || (st.cache && st.armed);
@@ -889,8 +900,9 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		fprintf(stderr, "kcicount: quantum= needs several vCPUs and QEMU 7.2's cpu_exit and current_cpu\n");
 		return -1;
 	}
-	if (st.arm_marker && (&current_cpu == NULL || qemu_plugin_disable_mem_helpers == NULL)) {
-		fprintf(stderr, "kcicount: arm=marker needs QEMU 7.2's current_cpu and "
+	if (st.arm_marker && (&current_cpu == NULL || qemu_plugin_disable_mem_helpers == NULL ||
+			      (st.nvcpu > 1 && qemu_get_cpu == NULL))) {
+		fprintf(stderr, "kcicount: arm=marker needs QEMU 7.2's current_cpu, qemu_get_cpu and "
 				"qemu_plugin_disable_mem_helpers (not exported by this QEMU)\n");
 		return -1;
 	}
