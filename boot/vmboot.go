@@ -146,7 +146,7 @@ func (b *VMBooter) Boot(ctx context.Context, req BootRequest) (*BootResult, erro
 	if err != nil {
 		return &BootResult{ErrorKind: failure.Infra}, err
 	}
-	out := &BootResult{}
+	out := &BootResult{VCPUs: cfg.CPUs}
 	res, stopped, decodeErr, err := b.run(ctx, cfg, req, out)
 	out.VM = res
 	consoleErr := fromVM(out, res, req.Console)

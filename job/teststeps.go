@@ -461,6 +461,9 @@ func (r *testRun) noteHost(res *boot.BootResult) {
 		if run.Host.GuestCPU == "" && res.CPU != "" {
 			run.Host.GuestCPU, run.Host.GuestCPUReason, firstCPU = res.CPU, res.CPUReason, true
 		}
+		if res.VCPUs > 1 && run.Host.GuestVCPUs == 0 {
+			run.Host.GuestVCPUs = res.VCPUs
+		}
 	})
 	if firstCPU && res.CPUReason != "" {
 		r.logf("kci: guests boot with -cpu %s: %s", res.CPU, res.CPUReason)

@@ -119,6 +119,9 @@ type Host struct {
 	// GuestCPUReason why it is not the accelerator's default.
 	GuestCPU       string `json:"guest_cpu,omitempty"`
 	GuestCPUReason string `json:"guest_cpu_reason,omitempty"`
+	// GuestVCPUs is the guests' vCPU count when more than one (0: one,
+	// or a record written before it was kept).
+	GuestVCPUs int `json:"guest_vcpus,omitempty"`
 }
 
 // Check is one `kci doctor` finding.

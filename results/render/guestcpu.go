@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/kci-dev/kci/results"
@@ -21,6 +22,9 @@ func guestCPU(h results.Host) []string {
 			s += " (" + h.GuestCPUReason + ")"
 		}
 		out = append(out, s)
+	}
+	if h.GuestVCPUs > 1 {
+		out = append(out, fmt.Sprintf("%d vCPUs", h.GuestVCPUs))
 	}
 	return out
 }
