@@ -28,6 +28,10 @@ type BenchTable struct {
 	// (none recorded in older records).
 	Model     string `json:"model,omitempty"`
 	ModelCPUs []int  `json:"model_cpus,omitempty"`
+	// Interleaved: a guest of several vCPUs ran some boots, whose
+	// bpf_stats and time rows count the other vCPUs' turns
+	// (verdict.InterleavedNote).
+	Interleaved bool `json:"interleaved,omitempty"`
 }
 
 // BenchPath is one cost row of a variant: per set, then mean ± spread
@@ -199,6 +203,9 @@ func (bb *benchBuilder) addBoot(b results.Boot) {
 		}
 		for row, x := range breakdownOf(v) {
 			bb.put(name, row, label, x)
+		}
+		if verdict.Interleaved(v) {
+			bb.bt.Interleaved = true
 		}
 		if v.Exact != nil && v.Exact.Model != "" {
 			bb.bt.Model = v.Exact.Model

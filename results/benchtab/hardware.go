@@ -287,10 +287,19 @@ func (m kciMetric) values(bt BenchTable, i int) []float64 {
 // kciMetrics are the metrics kci's design ratios are taken on: the BPF
 // total (bpf_stats, as the hardware's), the marginal cost, and the cache
 // model's cycles-marginal, each in its unit (CyclesUnit: its cores).
+//
+// A guest of several vCPUs shares one instruction clock between them, so
+// its bpf_stats and accountant times count the other vCPUs' turns
+// (verdict.InterleavedNote): their unit says so, and no one should quote
+// them; the cycles come from the plugin, per vCPU, and stand.
 func kciMetrics(bt BenchTable) []kciMetric {
+	unit := bt.Unit
+	if slices.ContainsFunc(bt.ModelCPUs, func(n int) bool { return n > 1 }) {
+		unit += ", interleaved over several vCPUs: counts the other vCPUs' turns, not a cost"
+	}
 	return []kciMetric{
-		{metric: "bpf", unit: bt.Unit},
-		{metric: verdict.MarginalRow, unit: bt.Unit, row: verdict.MarginalRow},
+		{metric: "bpf", unit: unit},
+		{metric: verdict.MarginalRow, unit: unit, row: verdict.MarginalRow},
 		{metric: verdict.CyclesMarginalRow, unit: CyclesUnit(bt.ModelCPUs), row: verdict.CyclesMarginalRow},
 	}
 }

@@ -66,6 +66,10 @@ func BenchText(w io.Writer, bt benchtab.BenchTable) error {
 	for _, e := range bt.Excluded {
 		tail.WriteString("excluded: " + e + "\n")
 	}
+	if bt.Interleaved {
+		tail.WriteString("several vCPUs: " + verdict.InterleavedNote + "; here only the [modelled-cycles] and " +
+			"[cycles-marginal] rows stand\n")
+	}
 	_, err := io.WriteString(w, b.String()+lines.Fold(tail.String(), lines.Width))
 	return err
 }
