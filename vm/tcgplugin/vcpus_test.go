@@ -37,8 +37,15 @@ func TestQEMUVCPUs(t *testing.T) {
 	one := run(1, o)
 	o.Quantum = 1000
 	two := run(2, o)
-	if again := run(2, o); !reflect.DeepEqual(again, two) {
+	// The windows repeat exactly, per vCPU. The run's closing totals
+	// (turns, coherence events from boot to exit) need not: this guest's
+	// boot runs instrumented from its first instruction, and a host
+	// event there (a realtime timer) can move a turn's end by a block
+	// (916820 against 916822 turns, seen once).
+	if again := run(2, o); !reflect.DeepEqual(again.Windows, two.Windows) {
 		t.Errorf("second two-vCPU boot counted differently:\n%s", diffWindows(two, again))
+	} else if *again.Coherence != *two.Coherence {
+		t.Logf("whole-run totals differ outside the windows: %+v against %+v", *again.Coherence, *two.Coherence)
 	}
 	for _, w := range two.Windows {
 		if len(w.PerVCPU) != 2 || w.PerVCPU[0].Insns == 0 || w.PerVCPU[1].Insns == 0 {
