@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sort"
 
 	"github.com/kci-dev/kci/kernel"
 	"github.com/kci-dev/kci/profile"
@@ -158,7 +159,43 @@ func attribute(w *tcgplugin.Window, v wire.VariantResult, syms *profile.KernelSy
 	for _, f := range w.ByName(name, tcgplugin.Fold{Packets: e.Packets, MinPerPacket: exactMinPerPacket, Small: results.FuncSmall}) {
 		e.Funcs = append(e.Funcs, results.FuncCount{Name: f.Name, Insns: f.Insns, Mem: f.Mem, Cycles: f.Cycles})
 	}
+	e.Calls = callsOf(w, name)
 	return e
+}
+
+// callsOf names the window's call contexts by their targets, as
+// attribute names code (a BPF program's entry is in its JIT range:
+// call:bpf:<prog>), summing the targets of one name, largest first (by
+// instructions, then name). A target in no known code keeps its address
+// in its name: such contexts (a BPF trampoline's, whose call of the
+// traced function may sleep) can nest in each other, and their sum would
+// be no one's count.
+func callsOf(w *tcgplugin.Window, name func(addr uint64) string) []results.CallCount {
+	var out []results.CallCount
+	at := map[string]int{}
+	for _, c := range w.Contexts {
+		n := results.CallPrefix + name(c.Target)
+		if n == results.CallPrefix+results.FuncOutside || n == results.CallPrefix+results.FuncUser {
+			n += fmt.Sprintf(" %x", c.Target)
+		}
+		i, ok := at[n]
+		if !ok {
+			i = len(out)
+			at[n] = i
+			out = append(out, results.CallCount{Name: n})
+		}
+		out[i].Calls += c.Calls
+		out[i].Insns += c.Insns
+		out[i].Mem += c.Mem
+		out[i].Cycles += c.Cycles
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Insns != out[j].Insns {
+			return out[i].Insns > out[j].Insns
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
 }
 
 func nameOf(addr uint64, ranges []codeRange, syms *profile.KernelSymbols) string {

@@ -1,6 +1,7 @@
 package boot
 
 import (
+	"reflect"
 	"testing"
 
 	"github.com/kci-dev/kci/profile"
@@ -48,5 +49,48 @@ func TestAttribute(t *testing.T) {
 	}
 	if sum != w.Insns || e.Funcs[0].Name != "htab_map_update_elem" {
 		t.Errorf("funcs sum to %d (want the window's %d), first %s", sum, w.Insns, e.Funcs[0].Name)
+	}
+}
+
+// A window's call contexts are named by their targets as its blocks are:
+// a program's entry is in its JIT range (call:bpf:<prog>), the
+// accountant's (call:observer:<prog>), a subprogram's in its own range;
+// targets of one name add up, but those of no known code keep their
+// addresses apart; and Funcs stay as they were.
+func TestAttributeCalls(t *testing.T) {
+	syms := profile.NewKernelSymbols([]profile.Func{{Name: "htab_map_update_elem", Start: 0xffffffff81000000, Size: 0x100}})
+	v := wire.VariantResult{
+		Variant: "hash",
+		Loads: []wire.ProgLoad{{Name: "hash_write", JIT: []wire.CodeRange{
+			{Prog: "hash_write", Addr: 0xffffffffa0000000, Len: 0x80},
+			{Prog: "hash_write/1", Addr: 0xffffffffa0000080, Len: 0x40},
+		}}},
+		Observer: []wire.CodeRange{{Prog: "acct_enter", Addr: 0xffffffffa0001000, Len: 0x40}},
+		Cost:     &wire.Cost{Packets: 1000},
+	}
+	w := &tcgplugin.Window{Insns: 1000, PCs: []tcgplugin.PC{{Addr: 0xffffffffa0000000, Insns: 1000, Execs: 10}},
+		Contexts: []tcgplugin.Context{
+			{Target: 0xffffffffa0000000, Calls: 10, Insns: 900, Mem: 30, Cycles: 1200},
+			{Target: 0xffffffffa0000080, Calls: 10, Insns: 100, Mem: 5, Cycles: 110},
+			{Target: 0xffffffffa0001000, Calls: 3, Insns: 30, Mem: 2, Cycles: 40},
+			{Target: 0xffffffffa0002000, Calls: 1, Insns: 7},
+			{Target: 0xffffffffa0003000, Calls: 1, Insns: 5},
+		}}
+	e := attribute(w, v, syms)
+	want := []results.CallCount{
+		{Name: "call:bpf:hash_write", Calls: 10, Insns: 900, Mem: 30, Cycles: 1200},
+		{Name: "call:bpf:hash_write/1", Calls: 10, Insns: 100, Mem: 5, Cycles: 110},
+		{Name: "call:observer:acct_enter", Calls: 3, Insns: 30, Mem: 2, Cycles: 40},
+		{Name: "call:" + results.FuncOutside + " ffffffffa0002000", Calls: 1, Insns: 7},
+		{Name: "call:" + results.FuncOutside + " ffffffffa0003000", Calls: 1, Insns: 5},
+	}
+	if !reflect.DeepEqual(e.Calls, want) {
+		t.Errorf("Calls:\n got %+v\nwant %+v", e.Calls, want)
+	}
+	if len(e.Funcs) != 1 || e.Funcs[0] != (results.FuncCount{Name: "bpf:hash_write", Insns: 1000}) {
+		t.Errorf("Funcs = %+v, want the blocks' alone", e.Funcs)
+	}
+	if e := attribute(&tcgplugin.Window{}, v, syms); e.Calls != nil {
+		t.Errorf("a window without contexts has Calls %+v", e.Calls)
 	}
 }

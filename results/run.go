@@ -65,7 +65,9 @@ const WallTimeLabel = "wall-clock ns/pkt under KVM"
 const ModelledCyclesLabel = "modelled cycles/pkt"
 
 // InstructionsLabel is the unit of the plugin's instruction rows: every
-// instruction the guest's vCPUs ran in the window, per packet, exact.
+// instruction the guest's vCPUs ran in the window, per packet, exact;
+// and of a program's call rows in instructions (call:<prog>/instructions,
+// its calls' instructions per packet). Not ns.
 const InstructionsLabel = "instructions/pkt"
 
 // EmulatedLabel marks numbers measured under TCG: only base-vs-patched

@@ -158,6 +158,17 @@ type Exact struct {
 	// observer:<prog>, and the buckets FuncUser, FuncOutside and
 	// FuncSmall, so they sum to the window.
 	Funcs []FuncCount `json:"funcs"`
+	// Calls are the window's call contexts (vm/tcgplugin's README):
+	// what ran inside the calls into JIT'd code, the callee's own code
+	// and everything it called until it returned, interrupts included:
+	// bpf_stats' scope for a BPF program. Named call:bpf:<prog> (a
+	// subprogram call:bpf:<prog>/<n>, the accountant's
+	// call:observer:<prog>; a target in no known code, a BPF
+	// trampoline's, "call:[kernel, outside vmlinux] <hex address>"),
+	// largest first. A call made inside another's counts in both, so
+	// they do not sum to the window. Nil when the plugin counted no
+	// contexts.
+	Calls []CallCount `json:"calls,omitempty"`
 	// HunkRuns is how many times the window ran each of the tree's
 	// hunks (Hunk.Key) on this boot's side, 0 for never; nil when the
 	// boot kept no blocks to look them up in.
@@ -183,6 +194,20 @@ type FuncCount struct {
 	Mem    uint64 `json:"mem"`
 	Cycles uint64 `json:"cycles,omitempty"`
 }
+
+// CallCount is one call context's share of a window: Calls is how many
+// calls into its target began there.
+type CallCount struct {
+	Name   string `json:"name"`
+	Calls  uint64 `json:"calls"`
+	Insns  uint64 `json:"insns"`
+	Mem    uint64 `json:"mem"`
+	Cycles uint64 `json:"cycles,omitempty"`
+}
+
+// CallPrefix starts every Exact.Calls name: call:bpf:<prog> is the calls
+// of a BPF program.
+const CallPrefix = "call:"
 
 // The buckets of Exact.Funcs that are no one function.
 const (

@@ -64,6 +64,9 @@ func abLegend(ab verdict.TreeAB) []string {
 		if ab.HasCyclesRows() {
 			floor = fmt.Sprintf("%g ns (one instruction; on the cache model's rows %g modelled cycle)", verdict.ResolutionNs, verdict.ResolutionNs)
 		}
+		if ab.HasCallRows() {
+			floor += fmt.Sprintf(" (on %s rows %g instruction or modelled cycle)", verdict.CallRowPrefix, verdict.ResolutionNs)
+		}
 		parts := []string{
 			unitsLegend(ab) + ", median of boots",
 			"change = difference of per-seed means with its 95% interval (Welch t)",
@@ -97,6 +100,10 @@ func unitsLegend(ab verdict.TreeAB) string {
 	if ab.HasCyclesRows() {
 		s += fmt.Sprintf(" (%s and %s rows: %s, kci's cache model: a model, not ns)",
 			verdict.CyclesRow, verdict.CyclesMarginalRow, results.ModelledCyclesLabel)
+	}
+	if ab.HasCallRows() {
+		s += fmt.Sprintf(" (%s<prog> rows: a program's calls in bpf_stats' scope, %s or %s, kci's QEMU plugin)",
+			verdict.CallRowPrefix, results.InstructionsLabel, results.ModelledCyclesLabel)
 	}
 	if ab.Interleaved {
 		s += fmt.Sprintf("; %s and %s rows: %s, the plugin's exact count over every vCPU; %s",

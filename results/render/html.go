@@ -70,17 +70,20 @@ func addChart(groups []htmlCharts, unit string, row htmlRow) []htmlCharts {
 		}
 	}
 	g := htmlCharts{Unit: unit, Rows: []htmlRow{row}}
-	if unit == results.ModelledCyclesLabel {
+	switch unit {
+	case results.ModelledCyclesLabel:
 		g.Note = "kci's cache model: a model, not a measurement, and not ns"
+	case results.InstructionsLabel:
+		g.Note = "exact guest instructions (kci's QEMU plugin), not ns"
 	}
 	return append(groups, g)
 }
 
-// chartUnit is the unit of a row's chart axis: the tree's ns, or the
-// cache model's cycles.
+// chartUnit is the unit of a row's chart axis: the tree's ns, the cache
+// model's cycles, or a call row's instructions.
 func chartUnit(ab verdict.TreeAB, name string) string {
-	if verdict.IsCyclesRow(name) {
-		return results.ModelledCyclesLabel
+	if u := verdict.RowUnit(name); u != verdict.NsUnit {
+		return u
 	}
 	return ab.Metric() + " " + verdict.NsUnit
 }

@@ -296,9 +296,10 @@ func compareTree(run *results.Run, tree string) TreeAB {
 				costs, ab.Interleaved = nil, true
 			}
 			seed := bootSeed(b)
-			// The cost rows (cost.go) go beside the programs, not into the total.
+			// The cost rows (cost.go, callrows.go) go beside the
+			// programs, not into the total.
 			s := sample{rep: b.Rep, seed: seed, costs: costs, total: results.Total(costs)}
-			s.costs = append(s.costs, PathRows(b, v)...)
+			s.costs = append(append(s.costs, PathRows(b, v)...), CallRows(v)...)
 			samples[v.Variant][b.Role] = append(samples[v.Variant][b.Role], s)
 		}
 	}

@@ -172,8 +172,8 @@ func (f *facts) addVariant(ab TreeAB, v VariantAB) {
 	for _, p := range v.Programs {
 		if p.Verdict.moved() && !p.InNoise {
 			s := fmt.Sprintf("%s/%s %s %+.1f%% %s", v.Variant, p.Name, p.Verdict, p.changePct(), p.backing())
-			if IsCyclesRow(p.Name) {
-				s += " (" + results.ModelledCyclesLabel + ")"
+			if u := RowUnit(p.Name); u != NsUnit {
+				s += " (" + u + ")"
 			}
 			f.progs = append(f.progs, s)
 		}
@@ -224,6 +224,10 @@ func summary(run *results.Run, ab TreeAB, f facts) string {
 	if ab.HasCyclesRows() {
 		sum = append(sum, CyclesRow+" and "+CyclesMarginalRow+" are "+results.ModelledCyclesLabel+
 			" of kci's cache model (a model, not a measurement; not ns)")
+	}
+	if ab.HasCallRows() {
+		sum = append(sum, CallRowPrefix+"<prog> rows are a program's calls in bpf_stats' scope (its code, what it calls, "+
+			"interrupts meanwhile), counted by kci's QEMU plugin: "+results.InstructionsLabel+" and "+results.ModelledCyclesLabel+", not ns")
 	}
 	if ab.Interleaved {
 		sum = append(sum, InterleavedNote)

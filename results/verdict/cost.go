@@ -2,6 +2,8 @@ package verdict
 
 import (
 	"math"
+	"sort"
+	"strings"
 
 	"github.com/kci-dev/kci/results"
 )
@@ -62,31 +64,43 @@ const InterleavedNote = "several vCPUs under icount take turns on one instructio
 // IsInsnsRow reports whether a row counts the plugin's instructions.
 func IsInsnsRow(name string) bool { return name == InsnsRow || name == InsnsMarginalRow }
 
-// isCostRow reports whether name is a cost row rather than a program.
+// isCostRow reports whether name is a cost row (a program's call rows
+// included) rather than a program.
 func isCostRow(name string) bool {
 	for _, c := range costRows {
 		if c == name {
 			return true
 		}
 	}
-	return false
+	return IsCallRow(name)
 }
 
 // IsCyclesRow reports whether a row counts the cache model's cycles
-// (CyclesRow, CyclesMarginalRow) rather than ns.
-func IsCyclesRow(name string) bool { return name == CyclesRow || name == CyclesMarginalRow }
+// (CyclesRow, CyclesMarginalRow, a program's call row in cycles) rather
+// than ns.
+func IsCyclesRow(name string) bool {
+	return name == CyclesRow || name == CyclesMarginalRow || IsCallRow(name) && strings.HasSuffix(name, CallCyclesSuffix)
+}
+
+// IsCallInsnsRow reports whether a row is a program's call row in
+// instructions.
+func IsCallInsnsRow(name string) bool {
+	return IsCallRow(name) && strings.HasSuffix(name, CallInsnsSuffix)
+}
 
 // NsUnit is the unit of every row but the cache model's: ns per packet
 // (instruction-time ns under icount: the tree's Metric says which).
 const NsUnit = "ns/pkt"
 
 // RowUnit is the unit a row's numbers are in: modelled cycles per packet
-// for the cache model's rows, ns per packet for every other.
+// for the cache model's rows, instructions per packet for the plugin's
+// instruction rows and the call rows in instructions, ns per packet for
+// every other.
 func RowUnit(name string) string {
 	switch {
 	case IsCyclesRow(name):
 		return results.ModelledCyclesLabel
-	case IsInsnsRow(name):
+	case IsInsnsRow(name), IsCallInsnsRow(name):
 		return results.InstructionsLabel
 	}
 	return NsUnit
@@ -96,11 +110,19 @@ func RowUnit(name string) string {
 // a measurement of time.
 const CacheModelMetric = "cache model"
 
-// RowMetric is what a row of ab measures: the tree's Metric, or the
-// cache model for its rows.
+// ExactCountMetric is the Metric of the call rows in instructions: the
+// QEMU plugin's count, not a time.
+const ExactCountMetric = "exact count"
+
+// RowMetric is what a row of ab measures: the tree's Metric, the cache
+// model for its rows, the plugin's count for the call rows in
+// instructions.
 func (ab TreeAB) RowMetric(name string) string {
-	if IsCyclesRow(name) {
+	switch {
+	case IsCyclesRow(name):
 		return CacheModelMetric
+	case IsCallInsnsRow(name):
+		return ExactCountMetric
 	}
 	return ab.Metric()
 }
@@ -321,11 +343,24 @@ func interleavedRows(b results.Boot, v results.VariantResult) []results.ProgCost
 	return out
 }
 
-// alignPathRows drops a cost row from every sample of a variant when any
-// sample of either kernel lacks it: a missing program costs 0, a missing
-// measurement is unknown, and 0 would read as a change.
+// alignPathRows drops a cost row (a program's call rows too) from every
+// sample of a variant when any sample of either kernel lacks it: a
+// missing program costs 0, a missing measurement is unknown, and 0 would
+// read as a change.
 func alignPathRows(byRole map[string][]sample) {
-	for _, name := range costRows {
+	names := append([]string(nil), costRows...)
+	seen := map[string]bool{}
+	for _, role := range sortedRoles(byRole) {
+		for _, s := range byRole[role] {
+			for _, c := range s.costs {
+				if IsCallRow(c.Name) && !seen[c.Name] {
+					seen[c.Name] = true
+					names = append(names, c.Name)
+				}
+			}
+		}
+	}
+	for _, name := range names {
 		all := true
 		for _, ss := range byRole {
 			for _, s := range ss {
@@ -380,4 +415,15 @@ func WithBaselineOf(ab TreeAB, variants []string) []string {
 		}
 	}
 	return variants
+}
+
+// sortedRoles is byRole's roles in order: what iterates them does not
+// depend on the map's order.
+func sortedRoles(byRole map[string][]sample) []string {
+	roles := make([]string, 0, len(byRole))
+	for r := range byRole {
+		roles = append(roles, r)
+	}
+	sort.Strings(roles)
+	return roles
 }

@@ -5,9 +5,11 @@ import (
 
 	"context"
 	"debug/elf"
+	"errors"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -124,7 +126,7 @@ func TestBareRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	elf := buildBare(t, dir, "runs.elf", "testdata/runs.S")
-	sym := symbols(t, elf)
+	sym := symbols(t, elf, "_start", "head", "head_end", "body", "body_end", "after", "after_end", "never", "never_end")
 
 	const n = 123457 // runs.S's N
 	for _, o := range []tcgplugin.Options{{}, {Cache: true}, {ArmAtMarker: true}, {Cache: true, ArmAtMarker: true}} {
@@ -185,8 +187,9 @@ func TestBareRuns(t *testing.T) {
 	}
 }
 
-// symbols is an ELF's symbol addresses by name.
-func symbols(t *testing.T, path string) map[string]uint64 {
+// symbols is an ELF's symbol addresses by name; each of want must be
+// there.
+func symbols(t *testing.T, path string, want ...string) map[string]uint64 {
 	t.Helper()
 	f, err := elf.Open(path)
 	if err != nil {
@@ -201,9 +204,9 @@ func symbols(t *testing.T, path string) map[string]uint64 {
 	for _, s := range syms {
 		m[s.Name] = s.Value
 	}
-	for _, want := range []string{"_start", "head", "head_end", "body", "body_end", "after", "after_end", "never", "never_end"} {
-		if _, ok := m[want]; !ok {
-			t.Fatalf("%s: no symbol %s", path, want)
+	for _, w := range want {
+		if _, ok := m[w]; !ok {
+			t.Fatalf("%s: no symbol %s", path, w)
 		}
 	}
 	return m
@@ -218,4 +221,121 @@ func runBare(t *testing.T, qemu, elf string, plugin []string) error {
 	}, plugin...)
 	_, err := proc.Cmd{Name: qemu, Args: qargs, Timeout: 2 * time.Minute}.Run(context.Background())
 	return err
+}
+
+// TestBareCalls runs testdata/calls.S with its entry range as the call
+// contexts' and checks each context's counts exactly: a direct call, a
+// retpoline and a call nested in another context open one, counting the
+// callee's code and what it calls; a call of the same helper from outside
+// and a jump into the range count in none; a call nested in a call of
+// its own target counts as a call, its code once; a context whose ret
+// never comes ends at the next call storing at or above its slot. Every
+// cache and arm mode, with and without the per-block entries inside
+// contexts.
+func TestBareCalls(t *testing.T) {
+	qemu, err := exec.LookPath("qemu-system-x86_64")
+	if err != nil {
+		t.Skip("needs qemu-system-x86_64 (package qemu-system-x86)")
+	}
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("needs gcc (package build-essential)")
+	}
+	dir := t.TempDir()
+	so, err := tcgplugin.Build(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	elf := buildBare(t, dir, "calls.elf", "testdata/calls.S")
+	sym := symbols(t, elf, "ctx_lo", "ctx_hi", "entry", "entry_back", "entry2", "entry2_back", "escape", "escaped", "rec", "rec_end",
+		"loop", "helper")
+	const n = 10007 // calls.S's N
+	for _, o := range []tcgplugin.Options{{}, {Cache: true}, {ArmAtMarker: true}, {Cache: true, ArmAtMarker: true}} {
+		for _, blocks := range []bool{false, true} {
+			o.Ctx = tcgplugin.CtxRange{Lo: sym["ctx_lo"], Hi: sym["ctx_hi"], Blocks: blocks}
+			out := filepath.Join(t.TempDir(), "counts.txt")
+			if code, ok := proc.ExitCode(runBare(t, qemu, elf, tcgplugin.Args(so, out, o))); !ok || code != 1 {
+				t.Fatalf("%+v: qemu did not exit through isa-debug-exit", o)
+			}
+			checkCalls(t, o, parseFile(t, out), sym, n)
+		}
+	}
+}
+
+func checkCalls(t *testing.T, o tcgplugin.Options, c *tcgplugin.Counts, sym map[string]uint64, n uint64) {
+	t.Helper()
+	if len(c.Windows) != 1 || c.Windows[0].Incomplete || *c.Contexts != o.Ctx {
+		t.Fatalf("%+v: %d windows, contexts %+v; want one complete window, %+v", o, len(c.Windows), c.Contexts, o.Ctx)
+	}
+	w := &c.Windows[0]
+	if w.Insns != 1+38*n || w.Mem != 30*n {
+		t.Errorf("%+v: window insns %d mem %d, want %d %d", o, w.Insns, w.Mem, 1+38*n, 30*n)
+	}
+	want := []tcgplugin.Context{
+		{Target: sym["entry"], Calls: 2 * n, Insns: 12 * n, Mem: 14 * n},
+		{Target: sym["entry2"], Calls: n, Insns: 8 * n, Mem: 9 * n},
+		{Target: sym["escape"], Calls: n, Insns: 5*n - 1, Mem: n - 1},
+		{Target: sym["rec"], Calls: 2 * n, Insns: 7 * n, Mem: 3 * n},
+	}
+	if o.Cache {
+		// calls.S says why
+		want[0].Cycles, want[1].Cycles, want[2].Cycles, want[3].Cycles = 12*n+3*240, 8*n, 5*n-1, 7*n
+	}
+	if !reflect.DeepEqual(w.Contexts, want) {
+		t.Errorf("%+v: contexts\n got %+v\nwant %+v", o, w.Contexts, want)
+	}
+	for _, p := range w.PCs {
+		wantC := uint64(0)
+		switch {
+		case !o.Ctx.Blocks:
+		case p.Addr == sym["helper"]:
+			wantC = 2 * n // called from entry; the loop's calls are outside
+		case p.Addr == sym["entry"] || p.Addr == sym["entry_back"]:
+			wantC = 2 * n
+		case p.Addr == sym["entry2"] || p.Addr == sym["entry2_back"] || p.Addr == sym["escape"] || p.Addr == sym["escaped"]:
+			wantC = n
+		case p.Addr >= sym["rec"] && p.Addr < sym["rec_end"]:
+			wantC = p.Execs
+		case p.Addr == sym["loop"]:
+			wantC = n - 1 // inside escape's context from the second iteration on
+		}
+		if p.CExecs != wantC {
+			t.Errorf("%+v: pc %#x: %d of %d entries in contexts, want %d", o, p.Addr, p.CExecs, p.Execs, wantC)
+		}
+	}
+}
+
+// A malformed call-contexts argument stops QEMU at the plugin's install,
+// with the plugin's message, before the guest runs.
+func TestBareBadCtxArgs(t *testing.T) {
+	qemu, err := exec.LookPath("qemu-system-x86_64")
+	if err != nil {
+		t.Skip("needs qemu-system-x86_64 (package qemu-system-x86)")
+	}
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("needs gcc (package build-essential)")
+	}
+	dir := t.TempDir()
+	so, err := tcgplugin.Build(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	elf := buildBare(t, dir, "runs.elf", "testdata/runs.S")
+	out := filepath.Join(dir, "counts.txt")
+	for arg, want := range map[string]string{
+		"ctx=101040-100000":      "malformed argument ctx=101040-100000",
+		"ctx=100000-100000":      "malformed argument ctx=100000-100000",
+		"ctx=10000g-200000":      "malformed argument ctx=10000g-200000",
+		"ctx=100000-":            "malformed argument ctx=100000-",
+		"ctx=-100000":            "malformed argument ctx=-100000",
+		"ctxblocks=maybe":        "malformed argument ctxblocks=maybe",
+		"ctx=off,ctxblocks=on":   "ctxblocks=on needs call contexts",
+		"ctx=100000-200000,ctx=": "malformed argument ctx=",
+	} {
+		plugin := []string{"-plugin", "file=" + so + ",out=" + out + "," + arg}
+		err := runBare(t, qemu, elf, plugin)
+		var pe *proc.Error
+		if !errors.As(err, &pe) || !strings.Contains(pe.Tail, "kcicount: ") || !strings.Contains(pe.Tail, want) {
+			t.Errorf("%s: QEMU gave %v, want the plugin refusing it: %q", arg, err, want)
+		}
+	}
 }

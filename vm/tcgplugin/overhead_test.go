@@ -13,7 +13,8 @@ import (
 )
 
 // TestOverhead measures TestQEMU's whole boot without the plugin,
-// counting, and with the cache model, interleaved so that a loaded host
+// counting, and with the cache model, each with the call contexts (the
+// default) and without, interleaved so that a loaded host
 // slows all three alike: QEMU's wall time and its CPU time (user+system,
 // from the children's rusage: boots run one at a time), which a busy host
 // disturbs far less. It only runs with KCI_TCGPLUGIN_BENCH set to the
@@ -30,8 +31,14 @@ func TestOverhead(t *testing.T) {
 	}{
 		{"no plugin", func() []string { return nil }},
 		{"counting", func() []string { return tcgplugin.Args(g.so, filepath.Join(t.TempDir(), "c.txt"), tcgplugin.Options{}) }},
+		{"counting, no contexts", func() []string {
+			return tcgplugin.Args(g.so, filepath.Join(t.TempDir(), "c.txt"), tcgplugin.Options{NoCtx: true})
+		}},
 		{"cache model", func() []string {
 			return tcgplugin.Args(g.so, filepath.Join(t.TempDir(), "c.txt"), tcgplugin.Options{Cache: true})
+		}},
+		{"cache model, no contexts", func() []string {
+			return tcgplugin.Args(g.so, filepath.Join(t.TempDir(), "c.txt"), tcgplugin.Options{Cache: true, NoCtx: true})
 		}},
 	}
 	wall := make([][]time.Duration, len(modes))
@@ -51,7 +58,7 @@ func TestOverhead(t *testing.T) {
 		base := median(k.d[0])
 		for i, m := range modes {
 			med := median(k.d[i])
-			t.Logf("%-4s %-12s median %6.2fs  min %6.2fs  max %6.2fs  %+5.1f%%  runs %v", k.what, m.name,
+			t.Logf("%-4s %-24s median %6.2fs  min %6.2fs  max %6.2fs  %+5.1f%%  runs %v", k.what, m.name,
 				med.Seconds(), slices.Min(k.d[i]).Seconds(), slices.Max(k.d[i]).Seconds(),
 				100*(med.Seconds()/base.Seconds()-1), k.d[i])
 		}

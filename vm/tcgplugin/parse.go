@@ -9,7 +9,7 @@ import (
 )
 
 // Version is the output format this package reads.
-const Version = 3
+const Version = 4
 
 // Counts is one QEMU run's output.
 type Counts struct {
@@ -26,6 +26,8 @@ type Counts struct {
 	// Coherence is the run's totals from boot to exit, with several
 	// vCPUs or the coherent model (nil otherwise).
 	Coherence *Coherence
+	// Contexts is the call contexts' entry range (nil: contexts off).
+	Contexts  *CtxRange
 	Windows   []Window
 	StrayEnds int  // end markers with no window open
 	Exited    bool // QEMU ran the plugin's exit callback; false if it was killed
@@ -65,7 +67,9 @@ type Window struct {
 	Incomplete bool
 	// PerVCPU is each vCPU's share, by index (nil with one vCPU).
 	PerVCPU []VCPU
-	PCs     []PC // by translation-block start address, sorted by Addr
+	// Contexts are the window's call contexts, by target (see Context).
+	Contexts []Context
+	PCs      []PC // by translation-block start address, sorted by Addr
 }
 
 // PC is the counts of the translation blocks starting at Addr (a guest
@@ -77,8 +81,9 @@ type Window struct {
 // rest of [Addr, End) to a block starting mid-way; and End may include
 // up to 14 bytes of an instruction QEMU moved to the next block because
 // it crosses a page. README.md says more.) Execs is never more than Insns,
-// and is 0 only when Insns is.
-type PC struct{ Addr, Insns, Mem, Cycles, Execs, End uint64 }
+// and is 0 only when Insns is. CExecs is how many of those entries ran
+// inside a call context (only when the run counted them: CtxRange.Blocks).
+type PC struct{ Addr, Insns, Mem, Cycles, Execs, End, CExecs uint64 }
 
 // Sum is the counts of w's blocks with lo <= Addr < hi; its Addr is lo.
 func (w *Window) Sum(lo, hi uint64) PC {
@@ -99,8 +104,10 @@ type parser struct {
 	line    int
 	header  bool    // the header's cache (and model) line was read
 	vcpus   int     // vcpu lines the current window still expects
+	ctxs    int     // ctx lines the current window still expects
 	pending int     // pc lines the current window still expects
 	w       *Window // the window being read
+	lastCtx ctxKey  // the last ctx line's target and vCPU
 }
 
 // Parse reads the plugin's output. It is strict: an unknown line, a bad
@@ -122,7 +129,7 @@ func Parse(r io.Reader) (*Counts, error) {
 	if p.line == 0 {
 		return nil, fmt.Errorf("tcgplugin: empty output (the plugin never started)")
 	}
-	if p.pending > 0 {
+	if p.pending > 0 || p.ctxs > 0 || p.vcpus > 0 {
 		return nil, fmt.Errorf("tcgplugin: line %d: window %d ends after %d of its pc lines", p.line, p.w.Index, len(p.w.PCs))
 	}
 	if !p.header {
@@ -141,13 +148,14 @@ func (p *parser) parseLine(f []string) error {
 	if p.c.Exited {
 		return fmt.Errorf("%q after exit", f[0])
 	}
-	if p.vcpus > 0 && f[0] != "vcpu" {
-		return fmt.Errorf("%q inside window %d, which expects %d more vcpu lines", f[0], p.w.Index, p.vcpus)
-	}
-	if p.pending > 0 && p.vcpus == 0 && f[0] != "pc" {
-		return fmt.Errorf("%q inside window %d, which expects %d more pc lines", f[0], p.w.Index, p.pending)
+	if err := p.expect(f[0]); err != nil {
+		return err
 	}
 	switch f[0] {
+	case "contexts":
+		return p.contexts(f)
+	case "ctx":
+		return p.ctx(f)
 	case "vcpus":
 		return p.vcpuCount(f)
 	case "vcpu":
@@ -193,9 +201,23 @@ func (p *parser) version(f []string) error {
 	return nil
 }
 
+// expect refuses a line of another kind than the window being read
+// expects next: its vcpu lines, then its ctx lines, then its pc lines.
+func (p *parser) expect(kind string) error {
+	switch {
+	case p.vcpus > 0 && kind != "vcpu":
+		return fmt.Errorf("%q inside window %d, which expects %d more vcpu lines", kind, p.w.Index, p.vcpus)
+	case p.vcpus == 0 && p.ctxs > 0 && kind != "ctx":
+		return fmt.Errorf("%q inside window %d, which expects %d more ctx lines", kind, p.w.Index, p.ctxs)
+	case p.vcpus == 0 && p.ctxs == 0 && p.pending > 0 && kind != "pc":
+		return fmt.Errorf("%q inside window %d, which expects %d more pc lines", kind, p.w.Index, p.pending)
+	}
+	return nil
+}
+
 func (p *parser) cache(f []string) error {
-	if p.line != 3 {
-		return fmt.Errorf("cache line must be line 3")
+	if p.line != 4 {
+		return fmt.Errorf("cache line must be line 4")
 	}
 	if len(f) != 2 || (f[1] != "on" && f[1] != "off" && f[1] != "coherent") {
 		return fmt.Errorf("want cache on|off|coherent")
@@ -212,8 +234,8 @@ func (p *parser) cache(f []string) error {
 // model reads
 // "model <name> l1i=S:W:L l1d=S:W:L l2=S:W:L llc=S:W:L lat l2=N llc=N dram=N".
 func (p *parser) model(f []string) error {
-	if !p.c.Cache || p.line != 4 {
-		return fmt.Errorf("model line must be line 4, after cache on|coherent")
+	if !p.c.Cache || p.line != 5 {
+		return fmt.Errorf("model line must be line 5, after cache on|coherent")
 	}
 	want := 10
 	if p.c.Coherent {
@@ -254,13 +276,14 @@ func (p *parser) model(f []string) error {
 	return nil
 }
 
-// window reads "window <k> complete|incomplete insns N mem N cycles N pcs N".
+// window reads
+// "window <k> complete|incomplete insns N mem N cycles N pcs N ctxs N".
 func (p *parser) window(f []string) error {
 	if !p.header {
 		return fmt.Errorf("window before the header's cache (and model) line")
 	}
-	if len(f) != 11 || f[3] != "insns" || f[5] != "mem" || f[7] != "cycles" || f[9] != "pcs" {
-		return fmt.Errorf("want window <k> complete|incomplete insns N mem N cycles N pcs N")
+	if len(f) != 13 || f[3] != "insns" || f[5] != "mem" || f[7] != "cycles" || f[9] != "pcs" || f[11] != "ctxs" {
+		return fmt.Errorf("want window <k> complete|incomplete insns N mem N cycles N pcs N ctxs N")
 	}
 	k, err := strconv.Atoi(f[1])
 	if err != nil {
@@ -272,23 +295,29 @@ func (p *parser) window(f []string) error {
 	if f[2] != "complete" && f[2] != "incomplete" {
 		return fmt.Errorf("want complete or incomplete, got %q", f[2])
 	}
-	n, err := uints([]string{f[4], f[6], f[8], f[10]}, 10)
+	n, err := uints([]string{f[4], f[6], f[8], f[10], f[12]}, 10)
 	if err != nil {
 		return err
 	}
 	if !p.c.Cache && n[2] != 0 {
 		return fmt.Errorf("cycles %d without the cache model", n[2])
 	}
+	if p.c.Contexts == nil && n[4] != 0 {
+		return fmt.Errorf("%d ctx lines with contexts off", n[4])
+	}
 	p.c.Windows = append(p.c.Windows, Window{Index: k, Insns: n[0], Mem: n[1], Cycles: n[2], Incomplete: f[2] == "incomplete"})
 	p.w = &p.c.Windows[k]
 	p.pending = int(n[3])
+	p.ctxs = int(n[4])
+	p.lastCtx = ctxKey{}
 	if p.c.VCPUs > 1 {
 		p.vcpus = p.c.VCPUs
 	}
 	return p.check()
 }
 
-// pc reads "pc <hex addr> <insns> <mem> <cycles> <execs> <hex end>".
+// pc reads "pc <hex addr> <insns> <mem> <cycles> <execs> <hex end>",
+// and " <cexecs>" after them when the run counts entries in contexts.
 func (p *parser) pc(f []string) error {
 	if p.pending == 0 {
 		return fmt.Errorf("pc line outside a window's block")
@@ -296,7 +325,11 @@ func (p *parser) pc(f []string) error {
 	if len(f) == 5 {
 		return fmt.Errorf("pc line without execs and end (format 1's shape): want pc <addr> <insns> <mem> <cycles> <execs> <end>")
 	}
-	if len(f) != 7 {
+	blocks := p.c.Contexts != nil && p.c.Contexts.Blocks
+	switch {
+	case blocks && len(f) != 8:
+		return fmt.Errorf("want pc <addr> <insns> <mem> <cycles> <execs> <end> <cexecs> (contexts with blocks on)")
+	case !blocks && len(f) != 7:
 		return fmt.Errorf("want pc <addr> <insns> <mem> <cycles> <execs> <end>")
 	}
 	a, err := uints([]string{f[1], f[6]}, 16)
@@ -308,6 +341,15 @@ func (p *parser) pc(f []string) error {
 		return err
 	}
 	pc := PC{Addr: a[0], Insns: n[0], Mem: n[1], Cycles: n[2], Execs: n[3], End: a[1]}
+	if blocks {
+		c, err := uints(f[7:], 10)
+		if err != nil {
+			return err
+		}
+		if pc.CExecs = c[0]; pc.CExecs > pc.Execs {
+			return fmt.Errorf("pc %x: %d entries in contexts of %d entries", pc.Addr, pc.CExecs, pc.Execs)
+		}
+	}
 	if l := len(p.w.PCs); l > 0 && p.w.PCs[l-1].Addr >= pc.Addr {
 		return fmt.Errorf("pc %x not after %x", pc.Addr, p.w.PCs[l-1].Addr)
 	}
@@ -329,7 +371,7 @@ func (p *parser) pc(f []string) error {
 
 // check makes a finished block's pc lines add up to its window line.
 func (p *parser) check() error {
-	if p.pending > 0 || p.vcpus > 0 {
+	if p.pending > 0 || p.vcpus > 0 || p.ctxs > 0 {
 		return nil
 	}
 	var s PC

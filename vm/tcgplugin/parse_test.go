@@ -11,24 +11,26 @@ import (
 // the loop's block (dec, jnz) is entered 999 times. Window 1's second
 // block is an I/O instruction QEMU re-ran alone under icount: its access
 // and nothing else.
-const goodOff = `kcicount 3
+const goodOff = `kcicount 4
 vcpus 1 quantum 0
+contexts off
 cache off
-window 0 complete insns 2001 mem 0 cycles 0 pcs 2
+window 0 complete insns 2001 mem 0 cycles 0 pcs 2 ctxs 0
 pc 401000 3 0 0 1 401009
 pc 401005 1998 0 0 999 401009
 stray
-window 1 incomplete insns 7 mem 4 cycles 0 pcs 2
+window 1 incomplete insns 7 mem 4 cycles 0 pcs 2 ctxs 0
 pc ffffffff81000000 7 3 0 1 ffffffff8100001c
 pc ffffffff81000040 0 1 0 0 ffffffff81000042
 exit
 `
 
-const goodOn = `kcicount 3
+const goodOn = `kcicount 4
 vcpus 1 quantum 0
+contexts off
 cache on
 model xeon-platinum-8180 l1i=32768:8:64 l1d=32768:8:64 l2=1048576:16:64 llc=40370176:11:64 lat l2=13 llc=77 dram=240
-window 0 complete insns 10 mem 2 cycles 263 pcs 2
+window 0 complete insns 10 mem 2 cycles 263 pcs 2 ctxs 0
 pc 10 4 1 4 1 1c
 pc 20 6 1 259 2 2e
 `
@@ -39,7 +41,7 @@ func TestParseGood(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &Counts{
-		Version: 3,
+		Version: 4,
 		VCPUs:   1,
 		Windows: []Window{
 			{Index: 0, Insns: 2001, PCs: []PC{
@@ -96,37 +98,38 @@ func TestParseBad(t *testing.T) {
 	}{
 		{"empty", "", "empty output"},
 		{"not ours", "hello 1\n", "line 1:"},
-		{"version", "kcicount 1\ncache off\n", "line 1: format version 1, this kci reads 3"},
+		{"version", "kcicount 1\ncache off\n", "line 1: format version 1, this kci reads 4"},
 		{"version 2", "kcicount 2\ncache off\n", "line 1: format version 2"},
+		{"version 3", "kcicount 3\nvcpus 1 quantum 0\ncache off\n", "line 1: format version 3"},
 		{"version number", "kcicount x\n", "line 1:"},
-		{"cache value", "kcicount 3\nvcpus 1 quantum 0\ncache maybe\n", "line 3:"},
-		{"no model", "kcicount 3\nvcpus 1 quantum 0\ncache on\nwindow 0 complete insns 0 mem 0 cycles 0 pcs 0\n", "line 4:"},
-		{"header ends", "kcicount 3\nvcpus 1 quantum 0\ncache on\n", "line 3: output ends inside the header"},
-		{"unknown kind", strings.Replace(goodOff, "stray\n", "bogus 1\n", 1), "line 7: unknown line kind"},
-		{"bad number", strings.Replace(goodOff, "pc 401005 1998", "pc 401005 19x8", 1), "line 6: bad number"},
-		{"bad execs", strings.Replace(goodOff, " 999 401009", " -1 401009", 1), "line 6: bad number"},
-		{"bad end", strings.Replace(goodOff, " 999 401009", " 999 40100g", 1), "line 6: bad number"},
-		{"format 1 pc", strings.Replace(goodOff, " 999 401009", "", 1), "line 6: pc line without execs and end"},
-		{"pc fields", strings.Replace(goodOff, " 999 401009", " 999 401009 1", 1), "line 6: want pc <addr>"},
-		{"end before addr", strings.Replace(goodOff, " 999 401009", " 999 401004", 1), "line 6: pc 401005: end 401004 not after it"},
-		{"empty block", strings.Replace(goodOff, " 999 401009", " 999 401005", 1), "line 6: pc 401005: end 401005 not after it"},
-		{"execs over insns", strings.Replace(goodOff, " 999 401009", " 1999 401009", 1), "line 6: pc 401005: 1999 entries for 1998 instructions"},
-		{"insns not entered", strings.Replace(goodOff, " 999 401009", " 0 401009", 1), "line 6: pc 401005: 0 entries for 1998"},
-		{"entered, no insns", strings.Replace(goodOff, "81000040 0 1 0 0", "81000040 0 1 0 1", 1), "line 10: pc ffffffff81000040: 1 entries for 0"},
-		{"bad hex", strings.Replace(goodOff, "pc 401005", "pc 40g005", 1), "line 6: bad number"},
-		{"out of order", strings.Replace(goodOff, "window 1 ", "window 2 ", 1), "line 8: window 2 out of order"},
-		{"pcs unsorted", strings.Replace(goodOff, "pc 401005", "pc 400fff", 1), "line 6: pc 400fff not after 401000"},
-		{"sum mismatch", strings.Replace(goodOff, "insns 2001", "insns 2002", 1), "line 6: window 0: pc lines sum"},
-		{"truncated block", "kcicount 3\nvcpus 1 quantum 0\ncache off\nwindow 0 complete insns 1 mem 0 cycles 0 pcs 2\npc 1 1 0 0 1 2\n", "line 5: window 0 ends after 1"},
-		{"interleaved", strings.Replace(goodOff, "pc 401005 ", "stray\npc 401005 ", 1), "line 6: \"stray\" inside window 0"},
-		{"after exit", goodOff + "stray\n", "line 12: \"stray\" after exit"},
-		{"cycles without cache", strings.Replace(goodOff, "cycles 0 pcs 2\npc ffff", "cycles 5 pcs 2\npc ffff", 1), "line 8: cycles 5"},
-		{"pc cycles without cache", strings.Replace(goodOff, "pc 401005 1998 0 0", "pc 401005 1998 0 5", 1), "line 6: cycles 5"},
-		{"completeness", strings.Replace(goodOff, "0 complete", "0 done", 1), "line 4: want complete or incomplete"},
-		{"model field", strings.Replace(goodOn, "l2=1048576:16:64", "l2=1048576:16", 1), "line 4: l2: want 3 numbers"},
-		{"latency", strings.Replace(goodOn, "dram=240", "dram=x", 1), "line 4: latency dram"},
-		{"stray fields", strings.Replace(goodOff, "stray\n", "stray 3\n", 1), "line 7: stray takes no fields"},
-		{"blank", strings.Replace(goodOff, "stray\n", "\n", 1), "line 7: empty line"},
+		{"cache value", "kcicount 4\nvcpus 1 quantum 0\ncontexts off\ncache maybe\n", "line 4:"},
+		{"no model", "kcicount 4\nvcpus 1 quantum 0\ncontexts off\ncache on\nwindow 0 complete insns 0 mem 0 cycles 0 pcs 0 ctxs 0\n", "line 5:"},
+		{"header ends", "kcicount 4\nvcpus 1 quantum 0\ncontexts off\ncache on\n", "line 4: output ends inside the header"},
+		{"unknown kind", strings.Replace(goodOff, "stray\n", "bogus 1\n", 1), "line 8: unknown line kind"},
+		{"bad number", strings.Replace(goodOff, "pc 401005 1998", "pc 401005 19x8", 1), "line 7: bad number"},
+		{"bad execs", strings.Replace(goodOff, " 999 401009", " -1 401009", 1), "line 7: bad number"},
+		{"bad end", strings.Replace(goodOff, " 999 401009", " 999 40100g", 1), "line 7: bad number"},
+		{"format 1 pc", strings.Replace(goodOff, " 999 401009", "", 1), "line 7: pc line without execs and end"},
+		{"pc fields", strings.Replace(goodOff, " 999 401009", " 999 401009 1", 1), "line 7: want pc <addr>"},
+		{"end before addr", strings.Replace(goodOff, " 999 401009", " 999 401004", 1), "line 7: pc 401005: end 401004 not after it"},
+		{"empty block", strings.Replace(goodOff, " 999 401009", " 999 401005", 1), "line 7: pc 401005: end 401005 not after it"},
+		{"execs over insns", strings.Replace(goodOff, " 999 401009", " 1999 401009", 1), "line 7: pc 401005: 1999 entries for 1998 instructions"},
+		{"insns not entered", strings.Replace(goodOff, " 999 401009", " 0 401009", 1), "line 7: pc 401005: 0 entries for 1998"},
+		{"entered, no insns", strings.Replace(goodOff, "81000040 0 1 0 0", "81000040 0 1 0 1", 1), "line 11: pc ffffffff81000040: 1 entries for 0"},
+		{"bad hex", strings.Replace(goodOff, "pc 401005", "pc 40g005", 1), "line 7: bad number"},
+		{"out of order", strings.Replace(goodOff, "window 1 ", "window 2 ", 1), "line 9: window 2 out of order"},
+		{"pcs unsorted", strings.Replace(goodOff, "pc 401005", "pc 400fff", 1), "line 7: pc 400fff not after 401000"},
+		{"sum mismatch", strings.Replace(goodOff, "insns 2001", "insns 2002", 1), "line 7: window 0: pc lines sum"},
+		{"truncated block", "kcicount 4\nvcpus 1 quantum 0\ncontexts off\ncache off\nwindow 0 complete insns 1 mem 0 cycles 0 pcs 2 ctxs 0\npc 1 1 0 0 1 2\n", "line 6: window 0 ends after 1"},
+		{"interleaved", strings.Replace(goodOff, "pc 401005 ", "stray\npc 401005 ", 1), "line 7: \"stray\" inside window 0"},
+		{"after exit", goodOff + "stray\n", "line 13: \"stray\" after exit"},
+		{"cycles without cache", strings.Replace(goodOff, "cycles 0 pcs 2 ctxs 0\npc ffff", "cycles 5 pcs 2 ctxs 0\npc ffff", 1), "line 9: cycles 5"},
+		{"pc cycles without cache", strings.Replace(goodOff, "pc 401005 1998 0 0", "pc 401005 1998 0 5", 1), "line 7: cycles 5"},
+		{"completeness", strings.Replace(goodOff, "0 complete", "0 done", 1), "line 5: want complete or incomplete"},
+		{"model field", strings.Replace(goodOn, "l2=1048576:16:64", "l2=1048576:16", 1), "line 5: l2: want 3 numbers"},
+		{"latency", strings.Replace(goodOn, "dram=240", "dram=x", 1), "line 5: latency dram"},
+		{"stray fields", strings.Replace(goodOff, "stray\n", "stray 3\n", 1), "line 8: stray takes no fields"},
+		{"blank", strings.Replace(goodOff, "stray\n", "\n", 1), "line 8: empty line"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := Parse(strings.NewReader(tc.in))
@@ -159,14 +162,28 @@ func TestArgs(t *testing.T) {
 	if got, want := Args("/p,q/k.so", "/o,,/c.txt", Options{}), []string{"-plugin", "file=/p,,q/k.so,out=/o,,,,/c.txt"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("Args = %q, want %q", got, want)
 	}
+	for _, c := range []struct {
+		o    Options
+		tail string
+	}{
+		{Options{NoCtx: true}, ",ctx=off"},
+		{Options{NoCtx: true, Ctx: CtxRange{Lo: 1, Hi: 2, Blocks: true}}, ",ctx=off"},
+		{Options{Ctx: CtxRange{Lo: 0x100000, Hi: 0x101040, Blocks: true}}, ",ctx=100000-101040,ctxblocks=on"},
+		{Options{Ctx: CtxRange{Blocks: true}}, ",ctxblocks=on"},
+	} {
+		if got, want := Args("/p/k.so", "/o/c.txt", c.o), []string{"-plugin", "file=/p/k.so,out=/o/c.txt" + c.tail}; !reflect.DeepEqual(got, want) {
+			t.Errorf("Args(%+v) = %q, want %q", c.o, got, want)
+		}
+	}
 }
 
 // goodMulti is a two-vCPU run with the coherent model and a quantum.
-const goodMulti = `kcicount 3
+const goodMulti = `kcicount 4
 vcpus 2 quantum 1000
+contexts off
 cache coherent
 model xeon-platinum-8180-coherent l1i=32768:8:64 l1d=32768:8:64 l2=1048576:16:64 llc=40370176:11:64 lat l2=13 llc=77 dram=240 xfer=119 upgrade=77 lock=18 cores=2
-window 0 complete insns 10 mem 2 cycles 263 pcs 2
+window 0 complete insns 10 mem 2 cycles 263 pcs 2 ctxs 0
 vcpu 0 insns 4 mem 1 cycles 4
 vcpu 1 insns 6 mem 1 cycles 259
 pc 10 4 1 4 1 1c
@@ -191,13 +208,13 @@ func TestParseVCPUs(t *testing.T) {
 		t.Errorf("Coherence = %+v", *c.Coherence)
 	}
 	for _, tc := range []struct{ name, in, line string }{
-		{"vcpu sum", strings.Replace(goodMulti, "vcpu 1 insns 6", "vcpu 1 insns 7", 1), "line 7: window 0: vcpu lines sum"},
-		{"vcpu missing", strings.Replace(goodMulti, "vcpu 1 insns 6 mem 1 cycles 259\n", "", 1), "line 7: \"pc\" inside window 0, which expects 1 more vcpu lines"},
-		{"vcpu order", strings.Replace(goodMulti, "vcpu 1 insns", "vcpu 2 insns", 1), "line 7: vcpu \"2\" out of order"},
-		{"one-core model", strings.Replace(goodMulti, "cache coherent", "cache on", 1), "line 3: cache on (one core's model) with 2 vCPUs"},
+		{"vcpu sum", strings.Replace(goodMulti, "vcpu 1 insns 6", "vcpu 1 insns 7", 1), "line 8: window 0: vcpu lines sum"},
+		{"vcpu missing", strings.Replace(goodMulti, "vcpu 1 insns 6 mem 1 cycles 259\n", "", 1), "line 8: \"pc\" inside window 0, which expects 1 more vcpu lines"},
+		{"vcpu order", strings.Replace(goodMulti, "vcpu 1 insns", "vcpu 2 insns", 1), "line 8: vcpu \"2\" out of order"},
+		{"one-core model", strings.Replace(goodMulti, "cache coherent", "cache on", 1), "line 4: cache on (one core's model) with 2 vCPUs"},
 		{"quantum alone", strings.Replace(goodOff, "vcpus 1 quantum 0", "vcpus 1 quantum 5", 1), "line 2: quantum 5 with one vCPU"},
-		{"turns alone", strings.Replace(goodOff, "exit\n", "turns 0 coherence xfers 0 upgrades 0 invalidations 0 locked 0\nexit\n", 1), "line 11: turns line with one vCPU"},
-		{"no vcpus line", strings.Replace(goodOff, "vcpus 1 quantum 0\n", "", 1), "line 2: cache line must be line 3"},
+		{"turns alone", strings.Replace(goodOff, "exit\n", "turns 0 coherence xfers 0 upgrades 0 invalidations 0 locked 0\nexit\n", 1), "line 12: turns line with one vCPU"},
+		{"no vcpus line", strings.Replace(goodOff, "vcpus 1 quantum 0\n", "", 1), "line 2: contexts line must be line 3"},
 	} {
 		if _, err := Parse(strings.NewReader(tc.in)); err == nil || !strings.Contains(err.Error(), tc.line) {
 			t.Errorf("%s: error %v, want %q", tc.name, err, tc.line)

@@ -57,6 +57,13 @@ type Options struct {
 	// runs the arm marker (MarkArm): the firmware and the kernel's boot
 	// run at TCG's own speed. A window that starts before it stops QEMU.
 	ArmAtMarker bool
+	// Ctx is the call contexts' (README.md): a call whose code enters
+	// [Lo, Hi) opens one; Lo and Hi zero are the plugin's default, the
+	// x86-64 kernel's module area, where the BPF JIT puts programs.
+	// Blocks counts each block's entries inside a context (PC.CExecs),
+	// a callback per block entry. NoCtx turns contexts off.
+	Ctx   CtxRange
+	NoCtx bool
 }
 
 // Args is QEMU's command-line arguments that load the plugin at so,
@@ -76,6 +83,15 @@ func Args(so, out string, o Options) []string {
 	}
 	if o.ArmAtMarker {
 		opt += ",arm=marker"
+	}
+	switch {
+	case o.NoCtx:
+		opt += ",ctx=off"
+	case o.Ctx.Hi > o.Ctx.Lo:
+		opt += ",ctx=" + strconv.FormatUint(o.Ctx.Lo, 16) + "-" + strconv.FormatUint(o.Ctx.Hi, 16)
+	}
+	if o.Ctx.Blocks && !o.NoCtx {
+		opt += ",ctxblocks=on"
 	}
 	return []string{"-plugin", opt}
 }

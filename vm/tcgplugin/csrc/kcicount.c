@@ -18,8 +18,8 @@
  * icount is translated "memory only" (CF_MEMI_ONLY): QEMU drops its exec
  * callbacks and keeps the memory ones, so nothing is counted twice.
  * Memory accesses are counted after they complete, by an inline op per
- * access (or, with the cache model, by its callback). API v1 inline ops are not per vCPU: the plugin refuses to
- * run with more than one.
+ * access (or, with the cache model, by its callback). API v1 inline ops
+ * are not per vCPU: with several, vcpus.h gives each its share.
  *
  * A slot also counts the block's entries (an inline add of 1 on its first
  * non-marker instruction; see on_trans) and keeps where its code ends, so
@@ -36,6 +36,12 @@
  * Platinum 8180 (see cache.h). The model runs from boot to exit; its
  * penalties land on the slots, so only those inside a window reach the
  * window's cycles.
+ *
+ * Call contexts (ctx=, on by default; ctx.h): what ran inside each call
+ * into an entry range (the kernel's module area: JIT'd BPF), counted per
+ * call target from the vCPU's totals, which the inline adds of vcpus.h's
+ * global pair keep then with one vCPU too; each call and ret feeds a
+ * shadow stack per vCPU, each block of the range may open a context.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -49,12 +55,13 @@
 #include "qemu-plugin.h"
 #include "cache.h"
 #include "coherent.h"
+#include "ctx.h"
 #include "vcpus.h"
 #include "x86safe.h"
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
-#define FORMAT_VERSION 3
+#define FORMAT_VERSION 4
 #define CHUNK_BITS 14
 #define CHUNK (1u << CHUNK_BITS)
 #define MAX_CHUNKS 4096
@@ -73,12 +80,13 @@ struct slot {
 	uint64_t pen;   /* cache-model penalty cycles */
 	uint64_t execs; /* entries (see on_trans) */
 	uint64_t end;   /* end of the code: the highest over translations */
+	uint64_t cexecs; /* entries inside a call context (ctxblocks=on) */
 } __attribute__((aligned(64)));
 
 _Static_assert(sizeof(struct slot) == 64, "a slot is one host cache line");
 
 struct snap {
-	uint64_t insns, mem, pen, execs;
+	uint64_t insns, mem, pen, execs, cexecs;
 };
 
 /* Slots live in fixed chunks so that their addresses stay valid. */
@@ -129,6 +137,11 @@ static struct {
 	int nvcpu;
 	uint64_t quantum; /* instructions a vCPU runs before yielding; 0 = QEMU's turns */
 	struct vcpus vc;
+	/* Call contexts (ctx.h); kernel: the range is in the kernel's half,
+	 * so only the kernel's calls and rets can reach it. */
+	struct ctxs ctx;
+	bool ctx_kernel;
+	bool totals; /* the global pair of vcpus.h is counted */
 } st = {.lock = PTHREAD_MUTEX_INITIALIZER, .out = -1};
 
 static struct slot *slot_at(uint32_t i)
@@ -252,11 +265,15 @@ static void window_open(void)
 		struct chunk *ch = st.chunks[c];
 		uint32_t n = st.open_n - c * CHUNK < CHUNK ? st.open_n - c * CHUNK : CHUNK;
 		for (uint32_t j = 0; j < n; j++) {
-			ch->b[j] = (struct snap){ch->s[j].insns, ch->s[j].mem, ch->s[j].pen, ch->s[j].execs};
+			ch->b[j] = (struct snap){ch->s[j].insns, ch->s[j].mem, ch->s[j].pen, ch->s[j].execs,
+						 ch->s[j].cexecs};
 		}
 	}
 	if (st.nvcpu > 1) {
 		vc_open(&st.vc, st.nvcpu);
+	}
+	if (st.ctx.on) {
+		ctx_window_open(&st.ctx, &st.vc);
 	}
 	st.open = true;
 }
@@ -265,13 +282,14 @@ static void window_open(void)
 static struct snap diff(uint32_t i)
 {
 	struct slot *s = slot_at(i);
-	struct snap d = {s->insns, s->mem, s->pen, s->execs};
+	struct snap d = {s->insns, s->mem, s->pen, s->execs, s->cexecs};
 	if (i < st.open_n) {
 		struct snap *b = snap_at(i);
 		d.insns -= b->insns;
 		d.mem -= b->mem;
 		d.pen -= b->pen;
 		d.execs -= b->execs;
+		d.cexecs -= b->cexecs;
 	}
 	return d;
 }
@@ -288,12 +306,10 @@ static void sort_by_addr(uint32_t *idx, uint32_t n)
 	qsort(idx, n, sizeof(*idx), by_addr);
 }
 
-/* window_close writes the open window as one block: a window line with
- * the totals, then one pc line per slot that counted something (entries
- * included), in address order (qsort of the touched slots). */
-static void window_close(bool complete)
+/* touched is the window's slots that counted something, entries
+ * included, in address order (qsort), with their totals added to t. */
+static uint32_t *touched(uint32_t *np, struct snap *t)
 {
-	uint64_t tin = 0, tmem = 0, tcyc = 0;
 	uint32_t n = 0, cap = 1024;
 	uint32_t *idx = malloc(cap * sizeof(*idx));
 	for (uint32_t i = 0; i < st.nslots && idx; i++) {
@@ -309,43 +325,74 @@ static void window_close(bool complete)
 			}
 		}
 		idx[n++] = i;
-		tin += d.insns;
-		tmem += d.mem;
-		tcyc += st.cache ? d.insns + d.pen : 0;
-	}
-	if (st.nvcpu > 1) {
-		vc_charge(&st.vc);
+		t->insns += d.insns;
+		t->mem += d.mem;
+		t->pen += st.cache ? d.insns + d.pen : 0;
 	}
 	if (!idx) {
 		fprintf(stderr, "kcicount: out of memory\n");
 		abort();
 	}
 	sort_by_addr(idx, n);
-	/* A pc line is at most 3 + 17 + 4 * 21 + 17 = 121 bytes, a vcpu
-	 * line 5 + 3 + 3 * 27 = 89. */
-	size_t bcap = 128 + (size_t)n * 128 + (size_t)st.nvcpu * 96, blen = 0;
+	*np = n;
+	return idx;
+}
+
+/* pc_line appends slot i's pc line; with ctxblocks=on it ends in the
+ * block's entries inside a call context. */
+static size_t pc_line(char *buf, size_t cap, uint32_t i)
+{
+	struct snap d = diff(i);
+	struct slot *s = slot_at(i);
+	int n = snprintf(buf, cap, "pc %lx %lu %lu %lu %lu %lx", (unsigned long)s->addr,
+			 (unsigned long)d.insns, (unsigned long)d.mem,
+			 (unsigned long)(st.cache ? d.insns + d.pen : 0), (unsigned long)d.execs,
+			 (unsigned long)s->end);
+	if (st.ctx.blocks) {
+		n += snprintf(buf + n, cap - (size_t)n, " %lu", (unsigned long)d.cexecs);
+	}
+	return (size_t)n + (size_t)snprintf(buf + n, cap - (size_t)n, "\n");
+}
+
+/* window_close writes the open window as one block: a window line with
+ * the totals, a vcpu line per vCPU (with several), a ctx line per call
+ * context and vCPU that counted something, then one pc line per slot
+ * that did, in address order. */
+static void window_close(bool complete)
+{
+	struct snap t = {0}; /* pen holds the cycles */
+	uint32_t n;
+	uint32_t *idx = touched(&n, &t);
+	if (st.nvcpu > 1) {
+		vc_charge(&st.vc);
+	}
+	uint32_t nctx = 0;
+	if (st.ctx.on) {
+		ctx_flush(&st.ctx, &st.vc);
+		nctx = ctx_lines(&st.ctx, st.cache, NULL, 0, NULL);
+	}
+	/* A pc line is at most 3 + 17 + 4 * 21 + 17 + 21 = 142 bytes, a
+	 * vcpu line 5 + 3 + 3 * 27 = 89, a ctx line 108. */
+	size_t bcap = 160 + (size_t)n * 144 + (size_t)st.nvcpu * 96 + (size_t)nctx * 112, blen = 0;
 	char *buf = malloc(bcap);
 	if (!buf) {
 		fprintf(stderr, "kcicount: out of memory\n");
 		abort();
 	}
-	blen += (size_t)snprintf(buf, bcap, "window %lu %s insns %lu mem %lu cycles %lu pcs %u\n",
+	blen += (size_t)snprintf(buf, bcap, "window %lu %s insns %lu mem %lu cycles %lu pcs %u ctxs %u\n",
 				 (unsigned long)(st.windows - 1), complete ? "complete" : "incomplete",
-				 (unsigned long)tin, (unsigned long)tmem, (unsigned long)tcyc, n);
+				 (unsigned long)t.insns, (unsigned long)t.mem, (unsigned long)t.pen, n, nctx);
 	for (int v = 0; st.nvcpu > 1 && v < st.nvcpu; v++) {
 		struct vtot d = vc_window(&st.vc, v);
 		blen += (size_t)snprintf(buf + blen, bcap - blen, "vcpu %d insns %lu mem %lu cycles %lu\n", v,
 					 (unsigned long)d.insns, (unsigned long)d.mem,
 					 (unsigned long)(st.cache ? d.insns + d.pen : 0));
 	}
+	if (nctx > 0) {
+		ctx_lines(&st.ctx, st.cache, buf, bcap, &blen);
+	}
 	for (uint32_t k = 0; k < n; k++) {
-		struct snap d = diff(idx[k]);
-		struct slot *s = slot_at(idx[k]);
-		blen += (size_t)snprintf(buf + blen, bcap - blen, "pc %lx %lu %lu %lu %lu %lx\n",
-					 (unsigned long)s->addr, (unsigned long)d.insns,
-					 (unsigned long)d.mem,
-					 (unsigned long)(st.cache ? d.insns + d.pen : 0),
-					 (unsigned long)d.execs, (unsigned long)s->end);
+		blen += pc_line(buf + blen, bcap - blen, idx[k]);
 	}
 	out_write(buf, blen);
 	free(buf);
@@ -398,6 +445,9 @@ static void on_reset(qemu_plugin_id_t id)
 	st.pending = false;
 	st.installed = st.open || (st.cache && st.armed);
 	bool on = st.installed;
+	if (!on && st.ctx.on) {
+		ctx_drop(&st.ctx, &st.vc); /* uninstrumented rets would go unseen */
+	}
 	pthread_mutex_unlock(&st.lock);
 	qemu_plugin_register_vcpu_tb_trans_cb(id, on ? on_trans : on_trans_unarmed);
 	qemu_plugin_register_atexit_cb(id, on_atexit, NULL);
@@ -576,14 +626,11 @@ static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
 	}
 	uint64_t first = addr >> LINE_BITS;
 	uint64_t last = (addr + (1u << size_shift72(info)) - 1) >> LINE_BITS;
+	uint64_t p = st.coherent ? cm_data(&st.cm, (int)vcpu, first, last, store72(info), (uintptr_t)udata & MEM_LOCKED)
+				 : model_data(&st.model, first, last);
 	s->mem++;
-	if (!st.coherent) {
-		s->pen += model_data(&st.model, first, last);
-		return;
-	}
-	uint64_t p = cm_data(&st.cm, (int)vcpu, first, last, store72(info), (uintptr_t)udata & MEM_LOCKED);
 	s->pen += p;
-	st.vc.v[vcpu].mem++;
+	st.vc.v[vcpu].mem++; /* per-vCPU totals and call contexts */
 	st.vc.v[vcpu].pen += p;
 }
 
@@ -597,11 +644,7 @@ static void on_fetch(unsigned int vcpu, void *udata)
 	struct slot *s = (struct slot *)(u & ~(uintptr_t)63);
 	uint64_t line = (s->addr >> LINE_BITS) + (u & FETCH_OFF_MASK);
 	uint64_t n = u & FETCH_TWO ? 2 : 1;
-	if (!st.coherent) {
-		s->pen += model_fetch(&st.model, line, n);
-		return;
-	}
-	uint64_t p = cm_fetch(&st.cm, (int)vcpu, line, n);
+	uint64_t p = st.coherent ? cm_fetch(&st.cm, (int)vcpu, line, n) : model_fetch(&st.model, line, n);
 	s->pen += p;
 	st.vc.v[vcpu].pen += p;
 }
@@ -609,11 +652,8 @@ static void on_fetch(unsigned int vcpu, void *udata)
 static void on_fetch_far(unsigned int vcpu, void *udata)
 {
 	struct fetch *f = udata;
-	if (!st.coherent) {
-		f->slot->pen += model_fetch(&st.model, f->line, f->nlines);
-		return;
-	}
-	uint64_t p = cm_fetch(&st.cm, (int)vcpu, f->line, f->nlines);
+	uint64_t p = st.coherent ? cm_fetch(&st.cm, (int)vcpu, f->line, f->nlines)
+				 : model_fetch(&st.model, f->line, f->nlines);
 	f->slot->pen += p;
 	st.vc.v[vcpu].pen += p;
 }
@@ -632,6 +672,70 @@ static void on_tb(unsigned int vcpu, void *udata)
 	if (vc_enter(&st.vc, vcpu, st.quantum)) {
 		cpu_exit(current_cpu);
 	}
+}
+
+/* on_callret takes a call's store or a ret's load (udata: X86_CALL or
+ * X86_RET) into the vCPU's shadow stack (ctx.h). The callback sees every
+ * access (QEMU 7.2 runs a callback registered for writes on loads too,
+ * and one for reads never), so it picks the direction itself: a call's
+ * load is its memory operand's. One access per execution, the first: the
+ * inline add of ctx.seq before each call and ret tells executions apart,
+ * since QEMU 7.2 may report a later helper's accesses (an interrupt
+ * frame's pushes) to the last block-ending instruction's callbacks (see
+ * on_reset), and those are no call. */
+static void on_callret(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *udata)
+{
+	static uint64_t calls;
+	if (calls++ % PHYS_CHECK_EVERY == 0) {
+		mem_check(info, NULL); /* the decoding below, as on_mem's */
+	}
+	if (store72(info) != ((uintptr_t)udata == X86_CALL) || st.ctx.seq == st.ctx.taken) {
+		return;
+	}
+	st.ctx.taken = st.ctx.seq;
+	/* Without the cache model the access is counted by an inline add,
+	 * which QEMU runs after the callbacks: a context this access
+	 * closes counts it all the same. */
+	if ((uintptr_t)udata == X86_CALL) {
+		ctx_call(&st.ctx, &st.vc, (int)vcpu, vaddr, !st.cache);
+	} else {
+		ctx_ret(&st.ctx, &st.vc, (int)vcpu, vaddr, 1u << size_shift72(info), !st.cache);
+	}
+}
+
+/* on_ctx_entry runs as a block of the entry range starts (udata: its
+ * slot), before any of its counters: a context it opens counts the whole
+ * block. */
+static void on_ctx_entry(unsigned int vcpu, void *udata)
+{
+	ctx_enter(&st.ctx, &st.vc, (int)vcpu, ((struct slot *)udata)->addr);
+}
+
+/* on_cexec counts an entry of the block (udata: its slot) inside a call
+ * context (ctxblocks=on): a callback per block entry, so optional. */
+static void on_cexec(unsigned int vcpu, void *udata)
+{
+	if (st.ctx.v[vcpu].depth > 0) {
+		((struct slot *)udata)->cexecs++;
+	}
+}
+
+/* ctx_insn instruments a call or ret for the shadow stacks: an inline
+ * add that marks its execution, and a callback on its stack access,
+ * registered after the model's (which has then counted the access a
+ * context closes on; without the model on_callret adds it). */
+static void ctx_insn(struct qemu_plugin_insn *insn)
+{
+	if (!st.ctx.on || (st.ctx_kernel && qemu_plugin_insn_vaddr(insn) < 1ull << 63)) {
+		return;
+	}
+	int k = x86_callret(qemu_plugin_insn_data(insn), qemu_plugin_insn_size(insn));
+	if (k == 0) {
+		return;
+	}
+	qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64, &st.ctx.seq, 1);
+	qemu_plugin_register_vcpu_mem_cb(insn, on_callret, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW,
+					 (void *)(uintptr_t)k);
 }
 
 static int is_mark(struct qemu_plugin_insn *insn)
@@ -714,9 +818,46 @@ static uint64_t tb_end(struct qemu_plugin_tb *tb)
 	return qemu_plugin_insn_vaddr(last) + qemu_plugin_insn_size(last);
 }
 
-static void on_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+/* count_entry makes insn count an entry of its block (see on_trans). */
+static void count_entry(struct qemu_plugin_insn *insn, struct slot *s)
 {
-	(void)id;
+	qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64, &s->execs, 1);
+	if (st.ctx.blocks) {
+		qemu_plugin_register_vcpu_insn_exec_cb(insn, on_cexec, QEMU_PLUGIN_CB_NO_REGS, s);
+	}
+}
+
+/* count_insns makes insn add n instructions, itself included. */
+static void count_insns(struct qemu_plugin_insn *insn, struct slot *s, uint64_t n)
+{
+	qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64, &s->insns, n);
+	if (st.totals) {
+		qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64, &st.vc.all_insns, n);
+	}
+}
+
+/* count_mem counts insn's accesses: by inline adds without the cache
+ * model, else by the model's callback, which counts them too (one op
+ * per access instead of an inline add and a callback). */
+static void count_mem(struct qemu_plugin_insn *insn, struct slot *s, uint64_t *next)
+{
+	if (!st.cache) {
+		qemu_plugin_register_vcpu_mem_inline(insn, QEMU_PLUGIN_MEM_RW, QEMU_PLUGIN_INLINE_ADD_U64, &s->mem, 1);
+		if (st.totals) {
+			qemu_plugin_register_vcpu_mem_inline(insn, QEMU_PLUGIN_MEM_RW, QEMU_PLUGIN_INLINE_ADD_U64,
+							     &st.vc.all_mem, 1);
+		}
+		return;
+	}
+	fetch_cb(insn, s, next);
+	uintptr_t locked = st.coherent && x86_locked(qemu_plugin_insn_data(insn), qemu_plugin_insn_size(insn));
+	qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW,
+					 (void *)((uintptr_t)s | (locked ? MEM_LOCKED : 0)));
+}
+
+/* slot_of is the slot of tb's start address, its end raised to tb's. */
+static struct slot *slot_of(struct qemu_plugin_tb *tb)
+{
 	uint64_t end = tb_end(tb);
 	pthread_mutex_lock(&st.lock);
 	struct slot *s = slot_for(qemu_plugin_tb_vaddr(tb));
@@ -724,6 +865,13 @@ static void on_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		s->end = end; /* a translation may be shorter (icount, I/O) */
 	}
 	pthread_mutex_unlock(&st.lock);
+	return s;
+}
+
+static void on_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
+{
+	(void)id;
+	struct slot *s = slot_of(tb);
 	uint64_t next = UINT64_MAX;
 	uint64_t pending = 0; /* instructions since the last counting add */
 	/* Entries are counted by an add of 1 on the block's first non-marker
@@ -739,6 +887,13 @@ static void on_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	if (st.nvcpu > 1) {
 		qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb, QEMU_PLUGIN_CB_NO_REGS, NULL);
 	}
+	/* First of the first instruction's callbacks (QEMU runs an
+	 * instruction's callbacks before its inline adds): a context the
+	 * block opens counts all of it, its first code line's fetch too. */
+	if (n > 0 && st.ctx.on && ctx_in(&st.ctx, s->addr)) {
+		qemu_plugin_register_vcpu_insn_exec_cb(qemu_plugin_tb_get_insn(tb, 0), on_ctx_entry,
+						       QEMU_PLUGIN_CB_NO_REGS, s);
+	}
 	for (size_t i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		int m = is_mark(insn);
@@ -749,8 +904,7 @@ static void on_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 			continue;
 		}
 		if (entry) {
-			qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64,
-								   &s->execs, 1);
+			count_entry(insn, s);
 			entry = false;
 		}
 		/* An add runs before its instruction and counts it and those
@@ -765,29 +919,11 @@ static void on_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		bool before_mark = i + 1 < n && is_mark(qemu_plugin_tb_get_insn(tb, i + 1));
 		if (i + 2 >= n || before_mark ||
 		    !x86_cannot_leave(qemu_plugin_insn_data(insn), qemu_plugin_insn_size(insn))) {
-			qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64,
-								   &s->insns, pending);
-			if (st.nvcpu > 1) {
-				qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64,
-									   &st.vc.all_insns, pending);
-			}
+			count_insns(insn, s, pending);
 			pending = 0;
 		}
-		if (!st.cache) {
-			qemu_plugin_register_vcpu_mem_inline(insn, QEMU_PLUGIN_MEM_RW,
-							     QEMU_PLUGIN_INLINE_ADD_U64, &s->mem, 1);
-			if (st.nvcpu > 1) {
-				qemu_plugin_register_vcpu_mem_inline(insn, QEMU_PLUGIN_MEM_RW,
-								     QEMU_PLUGIN_INLINE_ADD_U64, &st.vc.all_mem, 1);
-			}
-			continue;
-		}
-		/* The model's callback counts the access too: one op per
-		 * access instead of an inline add and a callback. */
-		fetch_cb(insn, s, &next);
-		uintptr_t locked = st.coherent && x86_locked(qemu_plugin_insn_data(insn), qemu_plugin_insn_size(insn));
-		qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS,
-						 QEMU_PLUGIN_MEM_RW, (void *)((uintptr_t)s | (locked ? MEM_LOCKED : 0)));
+		count_mem(insn, s, &next);
+		ctx_insn(insn);
 	}
 }
 
@@ -822,6 +958,25 @@ static int parse_u64(const char *s, uint64_t *v)
 	return 0;
 }
 
+/* parse_range reads ctx=<lo>-<hi> (hex, lo < hi) into st.ctx. */
+static int parse_range(const char *s)
+{
+	char *end;
+	errno = 0;
+	unsigned long long lo = strtoull(s, &end, 16);
+	if (errno != 0 || end == s || *end != '-' || s[0] == '-') {
+		return -1;
+	}
+	const char *h = end + 1;
+	unsigned long long hi = strtoull(h, &end, 16);
+	if (errno != 0 || end == h || *end != '\0' || h[0] == '-' || lo >= hi) {
+		return -1;
+	}
+	st.ctx.lo = lo;
+	st.ctx.hi = hi;
+	return 0;
+}
+
 /* parse_args fills st from key=value arguments; any other is refused. */
 static int parse_args(int argc, char **argv, const char **out)
 {
@@ -842,14 +997,25 @@ static int parse_args(int argc, char **argv, const char **out)
 			st.arm_marker = true;
 		} else if (strcmp(a, "arm=boot") == 0) {
 			st.arm_marker = false;
+		} else if (strcmp(a, "ctx=off") == 0) {
+			st.ctx.on = false;
+		} else if (strncmp(a, "ctx=", 4) == 0 && parse_range(a + 4) == 0) {
+			st.ctx.on = true;
+		} else if (strcmp(a, "ctxblocks=on") == 0 || strcmp(a, "ctxblocks=off") == 0) {
+			st.ctx.blocks = a[11] == 'n';
 		} else {
 			fprintf(stderr, "kcicount: unknown or malformed argument %s (want out=<path>, "
-					"cache=on|off|coherent, arm=boot|marker, quantum=<instructions>)\n", a);
+					"cache=on|off|coherent, arm=boot|marker, quantum=<instructions>, "
+					"ctx=<lo hex>-<hi hex>|off, ctxblocks=on|off)\n", a);
 			return -1;
 		}
 	}
 	if (!*out) {
 		fprintf(stderr, "kcicount: out=<path> is required\n");
+		return -1;
+	}
+	if (st.ctx.blocks && !st.ctx.on) {
+		fprintf(stderr, "kcicount: ctxblocks=on needs call contexts (ctx= not off)\n");
 		return -1;
 	}
 	return 0;
@@ -858,6 +1024,12 @@ static int parse_args(int argc, char **argv, const char **out)
 static void write_header(void)
 {
 	out_printf("kcicount %d\nvcpus %d quantum %lu\n", FORMAT_VERSION, st.nvcpu, (unsigned long)st.quantum);
+	if (st.ctx.on) {
+		out_printf("contexts %lx %lx blocks %s\n", (unsigned long)st.ctx.lo, (unsigned long)st.ctx.hi,
+			   st.ctx.blocks ? "on" : "off");
+	} else {
+		out_printf("contexts off\n");
+	}
 	if (!st.cache) {
 		out_printf("cache off\n");
 		return;
@@ -884,6 +1056,9 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		fprintf(stderr, "kcicount: needs system emulation\n");
 		return -1;
 	}
+	st.ctx.on = true; /* by default, the kernel's module area */
+	st.ctx.lo = CTX_DEFAULT_LO;
+	st.ctx.hi = CTX_DEFAULT_HI;
 	if (parse_args(argc, argv, &out) != 0) {
 		return -1;
 	}
@@ -906,6 +1081,12 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 				"qemu_plugin_disable_mem_helpers (not exported by this QEMU)\n");
 		return -1;
 	}
+	if (st.ctx.on && ctx_init(&st.ctx, st.nvcpu) != 0) {
+		fprintf(stderr, "kcicount: out of memory for call contexts\n");
+		return -1;
+	}
+	st.ctx_kernel = st.ctx.lo >= 1ull << 63;
+	st.totals = st.nvcpu > 1 || st.ctx.on;
 	if (st.cache && (st.coherent ? cm_init(&st.cm, st.nvcpu) : model_init(&st.model)) != 0) {
 		fprintf(stderr, "kcicount: out of memory for the cache model\n");
 		return -1;

@@ -32,6 +32,8 @@ struct vcpus {
 	unsigned cur;           /* the vCPU the global pair's news belong to */
 	uint64_t all_insns;     /* inline: every instrumented instruction */
 	uint64_t all_mem;       /* inline: every access, without the cache model */
+	/* (with one vCPU the pair is counted only for call contexts, and
+	 * the model's callbacks keep v[0]'s accesses and penalties) */
 	uint64_t seen_insns;    /* all_insns when last charged */
 	uint64_t seen_mem;
 	uint64_t slice_start;   /* all_insns when the current turn began */
@@ -64,6 +66,18 @@ static inline int vc_enter(struct vcpus *vc, unsigned vcpu, uint64_t quantum)
 	vc->slice_start = vc->all_insns;
 	vc->exits++;
 	return 1;
+}
+
+/* vc_now is vcpu's totals so far, the global pair's news included when
+ * they are its (call contexts snapshot them; see ctx.h). */
+static inline struct vtot vc_now(const struct vcpus *vc, unsigned vcpu)
+{
+	struct vtot t = vc->v[vcpu];
+	if (vcpu == vc->cur) {
+		t.insns += vc->all_insns - vc->seen_insns;
+		t.mem += vc->all_mem - vc->seen_mem;
+	}
+	return t;
 }
 
 static inline void vc_open(struct vcpus *vc, int n)

@@ -149,4 +149,35 @@ static inline bool x86_locked(const uint8_t *p, size_t n)
 	return i + 1 < n && (p[i] == 0x86 || p[i] == 0x87) && (p[i + 1] >> 6) != 3;
 }
 
+enum { X86_CALL = 1, X86_RET = 2 };
+
+/* x86_callret: X86_CALL for a near call (e8 rel; ff /2, register or
+ * memory), X86_RET for a near ret (c3; c2 imm16), 0 for anything else
+ * (far calls and rets, iret, jumps). Legacy prefixes (operand size,
+ * segment or notrack, bnd and rep) and a REX prefix change neither. */
+static inline int x86_callret(const uint8_t *p, size_t n)
+{
+	size_t i = 0;
+	while (i < n && (p[i] == 0x66 || p[i] == 0x67 || p[i] == 0x2e || p[i] == 0x3e || p[i] == 0x26 ||
+			 p[i] == 0x36 || p[i] == 0x64 || p[i] == 0x65 || p[i] == 0xf2 || p[i] == 0xf3)) {
+		i++;
+	}
+	if (i + 1 < n && p[i] >= 0x40 && p[i] <= 0x4f) {
+		i++; /* REX: 32-bit code's inc/dec is a whole instruction */
+	}
+	if (i >= n) {
+		return 0;
+	}
+	switch (p[i]) {
+	case 0xe8:
+		return X86_CALL;
+	case 0xff:
+		return i + 1 < n && ((p[i + 1] >> 3) & 7) == 2 ? X86_CALL : 0;
+	case 0xc3: case 0xc2:
+		return X86_RET;
+	default:
+		return 0;
+	}
+}
+
 #endif

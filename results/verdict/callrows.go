@@ -1,0 +1,79 @@
+package verdict
+
+import (
+	"strings"
+
+	"github.com/kci-dev/kci/results"
+)
+
+// A program's call rows: bpf_stats' scope for a BPF program, a call of it
+// with everything it calls until it returns (helpers such as
+// htab_map_update_elem, interrupts landing meanwhile), from the QEMU
+// plugin's call contexts (results.Exact.Calls, call:bpf:<prog>), per
+// packet. Named call:<prog>/instructions (exact instructions) and, under
+// the cache model, call:<prog>/modelled-cycles; each in its own unit, and
+// decided by the same rule as the other exact rows, one instruction or
+// cycle a packet being the floor. They are cost rows: beside the
+// programs, not in the total. A context counts its own vCPU's work only,
+// so an interleaved variant (several vCPUs, whose bpf_stats rows are left
+// out) keeps them. ':' and '/' cannot occur in a program's name (a C
+// identifier), so they never collide with one.
+const (
+	CallRowPrefix    = "call:"
+	CallInsnsSuffix  = "/instructions"
+	CallCyclesSuffix = "/modelled-cycles"
+)
+
+// IsCallRow reports whether a row is a program's call row.
+func IsCallRow(name string) bool {
+	return strings.HasPrefix(name, CallRowPrefix) &&
+		(strings.HasSuffix(name, CallInsnsSuffix) || strings.HasSuffix(name, CallCyclesSuffix))
+}
+
+// CallRowProg is the program of a call row, "" for another row.
+func CallRowProg(name string) string {
+	if !IsCallRow(name) {
+		return ""
+	}
+	p := strings.TrimPrefix(name, CallRowPrefix)
+	return p[:strings.LastIndexByte(p, '/')]
+}
+
+// callBPF starts the Exact.Calls name of a BPF program's calls.
+const callBPF = results.CallPrefix + "bpf:"
+
+// CallRows are v's call rows, one pair per BPF program with calls in its
+// window; a subprogram's calls (call:bpf:<prog>/<n>) are inside its
+// program's and get no row, nor do other contexts. Nil without exact
+// counts of contexts.
+func CallRows(v results.VariantResult) []results.ProgCost {
+	e := v.Exact
+	if e == nil || e.Packets == 0 {
+		return nil
+	}
+	n := float64(e.Packets)
+	var out []results.ProgCost
+	for _, c := range e.Calls {
+		prog, ok := strings.CutPrefix(c.Name, callBPF)
+		if !ok || prog == "" || strings.Contains(prog, "/") {
+			continue
+		}
+		out = append(out, results.ProgCost{Name: CallRowPrefix + prog + CallInsnsSuffix, Type: "cost", NsPerPkt: float64(c.Insns) / n})
+		if e.Model != "" {
+			out = append(out, results.ProgCost{Name: CallRowPrefix + prog + CallCyclesSuffix, Type: "cost", NsPerPkt: float64(c.Cycles) / n})
+		}
+	}
+	return out
+}
+
+// HasCallRows reports whether any variant of ab has a program's call row.
+func (ab TreeAB) HasCallRows() bool {
+	for _, v := range ab.Variants {
+		for _, p := range v.Programs {
+			if IsCallRow(p.Name) {
+				return true
+			}
+		}
+	}
+	return false
+}

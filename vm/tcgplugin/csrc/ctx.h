@@ -1,0 +1,398 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Call contexts (ctx=lo-hi; by default the x86-64 kernel's module area,
+ * where the BPF JIT puts programs and trampolines): what ran inside each
+ * call whose code entered the range, the callee's own code, whatever it
+ * called and any interrupt that landed meanwhile: bpf_stats' scope for a
+ * BPF program.
+ *
+ * API v1 reads no registers, so the plugin follows the stack by the
+ * accesses of near calls and rets (x86_callret): a call's store is where
+ * its return address went, its frame's slot; a ret's load takes one back.
+ * Each vCPU keeps a shadow stack of the frames it saw. A ret pops its own
+ * frame and the newer ones on the same stack below it (frames left
+ * without a ret: longjmp-like paths); a
+ * call's store pops the frames it shows dead (at or below it on the same
+ * stack). "The same stack" is the same 16 KiB-aligned region: x86-64
+ * task stacks are 16 KiB and aligned to it, so another task's stack never
+ * shares one's region.
+ *
+ * Opening: when a block in the range starts, the newest frame is a call
+ * no context was opened for, and it lies at or above the stack pointer
+ * the last call or ret left (on the same stack), that call opens a
+ * context named by the block's address: the program's entry. So a
+ * direct call, a jump thunk (lfence; jmp *%reg) and a retpoline (whose
+ * inner call and ret have come and gone when the target starts) open one
+ * at their target, and an interrupt between a call and its target changes
+ * nothing (its calls are gone when it returns); a return into the range,
+ * a jump within it (a BPF tail call) or a block reached while the newest
+ * frame is already open opens none. A context closes when its frame pops.
+ *
+ * Counting: a target's counts on a vCPU are what the vCPU ran while at
+ * least one call of it was open there: its totals (vcpus.h) when the last
+ * such call closed minus those when the first opened. So contexts nested
+ * in a call count in its target's too, and a call nested in (or, its
+ * caller asleep, beside) a call of the same target adds its call, not
+ * its instructions twice: a target never counts more than its vCPU ran.
+ * Windows snapshot every context's totals as they do the slots', after
+ * flushing the open ones (ctx_flush).
+ *
+ * Everything here runs on the vCPUs' one thread (icount is single
+ * threaded TCG), as the window markers do.
+ */
+#ifndef KCI_CTX_H
+#define KCI_CTX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vcpus.h"
+
+#define CTX_REGION_BITS 14 /* x86-64 THREAD_SIZE: 16 KiB */
+#define CTX_FRAMES 512     /* per vCPU; the oldest frame goes when full */
+#define CTX_SCAN 64        /* frames a ret's unmatched load looks through */
+#define CTX_MAX 65536      /* distinct targets */
+
+/* The x86-64 kernel's module area (MODULES_VADDR..MODULES_END). */
+#define CTX_DEFAULT_LO 0xffffffffa0000000ull
+#define CTX_DEFAULT_HI 0xffffffffff000000ull
+
+enum { FRAME_NONE, FRAME_OPEN, FRAME_FULL };
+
+struct ctot {
+	uint64_t calls, insns, mem, pen;
+};
+
+struct frame {
+	uint64_t slot;  /* where the call stored its return address */
+	uint32_t ctx;   /* with FRAME_OPEN: the context's index */
+	uint32_t state; /* FRAME_NONE, FRAME_OPEN, FRAME_FULL (no room) */
+};
+
+struct vctx {
+	struct frame f[CTX_FRAMES];
+	int n;
+	uint64_t sp; /* the stack pointer the last call or ret left */
+	int depth;   /* FRAME_OPEN frames */
+};
+
+/* One target's counts, per vCPU, since boot and when the window opened;
+ * its calls open on each vCPU, and that vCPU's totals when the first of
+ * them opened (or at the last flush). */
+struct cacc {
+	uint64_t target;
+	struct ctot *now, *base;
+	uint32_t *open;
+	struct vtot *snap;
+};
+
+struct ctxs {
+	bool on;          /* ctx= is not off */
+	bool blocks;      /* ctxblocks=on: slots count entries inside contexts */
+	uint64_t lo, hi;  /* the entry range */
+	uint64_t seq;     /* inline: +1 before every call and ret */
+	uint64_t taken;   /* seq when the last call or ret access was taken */
+	int nvcpu;
+	struct vctx *v;
+	struct cacc *acc;
+	uint32_t n, cap;
+	uint32_t open_n; /* contexts that existed when the window opened */
+	uint32_t *hash;  /* target -> index + 1, open addressing */
+	uint32_t hcap;
+};
+
+static inline bool ctx_in(const struct ctxs *c, uint64_t addr)
+{
+	return addr >= c->lo && addr < c->hi;
+}
+
+static inline bool same_stack(uint64_t a, uint64_t b)
+{
+	return (a >> CTX_REGION_BITS) == (b >> CTX_REGION_BITS);
+}
+
+static void ctx_oom(void)
+{
+	fprintf(stderr, "kcicount: out of memory for call contexts\n");
+	abort();
+}
+
+static int ctx_init(struct ctxs *c, int nvcpu)
+{
+	c->nvcpu = nvcpu;
+	c->v = calloc((size_t)nvcpu, sizeof(*c->v));
+	c->hcap = 1024;
+	c->hash = calloc(c->hcap, sizeof(*c->hash));
+	return c->v && c->hash ? 0 : -1;
+}
+
+static uint32_t ctx_hslot(uint64_t t, uint32_t cap)
+{
+	return (uint32_t)((t * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
+}
+
+static void ctx_rehash(struct ctxs *c)
+{
+	free(c->hash);
+	c->hcap *= 2;
+	c->hash = calloc(c->hcap, sizeof(*c->hash));
+	if (!c->hash) {
+		ctx_oom();
+	}
+	for (uint32_t i = 0; i < c->n; i++) {
+		uint32_t h = ctx_hslot(c->acc[i].target, c->hcap);
+		while (c->hash[h]) {
+			h = (h + 1) & (c->hcap - 1);
+		}
+		c->hash[h] = i + 1;
+	}
+}
+
+/* ctx_index is target's context, made on first use; -1 when too many. */
+static int64_t ctx_index(struct ctxs *c, uint64_t target)
+{
+	uint32_t h = ctx_hslot(target, c->hcap);
+	for (; c->hash[h]; h = (h + 1) & (c->hcap - 1)) {
+		if (c->acc[c->hash[h] - 1].target == target) {
+			return c->hash[h] - 1;
+		}
+	}
+	if (c->n >= CTX_MAX) {
+		return -1;
+	}
+	if (c->n == c->cap) {
+		c->cap = c->cap ? c->cap * 2 : 64;
+		c->acc = realloc(c->acc, c->cap * sizeof(*c->acc));
+		if (!c->acc) {
+			ctx_oom();
+		}
+	}
+	struct cacc *a = &c->acc[c->n];
+	a->target = target;
+	a->now = calloc((size_t)c->nvcpu, sizeof(*a->now));
+	a->base = calloc((size_t)c->nvcpu, sizeof(*a->base));
+	a->open = calloc((size_t)c->nvcpu, sizeof(*a->open));
+	a->snap = calloc((size_t)c->nvcpu, sizeof(*a->snap));
+	if (!a->now || !a->base || !a->open || !a->snap) {
+		ctx_oom();
+	}
+	c->hash[h] = ++c->n;
+	if (c->n * 2 > c->hcap) {
+		ctx_rehash(c);
+	}
+	return c->n - 1;
+}
+
+/* ctx_charge adds what vCPU v ran since context k's snapshot to it, and
+ * late accesses the totals do not hold yet. */
+static void ctx_charge(struct ctxs *c, struct vcpus *vc, int v, uint32_t k, unsigned late)
+{
+	struct cacc *a = &c->acc[k];
+	struct vtot t = vc_now(vc, v);
+	a->now[v].insns += t.insns - a->snap[v].insns;
+	a->now[v].mem += t.mem - a->snap[v].mem + late;
+	a->now[v].pen += t.pen - a->snap[v].pen;
+	a->snap[v] = t;
+}
+
+/* ctx_close ends f's call; its target counts until its last call ends. */
+static void ctx_close(struct ctxs *c, struct vcpus *vc, int v, struct frame *f, unsigned late)
+{
+	if (f->state != FRAME_OPEN) {
+		return;
+	}
+	c->v[v].depth--;
+	if (--c->acc[f->ctx].open[v] == 0) {
+		ctx_charge(c, vc, v, f->ctx, late);
+	}
+}
+
+/* ctx_call is a call's store at slot on vCPU v: the frames at or below
+ * it on its stack are dead (their rets went unseen; their contexts count
+ * up to this store, late as for ctx_ret), then it is pushed. */
+static void ctx_call(struct ctxs *c, struct vcpus *vc, int v, uint64_t slot, unsigned late)
+{
+	struct vctx *x = &c->v[v];
+	while (x->n > 0 && same_stack(x->f[x->n - 1].slot, slot) && x->f[x->n - 1].slot <= slot) {
+		ctx_close(c, vc, v, &x->f[--x->n], late);
+	}
+	if (x->n == CTX_FRAMES) {
+		ctx_close(c, vc, v, &x->f[0], 0);
+		memmove(&x->f[0], &x->f[1], (CTX_FRAMES - 1) * sizeof(x->f[0]));
+		x->n--;
+	}
+	x->f[x->n++] = (struct frame){.slot = slot};
+	x->sp = slot;
+}
+
+/* ctx_ret is a ret's load of slot (size bytes) on vCPU v: it pops its
+ * frame and the newer ones below it on the same stack, looking past
+ * frames of other stacks (a task switched out mid-call) up to CTX_SCAN;
+ * a load of no frame's slot pops only those below it. late is 1 when
+ * the totals count the ret's load only after this (inline adds). */
+static void ctx_ret(struct ctxs *c, struct vcpus *vc, int v, uint64_t slot, unsigned size, unsigned late)
+{
+	struct vctx *x = &c->v[v];
+	x->sp = slot + size;
+	if (x->n > 0 && x->f[x->n - 1].slot == slot) {
+		ctx_close(c, vc, v, &x->f[--x->n], late);
+		return;
+	}
+	int keep = x->n; /* frames from keep up are looked at */
+	for (int i = x->n - 1; i >= 0 && x->n - i <= CTX_SCAN; i--) {
+		struct frame *f = &x->f[i];
+		if (!same_stack(f->slot, slot)) {
+			continue;
+		}
+		if (f->slot > slot) {
+			break;
+		}
+		keep = i;
+		if (f->slot == slot) {
+			break;
+		}
+	}
+	/* Close the dead frames newest first, keep the other stacks'. */
+	int w = keep;
+	for (int i = x->n - 1; i >= keep; i--) {
+		if (same_stack(x->f[i].slot, slot) && x->f[i].slot <= slot) {
+			ctx_close(c, vc, v, &x->f[i], late);
+		}
+	}
+	for (int i = keep; i < x->n; i++) {
+		if (!(same_stack(x->f[i].slot, slot) && x->f[i].slot <= slot)) {
+			x->f[w++] = x->f[i];
+		}
+	}
+	x->n = w;
+}
+
+/* ctx_enter is a block of the range starting at addr on vCPU v: the
+ * newest frame opens a context for addr if it may (see the top). */
+static void ctx_enter(struct ctxs *c, struct vcpus *vc, int v, uint64_t addr)
+{
+	struct vctx *x = &c->v[v];
+	if (x->n == 0) {
+		return;
+	}
+	struct frame *f = &x->f[x->n - 1];
+	if (f->state != FRAME_NONE || !same_stack(f->slot, x->sp) || f->slot < x->sp) {
+		return;
+	}
+	int64_t k = ctx_index(c, addr);
+	if (k < 0) {
+		f->state = FRAME_FULL; /* uncounted: CTX_MAX targets already */
+		return;
+	}
+	f->state = FRAME_OPEN;
+	f->ctx = (uint32_t)k;
+	struct cacc *a = &c->acc[k];
+	if (a->open[v]++ == 0) {
+		a->snap[v] = vc_now(vc, v);
+	}
+	a->now[v].calls++;
+	x->depth++;
+}
+
+/* ctx_flush charges every open context its counts so far. */
+static void ctx_flush(struct ctxs *c, struct vcpus *vc)
+{
+	for (uint32_t k = 0; k < c->n; k++) {
+		for (int v = 0; v < c->nvcpu; v++) {
+			if (c->acc[k].open[v] > 0) {
+				ctx_charge(c, vc, v, k, 0);
+			}
+		}
+	}
+}
+
+/* ctx_drop forgets every frame (a reset stops instrumenting: their rets
+ * would go unseen), charging the open contexts first. */
+static void ctx_drop(struct ctxs *c, struct vcpus *vc)
+{
+	ctx_flush(c, vc);
+	for (uint32_t k = 0; k < c->n; k++) {
+		memset(c->acc[k].open, 0, (size_t)c->nvcpu * sizeof(*c->acc[k].open));
+	}
+	for (int v = 0; v < c->nvcpu; v++) {
+		c->v[v].n = 0;
+		c->v[v].depth = 0;
+	}
+}
+
+static void ctx_window_open(struct ctxs *c, struct vcpus *vc)
+{
+	ctx_flush(c, vc);
+	for (uint32_t i = 0; i < c->n; i++) {
+		memcpy(c->acc[i].base, c->acc[i].now, (size_t)c->nvcpu * sizeof(struct ctot));
+	}
+	c->open_n = c->n;
+}
+
+/* ctx_diff is context i's counts on vCPU v since the window opened. */
+static struct ctot ctx_diff(const struct ctxs *c, uint32_t i, int v)
+{
+	struct ctot d = c->acc[i].now[v];
+	if (i < c->open_n) {
+		struct ctot b = c->acc[i].base[v];
+		d.calls -= b.calls;
+		d.insns -= b.insns;
+		d.mem -= b.mem;
+		d.pen -= b.pen;
+	}
+	return d;
+}
+
+static bool ctot_zero(struct ctot d)
+{
+	return d.calls == 0 && d.insns == 0 && d.mem == 0 && d.pen == 0;
+}
+
+static const struct ctxs *ctx_sorting;
+
+static int ctx_by_target(const void *a, const void *b)
+{
+	uint64_t x = ctx_sorting->acc[*(const uint32_t *)a].target;
+	uint64_t y = ctx_sorting->acc[*(const uint32_t *)b].target;
+	return x < y ? -1 : x > y;
+}
+
+/* ctx_lines is the window's ctx lines' count (with lines NULL) or text:
+ * "ctx <target> <vcpu> <calls> <insns> <mem> <cycles>" for each target
+ * and vCPU that counted something, by target then vCPU. A line is at
+ * most 4 + 17 + 3 + 4 * 21 = 108 bytes. */
+static uint32_t ctx_lines(struct ctxs *c, bool cache, char *buf, size_t cap, size_t *len)
+{
+	uint32_t *idx = malloc((c->n + 1) * sizeof(*idx));
+	if (!idx) {
+		ctx_oom();
+	}
+	for (uint32_t i = 0; i < c->n; i++) {
+		idx[i] = i;
+	}
+	ctx_sorting = c;
+	qsort(idx, c->n, sizeof(*idx), ctx_by_target);
+	uint32_t lines = 0;
+	for (uint32_t k = 0; k < c->n; k++) {
+		for (int v = 0; v < c->nvcpu; v++) {
+			struct ctot d = ctx_diff(c, idx[k], v);
+			if (ctot_zero(d)) {
+				continue;
+			}
+			lines++;
+			if (buf) {
+				*len += (size_t)snprintf(buf + *len, cap - *len, "ctx %lx %d %lu %lu %lu %lu\n",
+							 (unsigned long)c->acc[idx[k]].target, v, (unsigned long)d.calls,
+							 (unsigned long)d.insns, (unsigned long)d.mem,
+							 (unsigned long)(cache ? d.insns + d.pen : 0));
+			}
+		}
+	}
+	free(idx);
+	return lines;
+}
+
+#endif

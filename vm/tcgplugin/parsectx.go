@@ -1,0 +1,148 @@
+package tcgplugin
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// CtxRange is the entry range of a run's call contexts: a call whose
+// code enters [Lo, Hi) opens one (README.md, Call contexts). Blocks says
+// the run counted each block's entries inside contexts (PC.CExecs).
+type CtxRange struct {
+	Lo, Hi uint64
+	Blocks bool
+}
+
+// Context is what ran inside the calls into one target of the entry range
+// in a window: the callee's code, what it called, and interrupts that
+// landed meanwhile, as bpf_stats times a BPF program's run. Calls is how
+// many such calls began in the window (a call open when it began counts
+// its rest, no call). Contexts nest: a call's counts include those of
+// the calls into other targets made inside it; what ran while several
+// calls of one target were open on a vCPU counts once.
+type Context struct {
+	Target                    uint64
+	Calls, Insns, Mem, Cycles uint64
+	// PerVCPU is each vCPU's share that counted something, by vCPU
+	// (nil with one vCPU).
+	PerVCPU []CtxVCPU
+}
+
+// CtxVCPU is one vCPU's share of a Context.
+type CtxVCPU struct {
+	VCPU                      int
+	Calls, Insns, Mem, Cycles uint64
+}
+
+// ctxKey orders a window's ctx lines: by target, then vCPU.
+type ctxKey struct {
+	set    bool
+	target uint64
+	vcpu   int
+}
+
+func (k ctxKey) before(o ctxKey) bool {
+	return !k.set || k.target < o.target || k.target == o.target && k.vcpu < o.vcpu
+}
+
+// contexts reads line 3, "contexts off" or
+// "contexts <hex lo> <hex hi> blocks on|off".
+func (p *parser) contexts(f []string) error {
+	if p.line != 3 {
+		return fmt.Errorf("contexts line must be line 3")
+	}
+	if len(f) == 2 && f[1] == "off" {
+		return nil
+	}
+	if len(f) != 5 || f[3] != "blocks" || (f[4] != "on" && f[4] != "off") {
+		return fmt.Errorf("want contexts off or contexts <lo> <hi> blocks on|off")
+	}
+	r, err := uints(f[1:3], 16)
+	if err != nil {
+		return err
+	}
+	if r[0] >= r[1] {
+		return fmt.Errorf("contexts range %x-%x is empty", r[0], r[1])
+	}
+	p.c.Contexts = &CtxRange{Lo: r[0], Hi: r[1], Blocks: f[4] == "on"}
+	return nil
+}
+
+// ctx reads "ctx <hex target> <vcpu> <calls> <insns> <mem> <cycles>", a
+// window's counts of one target on one vCPU, by target then vCPU, after
+// its vcpu lines.
+func (p *parser) ctx(f []string) error {
+	if p.ctxs == 0 {
+		return fmt.Errorf("ctx line outside a window's block")
+	}
+	if len(f) != 7 {
+		return fmt.Errorf("want ctx <target> <vcpu> <calls> <insns> <mem> <cycles>")
+	}
+	t, err := uints(f[1:2], 16)
+	if err != nil {
+		return err
+	}
+	v, err := strconv.Atoi(f[2])
+	if err != nil || v < 0 || v >= p.c.VCPUs {
+		return fmt.Errorf("ctx vcpu %q: want 0 to %d", f[2], p.c.VCPUs-1)
+	}
+	n, err := uints(f[3:], 10)
+	if err != nil {
+		return err
+	}
+	k := ctxKey{true, t[0], v}
+	if !p.lastCtx.before(k) {
+		return fmt.Errorf("ctx %x vcpu %d not after %x vcpu %d", t[0], v, p.lastCtx.target, p.lastCtx.vcpu)
+	}
+	p.lastCtx = k
+	c := CtxVCPU{VCPU: v, Calls: n[0], Insns: n[1], Mem: n[2], Cycles: n[3]}
+	if err := p.ctxFits(t[0], c); err != nil {
+		return err
+	}
+	p.addCtx(t[0], c)
+	p.ctxs--
+	return p.check()
+}
+
+// ctxFits checks one ctx line against the run and its window: a target
+// in the range, no more than the vCPU ran, a call runs at least one
+// instruction, cycles only with the cache model and never below the
+// instructions.
+func (p *parser) ctxFits(target uint64, c CtxVCPU) error {
+	r := p.c.Contexts
+	if target < r.Lo || target >= r.Hi {
+		return fmt.Errorf("ctx %x outside the contexts range %x-%x", target, r.Lo, r.Hi)
+	}
+	ran := VCPU{Insns: p.w.Insns, Mem: p.w.Mem, Cycles: p.w.Cycles}
+	if len(p.w.PerVCPU) > 0 {
+		ran = p.w.PerVCPU[c.VCPU]
+	}
+	switch {
+	case !p.c.Cache && c.Cycles != 0:
+		return fmt.Errorf("cycles %d without the cache model", c.Cycles)
+	case c.Insns > ran.Insns || c.Mem > ran.Mem || c.Cycles > ran.Cycles:
+		return fmt.Errorf("ctx %x vcpu %d: insns %d mem %d cycles %d, more than the vCPU's %d %d %d in the window",
+			target, c.VCPU, c.Insns, c.Mem, c.Cycles, ran.Insns, ran.Mem, ran.Cycles)
+	case c.Calls > c.Insns:
+		return fmt.Errorf("ctx %x vcpu %d: %d calls for %d instructions", target, c.VCPU, c.Calls, c.Insns)
+	case p.c.Cache && c.Cycles < c.Insns:
+		return fmt.Errorf("ctx %x vcpu %d: cycles %d below its %d instructions", target, c.VCPU, c.Cycles, c.Insns)
+	}
+	return nil
+}
+
+// addCtx adds a ctx line to the window's Context of its target.
+func (p *parser) addCtx(target uint64, c CtxVCPU) {
+	cs := p.w.Contexts
+	if len(cs) == 0 || cs[len(cs)-1].Target != target {
+		p.w.Contexts = append(cs, Context{Target: target})
+	}
+	x := &p.w.Contexts[len(p.w.Contexts)-1]
+	x.Calls += c.Calls
+	x.Insns += c.Insns
+	x.Mem += c.Mem
+	x.Cycles += c.Cycles
+	if p.c.VCPUs > 1 {
+		x.PerVCPU = append(x.PerVCPU, c)
+	}
+}
