@@ -358,8 +358,14 @@ func TestSmallKnownWorkDetected(t *testing.T) {
 	if d := w.Patched.Median - w.Base.Median; d < 3 || d > 12 {
 		t.Errorf("hash/hash_write moved %+.2f instruction-time ns, want about +5 (five nops per update)", d)
 	}
+	// hash_write's call, in bpf_stats' scope (the plugin's call
+	// context), holds the update: five instructions more, exactly.
+	call := rows["hash/"+verdict.CallRowPrefix+"hash_write"+verdict.CallInsnsSuffix]
+	if d := call.Patched.Median - call.Base.Median; call.Verdict != verdict.Slower || d != 5 {
+		t.Errorf("hash/call:hash_write/instructions: %s, %+.2f instructions, want slower by exactly 5", call.Verdict, d)
+	}
 	for k, row := range rows {
-		if k == "hash/hash_write" || k == "hash/total" {
+		if k == "hash/hash_write" || k == "hash/total" || k == "hash/"+verdict.CallRowPrefix+"hash_write"+verdict.CallInsnsSuffix {
 			continue
 		}
 		if row.Verdict != verdict.NoChange {
