@@ -41,6 +41,7 @@ func (b *VMBooter) pluginConfig(ctx context.Context) vm.Config {
 		b.plugin = so
 	})
 	c.Plugin, c.CacheModel = b.plugin, b.plugin != "" && b.CacheModel
+	c.Contexts = b.plugin != ""
 	return c
 }
 
@@ -90,7 +91,8 @@ func (b *VMBooter) attachExact(out *BootResult, res *vm.Result, k *kernel.Artifa
 		for _, c := range w.PerVCPU {
 			e.VCPUs = append(e.VCPUs, results.VCPUCount{Insns: c.Insns, Mem: c.Mem, Cycles: c.Cycles})
 		}
-		out.Exact = append(out.Exact, VariantExact{Variant: v.Variant, Exact: e, Blocks: kernelBlocks(w)})
+		byCtx := counts.Contexts != nil && counts.Contexts.Blocks
+		out.Exact = append(out.Exact, VariantExact{Variant: v.Variant, Exact: e, Blocks: kernelBlocks(w), ByContext: byCtx})
 	}
 	return nil
 }
@@ -103,6 +105,9 @@ type VariantExact struct {
 	Variant string           `json:"variant"`
 	Exact   *results.Exact   `json:"exact"`
 	Blocks  tcgplugin.Blocks `json:"blocks,omitempty"`
+	// ByContext says the blocks' entries were counted by context
+	// (Block.In): an entry in none of them counts as "other".
+	ByContext bool `json:"by_context,omitempty"`
 }
 
 // kernelBlocks are the window's entered blocks in the kernel's half of

@@ -196,6 +196,11 @@ func (b *VMBooter) bootConfig(ctx context.Context, req BootRequest) (vm.Config, 
 		return vm.Config{}, tmp, err
 	}
 	cfg := b.pluginConfig(ctx)
+	if cfg.Contexts {
+		if cfg.Marks, err = b.contextMarks(req.Kernel); err != nil {
+			return vm.Config{}, tmp, fmt.Errorf("exact counts: %w", err)
+		}
+	}
 	cfg.Kernel, cfg.Initrd, cfg.Dir = req.Kernel.BzImage, initrd, tmp
 	cfg.StepTimeout = req.Plan.StepTimeout
 	cfg.Seed = req.Seed

@@ -147,22 +147,47 @@ func (c *coverage) runs(k *kernel.Artifacts, side string, patchNo int, vs []resu
 			if vs[i].Variant != e.Variant || vs[i].Exact == nil {
 				continue
 			}
-			runs := vs[i].Exact.HunkRuns
-			if runs == nil {
-				runs = map[string]uint64{}
-			}
-			for j, h := range c.hunks {
-				if len(code[j].Ranges) == 0 {
-					continue // no code on this side: nothing to run
-				}
-				var n uint64
-				for _, r := range code[j].Ranges {
-					n = max(n, e.Blocks.Runs(r.Lo, r.Hi))
-				}
-				runs[h.key] = n
-			}
-			vs[i].Exact.HunkRuns = runs
+			c.record(vs[i].Exact, code, e)
 		}
 	}
 	return nil
+}
+
+// record puts into ex how often e's blocks ran each hunk with code, and
+// in which contexts: those of its most entered block, over every range
+// (an inline copy each); entries in no context are ContextOther's.
+func (c *coverage) record(ex *results.Exact, code []kernel.LineCode, e boot.VariantExact) {
+	if ex.HunkRuns == nil {
+		ex.HunkRuns = map[string]uint64{}
+	}
+	for j, h := range c.hunks {
+		if len(code[j].Ranges) == 0 {
+			continue // no code on this side: nothing to run
+		}
+		var n uint64
+		var in map[string]uint64
+		for _, r := range code[j].Ranges {
+			if m, by := e.Blocks.RunsIn(r.Lo, r.Hi); m > n {
+				n, in = m, by.Named()
+			}
+		}
+		ex.HunkRuns[h.key] = n
+		if !e.ByContext || n == 0 {
+			continue
+		}
+		if in == nil {
+			in = map[string]uint64{}
+		}
+		var inAny uint64
+		for _, x := range in {
+			inAny += x
+		}
+		if n > inAny {
+			in[results.ContextOther] = n - inAny
+		}
+		if ex.HunkIn == nil {
+			ex.HunkIn = map[string]map[string]uint64{}
+		}
+		ex.HunkIn[h.key] = in
+	}
 }

@@ -60,7 +60,9 @@ func TestCoverageRuns(t *testing.T) {
 	r := code[0].Ranges[0]
 	vs := []results.VariantResult{{Variant: "hash", Exact: &results.Exact{}}, {Variant: "cnt", Exact: &results.Exact{}}, {Variant: "kvm"}}
 	ex := []boot.VariantExact{
-		{Variant: "hash", Blocks: tcgplugin.Blocks{{Addr: r.Lo, End: r.Hi, Execs: 1000}, {Addr: r.Hi + 64, End: r.Hi + 80, Execs: 5}}},
+		{Variant: "hash", ByContext: true, Blocks: tcgplugin.Blocks{
+			{Addr: r.Lo, End: r.Hi, Execs: 1000, In: tcgplugin.ClassCounts{tcgplugin.ClassBPF: 600, tcgplugin.ClassSoftIRQ: 300}},
+			{Addr: r.Hi + 64, End: r.Hi + 80, Execs: 5}}},
 		{Variant: "cnt", Blocks: tcgplugin.Blocks{{Addr: r.Hi + 64, End: r.Hi + 80, Execs: 5}}},
 	}
 	if err := cov.runs(k, results.RolePatched, allPatches, vs, ex); err != nil {
@@ -69,8 +71,14 @@ func TestCoverageRuns(t *testing.T) {
 	if got := vs[0].Exact.HunkRuns; got["1.1"] != 1000 || len(got) != 1 {
 		t.Errorf("hash: runs %v, want 1.1 ran 1000 times and nothing for the hunk without code", got)
 	}
+	if got := vs[0].Exact.HunkIn; len(got) != 1 || len(got["1.1"]) != 3 || got["1.1"]["bpf"] != 600 || got["1.1"]["softirq"] != 300 || got["1.1"][results.ContextOther] != 100 {
+		t.Errorf("hash: by context %v, want 1.1's 1000 runs as 600 in BPF calls, 300 in softirq, 100 other", got)
+	}
 	if got := vs[1].Exact.HunkRuns; got == nil || got["1.1"] != 0 {
 		t.Errorf("cnt: runs %v, want 1.1 counted as never run", got)
+	}
+	if vs[1].Exact.HunkIn != nil {
+		t.Errorf("cnt: by context %v from blocks not counted by context", vs[1].Exact.HunkIn)
 	}
 	if vs[2].Exact != nil {
 		t.Errorf("a variant without blocks got counts")

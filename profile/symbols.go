@@ -89,3 +89,19 @@ func (s *KernelSymbols) Lookup(addr uint64) string {
 	}
 	return ""
 }
+
+// Starts are the start addresses of the functions whose names match, by
+// name (a name bound to several addresses, as a static function in two
+// files, gives its lowest).
+func (s *KernelSymbols) Starts(match func(name string) bool) map[string]uint64 {
+	out := map[string]uint64{}
+	for _, f := range s.funcs {
+		if !match(f.name) {
+			continue
+		}
+		if a, ok := out[f.name]; !ok || f.start < a {
+			out[f.name] = f.start
+		}
+	}
+	return out
+}

@@ -18,3 +18,21 @@ type Hunk struct {
 	Bytes  uint64 `json:"bytes,omitempty"`
 	NoCode string `json:"no_code,omitempty"`
 }
+
+// ContextOther is Exact.HunkIn's key for runs in none of the named
+// contexts (kernel threads, the idle loop, entry code before its first
+// marked call).
+const ContextOther = "other"
+
+// Contexts are the contexts Exact.HunkIn counts, in the order reports
+// give them, with what they call them (vm/tcgplugin's README: a call
+// into JIT'd BPF code, then the innermost marked kernel entry on the
+// vCPU's stack).
+var Contexts = []struct{ Key, Label string }{
+	{"bpf", "BPF call"},
+	{"hardirq", "hardirq"},
+	{"softirq", "softirq"},
+	{"syscall", "syscall"},
+	{"deferred", "deferred work"},
+	{ContextOther, "other"},
+}

@@ -173,6 +173,10 @@ type Exact struct {
 	// hunks (Hunk.Key) on this boot's side, 0 for never; nil when the
 	// boot kept no blocks to look them up in.
 	HunkRuns map[string]uint64 `json:"hunk_runs,omitempty"`
+	// HunkIn is, per hunk that ran, how many of those runs were in each
+	// context (Contexts' keys), adding up to its HunkRuns; nil when the
+	// plugin did not count entries by context.
+	HunkIn map[string]map[string]uint64 `json:"hunk_in,omitempty"`
 	// VCPUs is each vCPU's share of the window, by index, in a guest of
 	// several (nil with one); Quantum the instructions a vCPU ran before
 	// the plugin ended its turn (0: QEMU's own turns).

@@ -204,6 +204,11 @@ type Config struct {
 	// vCPUs take turns every Quantum instructions while a window is
 	// instrumented (tcgplugin.Options.Quantum); 0 = DefaultQuantum.
 	Quantum uint64
+	// Contexts, with the plugin, counts each block's entries by context
+	// (a BPF program's call, then the stack classes that Marks begin:
+	// tcgplugin's README), for what a patch's code ran in.
+	Contexts bool
+	Marks    []tcgplugin.Mark
 }
 
 // eventChardev is the agent's event channel's chardev id.
@@ -355,7 +360,7 @@ func QemuArgs(c Config, p Paths) ([]string, error) {
 // pluginOptions are the plugin's settings for c: several vCPUs get the
 // coherent model and take turns every quantum.
 func pluginOptions(c Config) tcgplugin.Options {
-	o := tcgplugin.Options{Cache: c.CacheModel, ArmAtMarker: true}
+	o := tcgplugin.Options{Cache: c.CacheModel, ArmAtMarker: true, Ctx: tcgplugin.CtxRange{Blocks: c.Contexts}, Marks: c.Marks}
 	if c.CPUs > 1 {
 		o.Coherent = c.CacheModel
 		o.Quantum = c.Quantum

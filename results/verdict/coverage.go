@@ -15,7 +15,11 @@ import (
 type HunkCover struct {
 	results.Hunk
 	PerPkt map[string]float64 `json:"per_pkt,omitempty"`
-	Boots  int                `json:"boots"` // boots whose windows were looked up
+	// In is, per variant whose windows ran it, those runs per packet by
+	// context (results.Contexts' keys; the median over the boots that
+	// counted them), when the plugin counted entries by context.
+	In    map[string]map[string]float64 `json:"in,omitempty"`
+	Boots int                           `json:"boots"` // boots whose windows were looked up
 }
 
 // Coverage is what a tree's verdict covers of its patches: each hunk's
@@ -71,38 +75,69 @@ func coverOf(hunks []results.Hunk, bootsOf func(side string) []results.Boot) *Co
 	}
 	c := &Coverage{}
 	for _, h := range hunks {
-		hc := HunkCover{Hunk: h}
-		vals := map[string][]float64{}
-		for _, b := range bootsOf(h.Side) {
-			if b.Error != "" {
-				continue
-			}
-			counted := false
-			for _, v := range b.Variants {
-				if v.Exact == nil || v.Exact.HunkRuns == nil || v.Exact.Packets == 0 {
-					continue
-				}
-				if n, ok := v.Exact.HunkRuns[h.Key]; ok {
-					vals[v.Variant] = append(vals[v.Variant], float64(n)/float64(v.Exact.Packets))
-					counted = true
-				}
-			}
-			if counted {
-				hc.Boots++
-			}
-		}
-		for v, xs := range vals {
-			if hc.PerPkt == nil {
-				hc.PerPkt = map[string]float64{}
-			}
-			hc.PerPkt[v] = stats.Median(xs)
-		}
-		c.Hunks = append(c.Hunks, hc)
+		c.Hunks = append(c.Hunks, coverHunk(h, bootsOf(h.Side)))
 	}
 	if !c.measured() && c.hasCode() {
 		c.Unmeasured = "counting a hunk's runs needs the instruction clock (icount) with kci's QEMU plugin: no boot had it"
 	}
 	return c
+}
+
+// coverHunk is h's coverage over boots: per variant, the medians of its
+// runs per packet and of those in each context.
+func coverHunk(h results.Hunk, boots []results.Boot) HunkCover {
+	hc := HunkCover{Hunk: h}
+	vals := map[string][]float64{}
+	in := map[string]map[string][]float64{}
+	for _, b := range boots {
+		if b.Error != "" {
+			continue
+		}
+		counted := false
+		for _, v := range b.Variants {
+			x := v.Exact
+			if x == nil || x.HunkRuns == nil || x.Packets == 0 {
+				continue
+			}
+			n, ok := x.HunkRuns[h.Key]
+			if !ok {
+				continue
+			}
+			vals[v.Variant] = append(vals[v.Variant], float64(n)/float64(x.Packets))
+			counted = true
+			if by := x.HunkIn[h.Key]; by != nil {
+				if in[v.Variant] == nil {
+					in[v.Variant] = map[string][]float64{}
+				}
+				for _, c := range results.Contexts {
+					in[v.Variant][c.Key] = append(in[v.Variant][c.Key], float64(by[c.Key])/float64(x.Packets))
+				}
+			}
+		}
+		if counted {
+			hc.Boots++
+		}
+	}
+	for v, xs := range vals {
+		if hc.PerPkt == nil {
+			hc.PerPkt = map[string]float64{}
+		}
+		hc.PerPkt[v] = stats.Median(xs)
+	}
+	for v, byCtx := range in {
+		for k, xs := range byCtx {
+			if m := stats.Median(xs); m > 0 {
+				if hc.In == nil {
+					hc.In = map[string]map[string]float64{}
+				}
+				if hc.In[v] == nil {
+					hc.In[v] = map[string]float64{}
+				}
+				hc.In[v][k] = m
+			}
+		}
+	}
+	return hc
 }
 
 // hasCode says some hunk compiled to code: one that did not needs no
@@ -164,7 +199,7 @@ func (h HunkCover) line() string {
 	var ran, never []string
 	for _, v := range variantsOf(h.PerPkt) {
 		if x := h.PerPkt[v]; x > 0 {
-			ran = append(ran, fmt.Sprintf("%s×/pkt in %s", fmtPerPkt(x), v))
+			ran = append(ran, fmt.Sprintf("%s×/pkt in %s%s", fmtPerPkt(x), v, inContexts(h.In[v])))
 		} else {
 			never = append(never, v)
 		}
@@ -177,6 +212,25 @@ func (h HunkCover) line() string {
 		s += "; never in " + strings.Join(never, ", ")
 	}
 	return s + fmt.Sprintf(" (%s)", results.Plural(h.Boots, "boot"))
+}
+
+// inContexts is " (softirq)" for runs all in one context, " (softirq
+// 0.50, syscall 0.50)" for several, "" when not counted by context.
+func inContexts(in map[string]float64) string {
+	var labels, parts []string
+	for _, c := range results.Contexts {
+		if x := in[c.Key]; x > 0 {
+			labels = append(labels, c.Label)
+			parts = append(parts, c.Label+" "+fmtPerPkt(x))
+		}
+	}
+	switch len(parts) {
+	case 0:
+		return ""
+	case 1:
+		return " (" + labels[0] + ")"
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }
 
 // fmtPerPkt writes runs per packet with two significant decimals.

@@ -298,8 +298,8 @@ func checkCalls(t *testing.T, o tcgplugin.Options, c *tcgplugin.Counts, sym map[
 		case p.Addr == sym["loop"]:
 			wantC = n - 1 // inside escape's context from the second iteration on
 		}
-		if p.CExecs != wantC {
-			t.Errorf("%+v: pc %#x: %d of %d entries in contexts, want %d", o, p.Addr, p.CExecs, p.Execs, wantC)
+		if p.In != (tcgplugin.ClassCounts{tcgplugin.ClassBPF: wantC}) {
+			t.Errorf("%+v: pc %#x: %v of %d entries by context, want %d in BPF calls", o, p.Addr, p.In, p.Execs, wantC)
 		}
 	}
 }
@@ -322,14 +322,19 @@ func TestBareBadCtxArgs(t *testing.T) {
 	elf := buildBare(t, dir, "runs.elf", "testdata/runs.S")
 	out := filepath.Join(dir, "counts.txt")
 	for arg, want := range map[string]string{
-		"ctx=101040-100000":      "malformed argument ctx=101040-100000",
-		"ctx=100000-100000":      "malformed argument ctx=100000-100000",
-		"ctx=10000g-200000":      "malformed argument ctx=10000g-200000",
-		"ctx=100000-":            "malformed argument ctx=100000-",
-		"ctx=-100000":            "malformed argument ctx=-100000",
-		"ctxblocks=maybe":        "malformed argument ctxblocks=maybe",
-		"ctx=off,ctxblocks=on":   "ctxblocks=on needs call contexts",
-		"ctx=100000-200000,ctx=": "malformed argument ctx=",
+		"ctx=101040-100000":                "malformed argument ctx=101040-100000",
+		"ctx=100000-100000":                "malformed argument ctx=100000-100000",
+		"ctx=10000g-200000":                "malformed argument ctx=10000g-200000",
+		"ctx=100000-":                      "malformed argument ctx=100000-",
+		"ctx=-100000":                      "malformed argument ctx=-100000",
+		"ctxblocks=maybe":                  "malformed argument ctxblocks=maybe",
+		"ctx=off,ctxblocks=on":             "ctxblocks=on needs call contexts",
+		"ctx=100000-200000,ctx=":           "malformed argument ctx=",
+		"ctxblocks=on,mark=bpf@100000":     "malformed argument mark=bpf@100000",
+		"ctxblocks=on,mark=softirq@":       "malformed argument mark=softirq@",
+		"ctxblocks=on,mark=softirq":        "malformed argument mark=softirq",
+		"ctxblocks=on,mark=softirq@10000g": "malformed argument mark=softirq@10000g",
+		"mark=softirq@100000":              "mark= needs ctxblocks=on",
 	} {
 		plugin := []string{"-plugin", "file=" + so + ",out=" + out + "," + arg}
 		err := runBare(t, qemu, elf, plugin)

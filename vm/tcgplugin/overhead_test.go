@@ -14,7 +14,8 @@ import (
 
 // TestOverhead measures TestQEMU's whole boot without the plugin,
 // counting, and with the cache model, each with the call contexts (the
-// default) and without, interleaved so that a loaded host
+// default), with them and each block's entries by context (ctxblocks, as
+// kci boots) and without contexts, interleaved so that a loaded host
 // slows all three alike: QEMU's wall time and its CPU time (user+system,
 // from the children's rusage: boots run one at a time), which a busy host
 // disturbs far less. It only runs with KCI_TCGPLUGIN_BENCH set to the
@@ -34,8 +35,14 @@ func TestOverhead(t *testing.T) {
 		{"counting, no contexts", func() []string {
 			return tcgplugin.Args(g.so, filepath.Join(t.TempDir(), "c.txt"), tcgplugin.Options{NoCtx: true})
 		}},
+		{"counting, blocks by context", func() []string {
+			return tcgplugin.Args(g.so, filepath.Join(t.TempDir(), "c.txt"), tcgplugin.Options{Ctx: tcgplugin.CtxRange{Blocks: true}})
+		}},
 		{"cache model", func() []string {
 			return tcgplugin.Args(g.so, filepath.Join(t.TempDir(), "c.txt"), tcgplugin.Options{Cache: true})
+		}},
+		{"cache model, blocks by context", func() []string {
+			return tcgplugin.Args(g.so, filepath.Join(t.TempDir(), "c.txt"), tcgplugin.Options{Cache: true, Ctx: tcgplugin.CtxRange{Blocks: true}})
 		}},
 		{"cache model, no contexts", func() []string {
 			return tcgplugin.Args(g.so, filepath.Join(t.TempDir(), "c.txt"), tcgplugin.Options{Cache: true, NoCtx: true})

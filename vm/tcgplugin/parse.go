@@ -9,7 +9,7 @@ import (
 )
 
 // Version is the output format this package reads.
-const Version = 4
+const Version = 5
 
 // Counts is one QEMU run's output.
 type Counts struct {
@@ -81,9 +81,12 @@ type Window struct {
 // rest of [Addr, End) to a block starting mid-way; and End may include
 // up to 14 bytes of an instruction QEMU moved to the next block because
 // it crosses a page. README.md says more.) Execs is never more than Insns,
-// and is 0 only when Insns is. CExecs is how many of those entries ran
-// inside a call context (only when the run counted them: CtxRange.Blocks).
-type PC struct{ Addr, Insns, Mem, Cycles, Execs, End, CExecs uint64 }
+// and is 0 only when Insns is. In is how many of those entries ran in
+// each context (Class; only when the run counted them: CtxRange.Blocks).
+type PC struct {
+	Addr, Insns, Mem, Cycles, Execs, End uint64
+	In                                   ClassCounts
+}
 
 // Sum is the counts of w's blocks with lo <= Addr < hi; its Addr is lo.
 func (w *Window) Sum(lo, hi uint64) PC {
@@ -327,8 +330,8 @@ func (p *parser) pc(f []string) error {
 	}
 	blocks := p.c.Contexts != nil && p.c.Contexts.Blocks
 	switch {
-	case blocks && len(f) != 8:
-		return fmt.Errorf("want pc <addr> <insns> <mem> <cycles> <execs> <end> <cexecs> (contexts with blocks on)")
+	case blocks && len(f) != 7+NClasses:
+		return fmt.Errorf("want pc <addr> <insns> <mem> <cycles> <execs> <end> and %d entries by context (contexts with blocks on)", NClasses)
 	case !blocks && len(f) != 7:
 		return fmt.Errorf("want pc <addr> <insns> <mem> <cycles> <execs> <end>")
 	}
@@ -346,8 +349,9 @@ func (p *parser) pc(f []string) error {
 		if err != nil {
 			return err
 		}
-		if pc.CExecs = c[0]; pc.CExecs > pc.Execs {
-			return fmt.Errorf("pc %x: %d entries in contexts of %d entries", pc.Addr, pc.CExecs, pc.Execs)
+		copy(pc.In[:], c)
+		if !pc.In.within(pc.Execs) {
+			return fmt.Errorf("pc %x: %d entries in contexts of %d entries", pc.Addr, pc.In.Sum(), pc.Execs)
 		}
 	}
 	if l := len(p.w.PCs); l > 0 && p.w.PCs[l-1].Addr >= pc.Addr {

@@ -11,7 +11,7 @@ import (
 // the loop's block (dec, jnz) is entered 999 times. Window 1's second
 // block is an I/O instruction QEMU re-ran alone under icount: its access
 // and nothing else.
-const goodOff = `kcicount 4
+const goodOff = `kcicount 5
 vcpus 1 quantum 0
 contexts off
 cache off
@@ -25,7 +25,7 @@ pc ffffffff81000040 0 1 0 0 ffffffff81000042
 exit
 `
 
-const goodOn = `kcicount 4
+const goodOn = `kcicount 5
 vcpus 1 quantum 0
 contexts off
 cache on
@@ -41,7 +41,7 @@ func TestParseGood(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := &Counts{
-		Version: 4,
+		Version: 5,
 		VCPUs:   1,
 		Windows: []Window{
 			{Index: 0, Insns: 2001, PCs: []PC{
@@ -98,13 +98,13 @@ func TestParseBad(t *testing.T) {
 	}{
 		{"empty", "", "empty output"},
 		{"not ours", "hello 1\n", "line 1:"},
-		{"version", "kcicount 1\ncache off\n", "line 1: format version 1, this kci reads 4"},
+		{"version", "kcicount 1\ncache off\n", "line 1: format version 1, this kci reads 5"},
 		{"version 2", "kcicount 2\ncache off\n", "line 1: format version 2"},
 		{"version 3", "kcicount 3\nvcpus 1 quantum 0\ncache off\n", "line 1: format version 3"},
 		{"version number", "kcicount x\n", "line 1:"},
-		{"cache value", "kcicount 4\nvcpus 1 quantum 0\ncontexts off\ncache maybe\n", "line 4:"},
-		{"no model", "kcicount 4\nvcpus 1 quantum 0\ncontexts off\ncache on\nwindow 0 complete insns 0 mem 0 cycles 0 pcs 0 ctxs 0\n", "line 5:"},
-		{"header ends", "kcicount 4\nvcpus 1 quantum 0\ncontexts off\ncache on\n", "line 4: output ends inside the header"},
+		{"cache value", "kcicount 5\nvcpus 1 quantum 0\ncontexts off\ncache maybe\n", "line 4:"},
+		{"no model", "kcicount 5\nvcpus 1 quantum 0\ncontexts off\ncache on\nwindow 0 complete insns 0 mem 0 cycles 0 pcs 0 ctxs 0\n", "line 5:"},
+		{"header ends", "kcicount 5\nvcpus 1 quantum 0\ncontexts off\ncache on\n", "line 4: output ends inside the header"},
 		{"unknown kind", strings.Replace(goodOff, "stray\n", "bogus 1\n", 1), "line 8: unknown line kind"},
 		{"bad number", strings.Replace(goodOff, "pc 401005 1998", "pc 401005 19x8", 1), "line 7: bad number"},
 		{"bad execs", strings.Replace(goodOff, " 999 401009", " -1 401009", 1), "line 7: bad number"},
@@ -120,7 +120,7 @@ func TestParseBad(t *testing.T) {
 		{"out of order", strings.Replace(goodOff, "window 1 ", "window 2 ", 1), "line 9: window 2 out of order"},
 		{"pcs unsorted", strings.Replace(goodOff, "pc 401005", "pc 400fff", 1), "line 7: pc 400fff not after 401000"},
 		{"sum mismatch", strings.Replace(goodOff, "insns 2001", "insns 2002", 1), "line 7: window 0: pc lines sum"},
-		{"truncated block", "kcicount 4\nvcpus 1 quantum 0\ncontexts off\ncache off\nwindow 0 complete insns 1 mem 0 cycles 0 pcs 2 ctxs 0\npc 1 1 0 0 1 2\n", "line 6: window 0 ends after 1"},
+		{"truncated block", "kcicount 5\nvcpus 1 quantum 0\ncontexts off\ncache off\nwindow 0 complete insns 1 mem 0 cycles 0 pcs 2 ctxs 0\npc 1 1 0 0 1 2\n", "line 6: window 0 ends after 1"},
 		{"interleaved", strings.Replace(goodOff, "pc 401005 ", "stray\npc 401005 ", 1), "line 7: \"stray\" inside window 0"},
 		{"after exit", goodOff + "stray\n", "line 13: \"stray\" after exit"},
 		{"cycles without cache", strings.Replace(goodOff, "cycles 0 pcs 2 ctxs 0\npc ffff", "cycles 5 pcs 2 ctxs 0\npc ffff", 1), "line 9: cycles 5"},
@@ -170,6 +170,9 @@ func TestArgs(t *testing.T) {
 		{Options{NoCtx: true, Ctx: CtxRange{Lo: 1, Hi: 2, Blocks: true}}, ",ctx=off"},
 		{Options{Ctx: CtxRange{Lo: 0x100000, Hi: 0x101040, Blocks: true}}, ",ctx=100000-101040,ctxblocks=on"},
 		{Options{Ctx: CtxRange{Blocks: true}}, ",ctxblocks=on"},
+		{Options{Ctx: CtxRange{Blocks: true}, Marks: []Mark{{ClassSoftIRQ, 0xffffffff81000000}, {ClassSyscall, 0x10}}},
+			",ctxblocks=on,mark=softirq@ffffffff81000000,mark=syscall@10"},
+		{Options{Marks: []Mark{{ClassSoftIRQ, 0x10}}}, ""}, // marks count entries: nothing without blocks
 	} {
 		if got, want := Args("/p/k.so", "/o/c.txt", c.o), []string{"-plugin", "file=/p/k.so,out=/o/c.txt" + c.tail}; !reflect.DeepEqual(got, want) {
 			t.Errorf("Args(%+v) = %q, want %q", c.o, got, want)
@@ -178,7 +181,7 @@ func TestArgs(t *testing.T) {
 }
 
 // goodMulti is a two-vCPU run with the coherent model and a quantum.
-const goodMulti = `kcicount 4
+const goodMulti = `kcicount 5
 vcpus 2 quantum 1000
 contexts off
 cache coherent

@@ -7,10 +7,91 @@ import (
 
 // CtxRange is the entry range of a run's call contexts: a call whose
 // code enters [Lo, Hi) opens one (README.md, Call contexts). Blocks says
-// the run counted each block's entries inside contexts (PC.CExecs).
+// the run counted each block's entries per context (PC.In); Marks is how
+// many functions marked a stack class (Options.Marks).
 type CtxRange struct {
 	Lo, Hi uint64
 	Blocks bool
+	Marks  int
+}
+
+// Class is a context a block entry ran in (README.md, Stack classes):
+// inside a call context (a BPF program's call), else the kind of work
+// the newest marked call on the vCPU's stack began.
+type Class int
+
+const (
+	ClassBPF Class = iota
+	ClassHardIRQ
+	ClassSoftIRQ
+	ClassSyscall
+	ClassDeferred
+	NClasses int = iota
+)
+
+// classNames are the plugin's names (mark=<name>@<addr>), by Class.
+var classNames = [NClasses]string{"bpf", "hardirq", "softirq", "syscall", "deferred"}
+
+func (k Class) String() string {
+	if k < 0 || int(k) >= NClasses {
+		return fmt.Sprintf("class(%d)", int(k))
+	}
+	return classNames[k]
+}
+
+// ParseClass is the Class named s (as Class.String writes it).
+func ParseClass(s string) (Class, bool) {
+	for i, n := range classNames {
+		if n == s {
+			return Class(i), true
+		}
+	}
+	return 0, false
+}
+
+// ClassCounts are block entries by Class.
+type ClassCounts [NClasses]uint64
+
+// Sum is the entries in any class.
+func (c ClassCounts) Sum() uint64 {
+	var n uint64
+	for _, x := range c {
+		n += x
+	}
+	return n
+}
+
+// Named is the classes that counted entries, by name (nil for none).
+func (c ClassCounts) Named() map[string]uint64 {
+	var out map[string]uint64
+	for k, x := range c {
+		if x > 0 {
+			if out == nil {
+				out = map[string]uint64{}
+			}
+			out[Class(k).String()] = x
+		}
+	}
+	return out
+}
+
+// within says the entries add up to at most n (and do not overflow).
+func (c ClassCounts) within(n uint64) bool {
+	left := n
+	for _, x := range c {
+		if x > left {
+			return false
+		}
+		left -= x
+	}
+	return true
+}
+
+// Mark makes the calls of the function at Addr begin work of Class (a
+// stack class: not ClassBPF, which the call contexts' range decides).
+type Mark struct {
+	Class Class
+	Addr  uint64
 }
 
 // Context is what ran inside the calls into one target of the entry range
@@ -46,7 +127,7 @@ func (k ctxKey) before(o ctxKey) bool {
 }
 
 // contexts reads line 3, "contexts off" or
-// "contexts <hex lo> <hex hi> blocks on|off".
+// "contexts <hex lo> <hex hi> blocks on|off marks <n>".
 func (p *parser) contexts(f []string) error {
 	if p.line != 3 {
 		return fmt.Errorf("contexts line must be line 3")
@@ -54,8 +135,12 @@ func (p *parser) contexts(f []string) error {
 	if len(f) == 2 && f[1] == "off" {
 		return nil
 	}
-	if len(f) != 5 || f[3] != "blocks" || (f[4] != "on" && f[4] != "off") {
-		return fmt.Errorf("want contexts off or contexts <lo> <hi> blocks on|off")
+	if len(f) != 7 || f[3] != "blocks" || (f[4] != "on" && f[4] != "off") || f[5] != "marks" {
+		return fmt.Errorf("want contexts off or contexts <lo> <hi> blocks on|off marks <n>")
+	}
+	marks, err := strconv.Atoi(f[6])
+	if err != nil || marks < 0 || marks > 0 && f[4] != "on" {
+		return fmt.Errorf("contexts marks %q: want a count, 0 with blocks off", f[6])
 	}
 	r, err := uints(f[1:3], 16)
 	if err != nil {
@@ -64,7 +149,7 @@ func (p *parser) contexts(f []string) error {
 	if r[0] >= r[1] {
 		return fmt.Errorf("contexts range %x-%x is empty", r[0], r[1])
 	}
-	p.c.Contexts = &CtxRange{Lo: r[0], Hi: r[1], Blocks: f[4] == "on"}
+	p.c.Contexts = &CtxRange{Lo: r[0], Hi: r[1], Blocks: f[4] == "on", Marks: marks}
 	return nil
 }
 

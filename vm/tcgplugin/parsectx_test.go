@@ -9,25 +9,25 @@ import (
 // goodCtx has call contexts with blocks on: a function at 0x100000
 // called 5 times, calling one at 0x100040 (its own context, nested):
 // the outer's counts include the inner's.
-const goodCtx = `kcicount 4
+const goodCtx = `kcicount 5
 vcpus 1 quantum 0
-contexts 100000 100100 blocks on
+contexts 100000 100100 blocks on marks 2
 cache on
 model xeon-platinum-8180 l1i=32768:8:64 l1d=32768:8:64 l2=1048576:16:64 llc=40370176:11:64 lat l2=13 llc=77 dram=240
 window 0 complete insns 30 mem 6 cycles 300 pcs 3 ctxs 2
 ctx 100000 0 5 20 4 200
 ctx 100040 0 5 10 2 100
-pc 10 10 2 100 1 1c 0
-pc 100000 10 2 100 5 100010 5
-pc 100040 10 2 100 5 100050 5
+pc 10 10 2 100 1 1c 0 0 0 1 0
+pc 100000 10 2 100 5 100010 5 0 0 0 0
+pc 100040 10 2 100 5 100050 3 0 2 0 0
 exit
 `
 
 // goodCtxMulti has two vCPUs: a target's lines, one per vCPU that ran
 // it, add up to its Context.
-const goodCtxMulti = `kcicount 4
+const goodCtxMulti = `kcicount 5
 vcpus 2 quantum 1000
-contexts ffffffffa0000000 ffffffffff000000 blocks off
+contexts ffffffffa0000000 ffffffffff000000 blocks off marks 0
 cache off
 window 0 complete insns 10 mem 2 cycles 0 pcs 2 ctxs 3
 vcpu 0 insns 4 mem 1 cycles 0
@@ -46,7 +46,7 @@ func TestParseContexts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if *c.Contexts != (CtxRange{Lo: 0x100000, Hi: 0x100100, Blocks: true}) {
+	if *c.Contexts != (CtxRange{Lo: 0x100000, Hi: 0x100100, Blocks: true, Marks: 2}) {
 		t.Errorf("Contexts = %+v", *c.Contexts)
 	}
 	w := c.Windows[0]
@@ -57,8 +57,8 @@ func TestParseContexts(t *testing.T) {
 	if !reflect.DeepEqual(w.Contexts, want) {
 		t.Errorf("Contexts:\n got %+v\nwant %+v", w.Contexts, want)
 	}
-	if w.PCs[0].CExecs != 0 || w.PCs[2].CExecs != 5 {
-		t.Errorf("CExecs %d %d, want 0 5", w.PCs[0].CExecs, w.PCs[2].CExecs)
+	if w.PCs[0].In != (ClassCounts{ClassSyscall: 1}) || w.PCs[2].In != (ClassCounts{ClassBPF: 3, ClassSoftIRQ: 2}) {
+		t.Errorf("In %v %v, want a syscall entry, then 3 in BPF and 2 in softirq", w.PCs[0].In, w.PCs[2].In)
 	}
 
 	c, err = Parse(strings.NewReader(goodCtxMulti))
@@ -72,7 +72,7 @@ func TestParseContexts(t *testing.T) {
 	if got := c.Windows[0].Contexts; !reflect.DeepEqual(got, want) {
 		t.Errorf("Contexts:\n got %+v\nwant %+v", got, want)
 	}
-	if c.Contexts.Blocks || c.Windows[0].PCs[0].CExecs != 0 {
+	if c.Contexts.Blocks || c.Windows[0].PCs[0].In != (ClassCounts{}) {
 		t.Errorf("blocks off, yet %+v %+v", c.Contexts, c.Windows[0].PCs[0])
 	}
 }
@@ -86,7 +86,7 @@ func TestParseContextsBad(t *testing.T) {
 		{"contexts blocks", r(goodCtx, "blocks on", "blocks maybe", 1), "line 3: want contexts off or"},
 		{"contexts empty", r(goodCtx, "contexts 100000 100100", "contexts 100100 100000", 1), "line 3: contexts range 100100-100000 is empty"},
 		{"contexts hex", r(goodCtx, "contexts 100000", "contexts 10000g", 1), "line 3: bad number"},
-		{"contexts late", r(goodCtx, "contexts 100000 100100 blocks on\ncache on\n", "cache on\ncontexts 100000 100100 blocks on\n", 1), "line 3: cache line must be line 4"},
+		{"contexts late", r(goodCtx, "contexts 100000 100100 blocks on marks 2\ncache on\n", "cache on\ncontexts 100000 100100 blocks on marks 2\n", 1), "line 3: cache line must be line 4"},
 		{"ctxs with contexts off", r(r(goodOff, "contexts off\n", "contexts off\n", 1), "pcs 2 ctxs 0", "pcs 2 ctxs 1", 1), "line 5: 1 ctx lines with contexts off"},
 		{"ctx fields", r(goodCtx, "ctx 100040 0 5 10 2 100", "ctx 100040 0 5 10 2", 1), "line 8: want ctx <target>"},
 		{"ctx hex", r(goodCtx, "ctx 100040", "ctx 10004g", 1), "line 8: bad number"},
@@ -105,10 +105,12 @@ func TestParseContextsBad(t *testing.T) {
 		{"ctx before vcpu", r(goodCtxMulti, "vcpu 1 insns 6 mem 1 cycles 0\nctx ffffffffa0001000 0 1 4 1 0\n", "ctx ffffffffa0001000 0 1 4 1 0\nvcpu 1 insns 6 mem 1 cycles 0\n", 1), "line 7: \"ctx\" inside window 0, which expects 1 more vcpu lines"},
 		{"ctx outside a window", r(goodCtx, "exit\n", "ctx 100000 0 0 0 0 0\nexit\n", 1), "line 12: ctx line outside a window's block"},
 		{"ctx truncated", goodCtx[:strings.Index(goodCtx, "ctx 100040")], "line 7: window 0 ends after 0 of its pc lines"},
-		{"pc without cexecs", r(goodCtx, " 100050 5\n", " 100050\n", 1), "line 11: want pc <addr> <insns> <mem> <cycles> <execs> <end> <cexecs>"},
+		{"pc without classes", r(goodCtx, " 100050 3 0 2 0 0\n", " 100050 3 0 2 0\n", 1), "line 11: want pc <addr> <insns> <mem> <cycles> <execs> <end> and 5 entries by context"},
 		{"pc cexecs with blocks off", r(goodCtxMulti, "ffffffffa000101c\n", "ffffffffa000101c 1\n", 1), "line 11: want pc <addr> <insns> <mem> <cycles> <execs> <end>"},
-		{"pc cexecs number", r(goodCtx, " 100050 5\n", " 100050 x\n", 1), "line 11: bad number"},
-		{"pc cexecs over execs", r(goodCtx, " 100050 5\n", " 100050 6\n", 1), "line 11: pc 100040: 6 entries in contexts of 5 entries"},
+		{"pc classes number", r(goodCtx, " 100050 3 0 2 0 0\n", " 100050 3 0 x 0 0\n", 1), "line 11: bad number"},
+		{"pc classes over execs", r(goodCtx, " 100050 3 0 2 0 0\n", " 100050 3 0 2 0 1\n", 1), "line 11: pc 100040: 6 entries in contexts of 5 entries"},
+		{"contexts marks", r(goodCtx, "marks 2", "marks x", 1), "line 3: contexts marks \"x\""},
+		{"contexts marks without blocks", r(goodCtxMulti, "blocks off marks 0", "blocks off marks 1", 1), "line 3: contexts marks \"1\": want a count, 0 with blocks off"},
 	} {
 		c, err := Parse(strings.NewReader(tc.in))
 		if err == nil {

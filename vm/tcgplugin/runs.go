@@ -7,13 +7,17 @@ import (
 
 // Block is where a translation block's code lies, [Addr, End), and how
 // many times it was entered in a window. A block runs straight through,
-// so each of its instructions ran Execs times.
+// so each of its instructions ran Execs times. In is how many of those
+// entries ran in each context (zero when the run did not count them).
 type Block struct {
 	Addr, End, Execs uint64
+	In               ClassCounts
 }
 
 // Blocks are a window's entered blocks, by address. They marshal as
-// [[addr, end, execs], …]: a boot keeps thousands.
+// [[addr, end, execs], …], a block counted by context as [addr, end,
+// execs, bpf, hardirq, softirq, syscall, deferred]: a boot keeps
+// thousands.
 type Blocks []Block
 
 // Blocks is the window's blocks that were entered (format 2 counts the
@@ -22,7 +26,7 @@ func (w *Window) Blocks() Blocks {
 	var bs Blocks
 	for _, p := range w.PCs {
 		if p.Execs > 0 {
-			bs = append(bs, Block{Addr: p.Addr, End: p.End, Execs: p.Execs})
+			bs = append(bs, Block{Addr: p.Addr, End: p.End, Execs: p.Execs, In: p.In})
 		}
 	}
 	return bs
@@ -32,37 +36,56 @@ func (w *Window) Blocks() Blocks {
 // holding part of it was entered (all of a block's part of the range ran
 // each time it was). 0 when no entered block touches the range.
 func (bs Blocks) Runs(lo, hi uint64) uint64 {
-	var n uint64
-	for _, b := range bs {
-		if b.Addr < hi && b.End > lo && b.Execs > n {
-			n = b.Execs
-		}
-	}
+	n, _ := bs.RunsIn(lo, hi)
 	return n
 }
 
-// MarshalJSON writes the blocks as triples.
+// RunsIn is Runs and that block's entries by context.
+func (bs Blocks) RunsIn(lo, hi uint64) (uint64, ClassCounts) {
+	var n uint64
+	var in ClassCounts
+	for _, b := range bs {
+		if b.Addr < hi && b.End > lo && b.Execs > n {
+			n, in = b.Execs, b.In
+		}
+	}
+	return n, in
+}
+
+// MarshalJSON writes the blocks as triples, with their entries by
+// context after them when counted.
 func (bs Blocks) MarshalJSON() ([]byte, error) {
-	t := make([][3]uint64, len(bs))
+	t := make([][]uint64, len(bs))
 	for i, b := range bs {
-		t[i] = [3]uint64{b.Addr, b.End, b.Execs}
+		t[i] = []uint64{b.Addr, b.End, b.Execs}
+		if b.In != (ClassCounts{}) {
+			t[i] = append(t[i], b.In[:]...)
+		}
 	}
 	return json.Marshal(t)
 }
 
-// UnmarshalJSON reads triples, refusing a block that ends before it
-// starts: the blocks are read back from the result cache, untrusted.
+// UnmarshalJSON reads what MarshalJSON writes, refusing a block that
+// ends before it starts or whose entries by context are more than its
+// entries: the blocks are read back from the result cache, untrusted.
 func (bs *Blocks) UnmarshalJSON(data []byte) error {
-	var t [][3]uint64
+	var t [][]uint64
 	if err := json.Unmarshal(data, &t); err != nil {
 		return err
 	}
 	out := make(Blocks, len(t))
 	for i, x := range t {
+		if len(x) != 3 && len(x) != 3+NClasses {
+			return fmt.Errorf("block %d: %d numbers, want 3 or %d", i, len(x), 3+NClasses)
+		}
 		if x[1] <= x[0] {
 			return fmt.Errorf("block %d: end %#x not after %#x", i, x[1], x[0])
 		}
 		out[i] = Block{Addr: x[0], End: x[1], Execs: x[2]}
+		copy(out[i].In[:], x[3:])
+		if !out[i].In.within(x[2]) {
+			return fmt.Errorf("block %d: entries by context %v of %d", i, out[i].In, x[2])
+		}
 	}
 	*bs = out
 	return nil

@@ -12,7 +12,7 @@ func TestRuns(t *testing.T) {
 		{Addr: 0x100, End: 0x110, Execs: 5, Insns: 20},
 		{Addr: 0x110, End: 0x120, Execs: 7, Insns: 21}, // a loop body
 		{Addr: 0x180, End: 0x190, Insns: 4},            // counted, never entered: not a block
-		{Addr: 0x200, End: 0x204, Execs: 1, Insns: 1},
+		{Addr: 0x200, End: 0x204, Execs: 1, Insns: 1, In: ClassCounts{ClassSoftIRQ: 1}},
 	}}
 	bs := w.Blocks()
 	if len(bs) != 3 {
@@ -32,14 +32,19 @@ func TestRuns(t *testing.T) {
 		}
 	}
 	b, err := json.Marshal(bs)
-	if err != nil || string(b) != "[[256,272,5],[272,288,7],[512,516,1]]" {
+	if n, in := bs.RunsIn(0x200, 0x204); n != 1 || in != (ClassCounts{ClassSoftIRQ: 1}) {
+		t.Errorf("RunsIn = %d %v, want 1 in softirq", n, in)
+	}
+	if err != nil || string(b) != "[[256,272,5],[272,288,7],[512,516,1,0,0,1,0,0]]" {
 		t.Fatalf("marshal %s, %v", b, err)
 	}
 	var back Blocks
 	if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back, bs) {
 		t.Errorf("round trip %v, %v", back, err)
 	}
-	if err := json.Unmarshal([]byte("[[16,16,1]]"), &back); err == nil {
-		t.Error("a block ending where it starts was read")
+	for _, bad := range []string{"[[16,16,1]]", "[[16,17,1,1,1,0,0,0]]", "[[16,17,1,1]]", "[[16,17,1,0,0,0,18446744073709551615,2]]"} {
+		if err := json.Unmarshal([]byte(bad), &back); err == nil {
+			t.Errorf("%s was read", bad)
+		}
 	}
 }

@@ -64,6 +64,9 @@ type Options struct {
 	// a callback per block entry. NoCtx turns contexts off.
 	Ctx   CtxRange
 	NoCtx bool
+	// Marks, with Ctx.Blocks, are the functions that begin a stack class
+	// (README.md, Stack classes); Ctx.Marks is ignored.
+	Marks []Mark
 }
 
 // Args is QEMU's command-line arguments that load the plugin at so,
@@ -92,6 +95,9 @@ func Args(so, out string, o Options) []string {
 	}
 	if o.Ctx.Blocks && !o.NoCtx {
 		opt += ",ctxblocks=on"
+		for _, m := range o.Marks {
+			opt += ",mark=" + m.Class.String() + "@" + strconv.FormatUint(m.Addr, 16)
+		}
 	}
 	return []string{"-plugin", opt}
 }

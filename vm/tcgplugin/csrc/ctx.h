@@ -43,6 +43,7 @@
 #ifndef KCI_CTX_H
 #define KCI_CTX_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -66,10 +67,34 @@ struct ctot {
 	uint64_t calls, insns, mem, pen;
 };
 
+/* Stack classes (mark=<class>@<addr>): the kind of work a vCPU runs,
+ * told by the newest marked call on its stack. A call of a marked
+ * function gives its frame the mark's class; any other call's frame
+ * takes the class of the code that made it. So the innermost marked
+ * call decides (RCU callbacks inside a softirq are deferred work), and
+ * the first call on another stack (the IRQ stack) inherits from the
+ * code it interrupted. The code running is in the class of the newest
+ * frame on the stack the last call or ret left: a task switched out
+ * mid-call keeps its frames, and its class, on its own stack. Entries
+ * inside a call context (a BPF program's call) count as CLS_OUT_BPF
+ * whatever the stack says. */
+enum { CLS_NONE, CLS_HARDIRQ, CLS_SOFTIRQ, CLS_SYSCALL, CLS_DEFERRED, CLS_N };
+#define CLS_OUT_BPF 0 /* ctxblocks' columns: bpf, then the classes from 1 */
+#define CLS_COLS CLS_N
+#define MARKS_MAX 256
+
+static const char *const cls_names[CLS_N] = {"none", "hardirq", "softirq", "syscall", "deferred"};
+
+struct mark_fn {
+	uint64_t addr;
+	uint16_t cls;
+};
+
 struct frame {
 	uint64_t slot;  /* where the call stored its return address */
 	uint32_t ctx;   /* with FRAME_OPEN: the context's index */
-	uint32_t state; /* FRAME_NONE, FRAME_OPEN, FRAME_FULL (no room) */
+	uint16_t state; /* FRAME_NONE, FRAME_OPEN, FRAME_FULL (no room) */
+	uint16_t cls;   /* the stack class of the callee's code */
 };
 
 struct vctx {
@@ -102,6 +127,8 @@ struct ctxs {
 	uint32_t open_n; /* contexts that existed when the window opened */
 	uint32_t *hash;  /* target -> index + 1, open addressing */
 	uint32_t hcap;
+	struct mark_fn marks[MARKS_MAX];
+	int nmarks;
 };
 
 static inline bool ctx_in(const struct ctxs *c, uint64_t addr)
@@ -210,9 +237,82 @@ static void ctx_close(struct ctxs *c, struct vcpus *vc, int v, struct frame *f, 
 	}
 }
 
+/* ctx_cls is the stack class of the code vCPU v runs: the newest frame's
+ * on the stack the last call or ret left, CLS_NONE if it holds none. */
+static uint16_t ctx_cls(const struct ctxs *c, int v)
+{
+	const struct vctx *x = &c->v[v];
+	for (int i = x->n - 1; i >= 0 && x->n - i <= CTX_SCAN; i--) {
+		if (same_stack(x->f[i].slot, x->sp)) {
+			return x->f[i].cls;
+		}
+	}
+	return CLS_NONE;
+}
+
+/* ctx_col is the ctxblocks column of an entry on vCPU v, -1 for none. */
+static int ctx_col(const struct ctxs *c, int v)
+{
+	if (c->v[v].depth > 0) {
+		return CLS_OUT_BPF;
+	}
+	uint16_t k = ctx_cls(c, v);
+	return k == CLS_NONE ? -1 : k;
+}
+
+/* ctx_mark is a marked function's first block starting on vCPU v: the
+ * call that reached it (the newest frame, if at or above the stack
+ * pointer, as for ctx_enter) takes the mark's class. */
+static void ctx_mark(struct ctxs *c, int v, uint16_t cls)
+{
+	struct vctx *x = &c->v[v];
+	if (x->n == 0) {
+		return;
+	}
+	struct frame *f = &x->f[x->n - 1];
+	if (same_stack(f->slot, x->sp) && f->slot >= x->sp) {
+		f->cls = cls;
+	}
+}
+
+/* ctx_mark_of is the class marked at addr, CLS_NONE if none. */
+static uint16_t ctx_mark_of(const struct ctxs *c, uint64_t addr)
+{
+	for (int i = 0; i < c->nmarks; i++) {
+		if (c->marks[i].addr == addr) {
+			return c->marks[i].cls;
+		}
+	}
+	return CLS_NONE;
+}
+
+/* ctx_parse_mark reads mark=<class>@<hex addr>'s value. */
+static int ctx_parse_mark(struct ctxs *c, const char *s)
+{
+	const char *at = strchr(s, '@');
+	if (!at || c->nmarks == MARKS_MAX) {
+		return -1;
+	}
+	uint16_t k = CLS_NONE;
+	for (uint16_t i = 1; i < CLS_N; i++) {
+		if (strlen(cls_names[i]) == (size_t)(at - s) && strncmp(s, cls_names[i], (size_t)(at - s)) == 0) {
+			k = i;
+		}
+	}
+	char *end;
+	errno = 0;
+	unsigned long long a = strtoull(at + 1, &end, 16);
+	if (k == CLS_NONE || errno != 0 || end == at + 1 || *end != '\0' || at[1] == '-') {
+		return -1;
+	}
+	c->marks[c->nmarks++] = (struct mark_fn){.addr = a, .cls = k};
+	return 0;
+}
+
 /* ctx_call is a call's store at slot on vCPU v: the frames at or below
  * it on its stack are dead (their rets went unseen; their contexts count
- * up to this store, late as for ctx_ret), then it is pushed. */
+ * up to this store, late as for ctx_ret), then it is pushed, in the
+ * class of the code that called. */
 static void ctx_call(struct ctxs *c, struct vcpus *vc, int v, uint64_t slot, unsigned late)
 {
 	struct vctx *x = &c->v[v];
@@ -224,7 +324,8 @@ static void ctx_call(struct ctxs *c, struct vcpus *vc, int v, uint64_t slot, uns
 		memmove(&x->f[0], &x->f[1], (CTX_FRAMES - 1) * sizeof(x->f[0]));
 		x->n--;
 	}
-	x->f[x->n++] = (struct frame){.slot = slot};
+	uint16_t cls = ctx_cls(c, v);
+	x->f[x->n++] = (struct frame){.slot = slot, .cls = cls};
 	x->sp = slot;
 }
 

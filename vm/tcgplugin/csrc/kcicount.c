@@ -61,7 +61,7 @@
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
-#define FORMAT_VERSION 4
+#define FORMAT_VERSION 5
 #define CHUNK_BITS 14
 #define CHUNK (1u << CHUNK_BITS)
 #define MAX_CHUNKS 4096
@@ -80,19 +80,26 @@ struct slot {
 	uint64_t pen;   /* cache-model penalty cycles */
 	uint64_t execs; /* entries (see on_trans) */
 	uint64_t end;   /* end of the code: the highest over translations */
-	uint64_t cexecs; /* entries inside a call context (ctxblocks=on) */
+	uint64_t idx;   /* the slot's index (its ctxblocks counts) */
 } __attribute__((aligned(64)));
 
 _Static_assert(sizeof(struct slot) == 64, "a slot is one host cache line");
 
 struct snap {
-	uint64_t insns, mem, pen, execs, cexecs;
+	uint64_t insns, mem, pen, execs;
+};
+
+/* A slot's entries per ctxblocks column (ctx.h: bpf, then the stack
+ * classes), now and when the open window started. */
+struct ccount {
+	uint64_t now[CLS_COLS], base[CLS_COLS];
 };
 
 /* Slots live in fixed chunks so that their addresses stay valid. */
 struct chunk {
 	struct slot s[CHUNK];
 	struct snap b[CHUNK]; /* the counters when the open window started */
+	struct ccount *cc;    /* with ctxblocks=on: CHUNK of them */
 };
 
 /* A fetch callback's data for a line too far into its block to fit in
@@ -154,6 +161,11 @@ static struct snap *snap_at(uint32_t i)
 	return &st.chunks[i >> CHUNK_BITS]->b[i & (CHUNK - 1)];
 }
 
+static struct ccount *cc_at(uint64_t i)
+{
+	return &st.chunks[i >> CHUNK_BITS]->cc[i & (CHUNK - 1)];
+}
+
 static uint32_t hslot(uint64_t addr, uint32_t cap)
 {
 	return (uint32_t)((addr * 0x9e3779b97f4a7c15ull) >> 32) & (cap - 1);
@@ -212,9 +224,10 @@ static struct slot *slot_for(uint64_t addr)
 		struct chunk *ch = aligned_alloc(64, sizeof(struct chunk));
 		if (ch) {
 			memset(ch, 0, sizeof(*ch));
+			ch->cc = st.ctx.blocks ? calloc(CHUNK, sizeof(*ch->cc)) : NULL;
 		}
 		st.chunks[i >> CHUNK_BITS] = ch;
-		if (!ch) {
+		if (!ch || (st.ctx.blocks && !ch->cc)) {
 			fprintf(stderr, "kcicount: out of memory\n");
 			abort();
 		}
@@ -224,6 +237,7 @@ static struct slot *slot_for(uint64_t addr)
 	st.hkeys[h] = addr;
 	struct slot *s = slot_at(i);
 	s->addr = addr;
+	s->idx = i;
 	return s;
 }
 
@@ -265,8 +279,10 @@ static void window_open(void)
 		struct chunk *ch = st.chunks[c];
 		uint32_t n = st.open_n - c * CHUNK < CHUNK ? st.open_n - c * CHUNK : CHUNK;
 		for (uint32_t j = 0; j < n; j++) {
-			ch->b[j] = (struct snap){ch->s[j].insns, ch->s[j].mem, ch->s[j].pen, ch->s[j].execs,
-						 ch->s[j].cexecs};
+			ch->b[j] = (struct snap){ch->s[j].insns, ch->s[j].mem, ch->s[j].pen, ch->s[j].execs};
+			if (ch->cc) {
+				memcpy(ch->cc[j].base, ch->cc[j].now, sizeof(ch->cc[j].now));
+			}
 		}
 	}
 	if (st.nvcpu > 1) {
@@ -282,14 +298,13 @@ static void window_open(void)
 static struct snap diff(uint32_t i)
 {
 	struct slot *s = slot_at(i);
-	struct snap d = {s->insns, s->mem, s->pen, s->execs, s->cexecs};
+	struct snap d = {s->insns, s->mem, s->pen, s->execs};
 	if (i < st.open_n) {
 		struct snap *b = snap_at(i);
 		d.insns -= b->insns;
 		d.mem -= b->mem;
 		d.pen -= b->pen;
 		d.execs -= b->execs;
-		d.cexecs -= b->cexecs;
 	}
 	return d;
 }
@@ -339,7 +354,8 @@ static uint32_t *touched(uint32_t *np, struct snap *t)
 }
 
 /* pc_line appends slot i's pc line; with ctxblocks=on it ends in the
- * block's entries inside a call context. */
+ * block's entries per column: inside a call context, then in each stack
+ * class (ctx.h). */
 static size_t pc_line(char *buf, size_t cap, uint32_t i)
 {
 	struct snap d = diff(i);
@@ -348,8 +364,10 @@ static size_t pc_line(char *buf, size_t cap, uint32_t i)
 			 (unsigned long)d.insns, (unsigned long)d.mem,
 			 (unsigned long)(st.cache ? d.insns + d.pen : 0), (unsigned long)d.execs,
 			 (unsigned long)s->end);
-	if (st.ctx.blocks) {
-		n += snprintf(buf + n, cap - (size_t)n, " %lu", (unsigned long)d.cexecs);
+	for (int k = 0; st.ctx.blocks && k < CLS_COLS; k++) {
+		struct ccount *c = cc_at(i);
+		n += snprintf(buf + n, cap - (size_t)n, " %lu",
+			      (unsigned long)(c->now[k] - (i < st.open_n ? c->base[k] : 0)));
 	}
 	return (size_t)n + (size_t)snprintf(buf + n, cap - (size_t)n, "\n");
 }
@@ -371,9 +389,9 @@ static void window_close(bool complete)
 		ctx_flush(&st.ctx, &st.vc);
 		nctx = ctx_lines(&st.ctx, st.cache, NULL, 0, NULL);
 	}
-	/* A pc line is at most 3 + 17 + 4 * 21 + 17 + 21 = 142 bytes, a
+	/* A pc line is at most 3 + 17 + 4 * 21 + 17 + 5 * 21 = 226 bytes, a
 	 * vcpu line 5 + 3 + 3 * 27 = 89, a ctx line 108. */
-	size_t bcap = 160 + (size_t)n * 144 + (size_t)st.nvcpu * 96 + (size_t)nctx * 112, blen = 0;
+	size_t bcap = 160 + (size_t)n * 228 + (size_t)st.nvcpu * 96 + (size_t)nctx * 112, blen = 0;
 	char *buf = malloc(bcap);
 	if (!buf) {
 		fprintf(stderr, "kcicount: out of memory\n");
@@ -711,13 +729,22 @@ static void on_ctx_entry(unsigned int vcpu, void *udata)
 	ctx_enter(&st.ctx, &st.vc, (int)vcpu, ((struct slot *)udata)->addr);
 }
 
-/* on_cexec counts an entry of the block (udata: its slot) inside a call
- * context (ctxblocks=on): a callback per block entry, so optional. */
+/* on_cexec counts an entry of the block (udata: its slot) in its
+ * ctxblocks column (ctxblocks=on): a callback per block entry, so
+ * optional. */
 static void on_cexec(unsigned int vcpu, void *udata)
 {
-	if (st.ctx.v[vcpu].depth > 0) {
-		((struct slot *)udata)->cexecs++;
+	int k = ctx_col(&st.ctx, (int)vcpu);
+	if (k >= 0) {
+		cc_at(((struct slot *)udata)->idx)->now[k]++;
 	}
+}
+
+/* on_mark_entry runs as a marked function's first block starts (udata:
+ * the mark's class), before the block's entry is counted. */
+static void on_mark_entry(unsigned int vcpu, void *udata)
+{
+	ctx_mark(&st.ctx, (int)vcpu, (uint16_t)(uintptr_t)udata);
 }
 
 /* ctx_insn instruments a call or ret for the shadow stacks: an inline
@@ -894,6 +921,11 @@ static void on_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 		qemu_plugin_register_vcpu_insn_exec_cb(qemu_plugin_tb_get_insn(tb, 0), on_ctx_entry,
 						       QEMU_PLUGIN_CB_NO_REGS, s);
 	}
+	uint16_t mk = n > 0 && st.ctx.on ? ctx_mark_of(&st.ctx, s->addr) : CLS_NONE;
+	if (mk != CLS_NONE) {
+		qemu_plugin_register_vcpu_insn_exec_cb(qemu_plugin_tb_get_insn(tb, 0), on_mark_entry,
+						       QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)mk);
+	}
 	for (size_t i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 		int m = is_mark(insn);
@@ -1003,10 +1035,13 @@ static int parse_args(int argc, char **argv, const char **out)
 			st.ctx.on = true;
 		} else if (strcmp(a, "ctxblocks=on") == 0 || strcmp(a, "ctxblocks=off") == 0) {
 			st.ctx.blocks = a[11] == 'n';
+		} else if (strncmp(a, "mark=", 5) == 0 && ctx_parse_mark(&st.ctx, a + 5) == 0) {
+			continue;
 		} else {
 			fprintf(stderr, "kcicount: unknown or malformed argument %s (want out=<path>, "
 					"cache=on|off|coherent, arm=boot|marker, quantum=<instructions>, "
-					"ctx=<lo hex>-<hi hex>|off, ctxblocks=on|off)\n", a);
+					"ctx=<lo hex>-<hi hex>|off, ctxblocks=on|off, "
+					"mark=hardirq|softirq|syscall|deferred@<hex>, at most %d)\n", a, MARKS_MAX);
 			return -1;
 		}
 	}
@@ -1018,6 +1053,10 @@ static int parse_args(int argc, char **argv, const char **out)
 		fprintf(stderr, "kcicount: ctxblocks=on needs call contexts (ctx= not off)\n");
 		return -1;
 	}
+	if (st.ctx.nmarks > 0 && !st.ctx.blocks) {
+		fprintf(stderr, "kcicount: mark= needs ctxblocks=on (its classes count block entries)\n");
+		return -1;
+	}
 	return 0;
 }
 
@@ -1025,8 +1064,8 @@ static void write_header(void)
 {
 	out_printf("kcicount %d\nvcpus %d quantum %lu\n", FORMAT_VERSION, st.nvcpu, (unsigned long)st.quantum);
 	if (st.ctx.on) {
-		out_printf("contexts %lx %lx blocks %s\n", (unsigned long)st.ctx.lo, (unsigned long)st.ctx.hi,
-			   st.ctx.blocks ? "on" : "off");
+		out_printf("contexts %lx %lx blocks %s marks %d\n", (unsigned long)st.ctx.lo, (unsigned long)st.ctx.hi,
+			   st.ctx.blocks ? "on" : "off", st.ctx.nmarks);
 	} else {
 		out_printf("contexts off\n");
 	}
