@@ -162,7 +162,7 @@ func attribute(w *tcgplugin.Window, v wire.VariantResult, syms *profile.KernelSy
 	e := &results.Exact{Insns: w.Insns, Mem: w.Mem, Cycles: w.Cycles, Packets: exactPackets(v)}
 	name := func(addr uint64) string { return nameOf(addr, ranges, syms) }
 	for _, f := range w.ByName(name, tcgplugin.Fold{Packets: e.Packets, MinPerPacket: exactMinPerPacket, Small: results.FuncSmall}) {
-		e.Funcs = append(e.Funcs, results.FuncCount{Name: f.Name, Insns: f.Insns, Mem: f.Mem, Cycles: f.Cycles})
+		e.Funcs = append(e.Funcs, results.FuncCount{Name: f.Name, Insns: f.Insns, Mem: f.Mem, Cycles: f.Cycles, CrossCore: f.Coh})
 	}
 	e.Calls = callsOf(w, name)
 	return e

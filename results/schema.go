@@ -197,6 +197,10 @@ type FuncCount struct {
 	Insns  uint64 `json:"insns"`
 	Mem    uint64 `json:"mem"`
 	Cycles uint64 `json:"cycles,omitempty"`
+	// CrossCore is, under the coherent model (several vCPUs), how many
+	// lines its accesses brought from another core's cache or upgraded
+	// from shared (invalidating the other copies).
+	CrossCore uint64 `json:"cross_core,omitempty"`
 }
 
 // CallCount is one call context's share of a window: Calls is how many

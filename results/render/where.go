@@ -16,6 +16,9 @@ func whereHeading(run *results.Run, tree string, w *verdict.Where) string {
 	if w.Model != "" {
 		metric += " and modelled cycles per packet (a model: " + w.Model + ", docs/cost.md)"
 	}
+	if whereCrossCore(w) {
+		metric += "; cross-core: lines per packet the function's accesses brought from another core's cache or upgraded from shared"
+	}
 	minText := fmt.Sprintf("%.1f", verdict.WhereMin)
 	if w.Model != "" {
 		minText += fmt.Sprintf(" (%d cycles)", verdict.WhereCyclesMin)
@@ -33,6 +36,11 @@ func whereTable(w *verdict.Where) (*table, string) {
 		t.header = append(t.header, "cycles base", "cycles patched", "cycles change")
 		t.right = append(t.right, true, true, true)
 	}
+	cross := whereCrossCore(w)
+	if cross {
+		t.header = append(t.header, "cross-core base", "cross-core patched", "cross-core change")
+		t.right = append(t.right, true, true, true)
+	}
 	per := map[string]int{}
 	left := 0
 	for _, r := range w.Rows {
@@ -45,6 +53,9 @@ func whereTable(w *verdict.Where) (*table, string) {
 		if w.Model != "" && r.Cycles != nil {
 			cells = append(cells, whereCells(*r.Cycles)...)
 		}
+		if cross && r.CrossCore != nil {
+			cells = append(cells, whereCells(*r.CrossCore)...)
+		}
 		t.add(cells...)
 	}
 	note := ""
@@ -52,6 +63,17 @@ func whereTable(w *verdict.Where) (*table, string) {
 		note = fmt.Sprintf("%s more in report.json", results.Plural(left, "function"))
 	}
 	return t, note
+}
+
+// whereCrossCore says w's rows count cross-core events (the coherent
+// model).
+func whereCrossCore(w *verdict.Where) bool {
+	for _, r := range w.Rows {
+		if r.CrossCore != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // whereCells: base, patched, and the change, "exact" when every seed

@@ -23,6 +23,11 @@ const WhereMin = 0.5
 // same on every seed.
 const WhereCyclesMin = 13
 
+// WhereCrossMin is the smallest change in cross-core events per packet
+// (the coherent model's transfers and upgrades) a function is named from:
+// half of one, as for instructions.
+const WhereCrossMin = 0.5
+
 // WhereTop is how many functions a report names per variant at most;
 // run.json's report keeps them all.
 const WhereTop = 12
@@ -50,11 +55,15 @@ type Where struct {
 type WhereRow struct {
 	Variant string `json:"variant"`
 	Func    string `json:"func"`
-	// Insns and Cycles are per packet: the per-seed means of each side
-	// and their difference, with the change's 95 % interval.
-	Insns  WhereDelta  `json:"insns"`
-	Cycles *WhereDelta `json:"cycles,omitempty"`
-	Seeds  int         `json:"seeds"`
+	// Insns, Cycles and CrossCore are per packet: the per-seed means of
+	// each side and their difference, with the change's 95 % interval.
+	// CrossCore (under the coherent model: several vCPUs) is the lines
+	// the function's accesses brought from another core or upgraded from
+	// shared.
+	Insns     WhereDelta  `json:"insns"`
+	Cycles    *WhereDelta `json:"cycles,omitempty"`
+	CrossCore *WhereDelta `json:"cross_core,omitempty"`
+	Seeds     int         `json:"seeds"`
 }
 
 // WhereDelta is one metric of a WhereRow.
@@ -132,7 +141,10 @@ func whereOf(own []*whereCand, model string, counted countedSides, family int, l
 		if c.row.Cycles != nil {
 			c.row.Cycles.Changed = c.row.Cycles.called(level, WhereCyclesMin)
 		}
-		if c.row.Insns.Changed || (c.row.Cycles != nil && c.row.Cycles.Changed) {
+		if c.row.CrossCore != nil {
+			c.row.CrossCore.Changed = c.row.CrossCore.called(level, WhereCrossMin)
+		}
+		if c.row.changed() {
 			w.Rows = append(w.Rows, c.row)
 		}
 	}
@@ -146,16 +158,35 @@ func whereOf(own []*whereCand, model string, counted countedSides, family int, l
 	return w
 }
 
-// whereCand is one function of one variant, tested.
-type whereCand struct{ row WhereRow }
+// changed says one of the row's metrics was called a change.
+func (r *WhereRow) changed() bool {
+	for _, d := range r.deltas() {
+		if d.Changed {
+			return true
+		}
+	}
+	return false
+}
 
-func (c *whereCand) deltas() []*WhereDelta {
-	ds := []*WhereDelta{&c.row.Insns}
-	if c.row.Cycles != nil {
-		ds = append(ds, c.row.Cycles)
+func (r *WhereRow) deltas() []*WhereDelta {
+	ds := []*WhereDelta{&r.Insns}
+	for _, d := range []*WhereDelta{r.Cycles, r.CrossCore} {
+		if d != nil {
+			ds = append(ds, d)
+		}
 	}
 	return ds
 }
+
+// whereCand is one function of one variant, tested.
+type whereCand struct{ row WhereRow }
+
+func (c *whereCand) deltas() []*WhereDelta { return c.row.deltas() }
+
+// The per-function counts a WhereRow compares.
+func funcInsns(f results.FuncCount) uint64     { return f.Insns }
+func funcCycles(f results.FuncCount) uint64    { return f.Cycles }
+func funcCrossCore(f results.FuncCount) uint64 { return f.CrossCore }
 
 // exactSample is one boot's exact counts of one variant.
 type exactSample struct {
@@ -196,11 +227,15 @@ func whereCands(run *results.Run, tree string) (cands []*whereCand, model string
 		for _, fn := range funcNames(base, patched) {
 			c := &whereCand{row: WhereRow{Variant: name, Func: fn}}
 			var seeds int
-			c.row.Insns, seeds = whereDelta(base, patched, fn, false, spread)
+			c.row.Insns, seeds = whereDelta(base, patched, fn, funcInsns, spread)
 			c.row.Seeds = seeds
 			if model != "" {
-				d, _ := whereDelta(base, patched, fn, true, spread)
+				d, _ := whereDelta(base, patched, fn, funcCycles, spread)
 				c.row.Cycles = &d
+			}
+			if model != "" && len(base[0].e.VCPUs) > 1 {
+				d, _ := whereDelta(base, patched, fn, funcCrossCore, spread)
+				c.row.CrossCore = &d
 			}
 			if seeds >= 2 {
 				out = append(out, c)
@@ -233,7 +268,7 @@ func funcNames(sets ...[]exactSample) []string {
 // whose costs vary with the seed by design (spread: wire.SeedSpread) has
 // no exact functions, and none is tested below MinSpreadSeeds seeds, as
 // its rows are not: three seeds of one lump agree as exact ones do.
-func whereDelta(base, patched []exactSample, fn string, cycles, spread bool) (WhereDelta, int) {
+func whereDelta(base, patched []exactSample, fn string, count func(results.FuncCount) uint64, spread bool) (WhereDelta, int) {
 	val := func(ss []exactSample) ([]float64, []uint64) {
 		var xs []float64
 		var seeds []uint64
@@ -241,10 +276,7 @@ func whereDelta(base, patched []exactSample, fn string, cycles, spread bool) (Wh
 			var n uint64
 			for _, f := range s.e.Funcs {
 				if f.Name == fn {
-					n = f.Insns
-					if cycles {
-						n = f.Cycles
-					}
+					n = count(f)
 				}
 			}
 			xs = append(xs, float64(n)/float64(s.e.Packets))

@@ -121,3 +121,43 @@ func TestWhereNotes(t *testing.T) {
 		t.Errorf("base only: note %q, rows %+v; want %q", w.Note, w.Rows, whereOneSide)
 	}
 }
+
+// Under the coherent model (several vCPUs), a function whose cross-core
+// events moved is named though its instructions and cycles did not:
+// the shared-line fixture's shape. One vCPU's counts have no such metric.
+func TestWhereCrossCore(t *testing.T) {
+	for _, vcpus := range []int{1, 2} {
+		run := whereRun(3, func(string, uint64) map[string]float64 {
+			return map[string]float64{"udp_send_skb": 120, "ip_output": 80}
+		})
+		for i := range run.Boots {
+			b := &run.Boots[i]
+			for j := range b.Variants {
+				e := b.Variants[j].Exact
+				e.Model = "xeon-platinum-8180-coherent"
+				e.VCPUs = make([]results.VCPUCount, vcpus)
+				for k := range e.Funcs {
+					f := &e.Funcs[k]
+					f.Cycles = f.Insns * 2
+					if f.Name == "udp_send_skb" && b.Role == results.RolePatched {
+						f.CrossCore = 1000 // one line moved a packet
+					}
+				}
+			}
+		}
+		w := whereIn(run, "gtp")
+		if vcpus == 1 {
+			if len(w.Rows) != 0 {
+				t.Errorf("one vCPU: rows %+v, want none (no cross-core metric)", w.Rows)
+			}
+			continue
+		}
+		if len(w.Rows) != 1 || w.Rows[0].Func != "udp_send_skb" {
+			t.Fatalf("rows %+v, want udp_send_skb", w.Rows)
+		}
+		r := w.Rows[0]
+		if r.Insns.Changed || r.Cycles.Changed || r.CrossCore == nil || !r.CrossCore.Changed || !r.CrossCore.Exact || r.CrossCore.Delta != 1 {
+			t.Errorf("row %+v %+v %+v, want only cross-core called, +1 exact", r.Insns, r.Cycles, r.CrossCore)
+		}
+	}
+}

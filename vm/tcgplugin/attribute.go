@@ -7,6 +7,7 @@ import "sort"
 type Func struct {
 	Name               string
 	Insns, Mem, Cycles uint64
+	Coh                uint64 // cross-core events (PC.Coh)
 }
 
 // Fold says how ByName folds the little ones: names under MinPerPacket
@@ -30,7 +31,7 @@ func (w *Window) ByName(name func(addr uint64) string, f Fold) []Func {
 			fc = &Func{Name: n}
 			by[n] = fc
 		}
-		fc.add(Func{Insns: pc.Insns, Mem: pc.Mem, Cycles: pc.Cycles})
+		fc.add(Func{Insns: pc.Insns, Mem: pc.Mem, Cycles: pc.Cycles, Coh: pc.Coh})
 	}
 	small := Func{Name: f.Small}
 	var out []Func
@@ -57,4 +58,5 @@ func (f *Func) add(g Func) {
 	f.Insns += g.Insns
 	f.Mem += g.Mem
 	f.Cycles += g.Cycles
+	f.Coh += g.Coh
 }

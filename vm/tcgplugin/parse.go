@@ -83,8 +83,12 @@ type Window struct {
 // it crosses a page. README.md says more.) Execs is never more than Insns,
 // and is 0 only when Insns is. In is how many of those entries ran in
 // each context (Class; only when the run counted them: CtxRange.Blocks).
+// Coh is, with the coherent model, the cross-core events its accesses
+// made: lines brought from another core's cache and upgrades of shared
+// lines (each invalidating the others' copies).
 type PC struct {
 	Addr, Insns, Mem, Cycles, Execs, End uint64
+	Coh                                  uint64
 	In                                   ClassCounts
 }
 
@@ -96,6 +100,7 @@ func (w *Window) Sum(lo, hi uint64) PC {
 			s.Insns += p.Insns
 			s.Mem += p.Mem
 			s.Cycles += p.Cycles
+			s.Coh += p.Coh
 		}
 	}
 	return s
@@ -320,7 +325,8 @@ func (p *parser) window(f []string) error {
 }
 
 // pc reads "pc <hex addr> <insns> <mem> <cycles> <execs> <hex end>",
-// and " <cexecs>" after them when the run counts entries in contexts.
+// then " <coh>" with the coherent model and the entries by context when
+// the run counts them.
 func (p *parser) pc(f []string) error {
 	if p.pending == 0 {
 		return fmt.Errorf("pc line outside a window's block")
@@ -329,11 +335,15 @@ func (p *parser) pc(f []string) error {
 		return fmt.Errorf("pc line without execs and end (format 1's shape): want pc <addr> <insns> <mem> <cycles> <execs> <end>")
 	}
 	blocks := p.c.Contexts != nil && p.c.Contexts.Blocks
-	switch {
-	case blocks && len(f) != 7+NClasses:
-		return fmt.Errorf("want pc <addr> <insns> <mem> <cycles> <execs> <end> and %d entries by context (contexts with blocks on)", NClasses)
-	case !blocks && len(f) != 7:
-		return fmt.Errorf("want pc <addr> <insns> <mem> <cycles> <execs> <end>")
+	want, shape := 7, "pc <addr> <insns> <mem> <cycles> <execs> <end>"
+	if p.c.Coherent {
+		want, shape = want+1, shape+" <cross-core events> (the coherent model)"
+	}
+	if blocks {
+		want, shape = want+NClasses, shape+fmt.Sprintf(" and %d entries by context (contexts with blocks on)", NClasses)
+	}
+	if len(f) != want {
+		return fmt.Errorf("want %s", shape)
 	}
 	a, err := uints([]string{f[1], f[6]}, 16)
 	if err != nil {
@@ -344,8 +354,19 @@ func (p *parser) pc(f []string) error {
 		return err
 	}
 	pc := PC{Addr: a[0], Insns: n[0], Mem: n[1], Cycles: n[2], Execs: n[3], End: a[1]}
+	rest := f[7:]
+	if p.c.Coherent {
+		c, err := uints(rest[:1], 10)
+		if err != nil {
+			return err
+		}
+		// An access touches at most two lines, each one event at most.
+		if pc.Coh, rest = c[0], rest[1:]; pc.Coh > 2*pc.Mem {
+			return fmt.Errorf("pc %x: %d cross-core events for %d accesses", pc.Addr, pc.Coh, pc.Mem)
+		}
+	}
 	if blocks {
-		c, err := uints(f[7:], 10)
+		c, err := uints(rest, 10)
 		if err != nil {
 			return err
 		}

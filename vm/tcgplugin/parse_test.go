@@ -189,8 +189,8 @@ model xeon-platinum-8180-coherent l1i=32768:8:64 l1d=32768:8:64 l2=1048576:16:64
 window 0 complete insns 10 mem 2 cycles 263 pcs 2 ctxs 0
 vcpu 0 insns 4 mem 1 cycles 4
 vcpu 1 insns 6 mem 1 cycles 259
-pc 10 4 1 4 1 1c
-pc 20 6 1 259 2 2e
+pc 10 4 1 4 1 1c 0
+pc 20 6 1 259 2 2e 2
 turns 7 coherence xfers 3 upgrades 2 invalidations 4 locked 5
 exit
 `
@@ -210,6 +210,9 @@ func TestParseVCPUs(t *testing.T) {
 	if *c.Coherence != (Coherence{Turns: 7, Transfers: 3, Upgrades: 2, Invalidations: 4, Locked: 5}) {
 		t.Errorf("Coherence = %+v", *c.Coherence)
 	}
+	if pcs := c.Windows[0].PCs; pcs[0].Coh != 0 || pcs[1].Coh != 2 {
+		t.Errorf("cross-core events %d %d, want 0 2", pcs[0].Coh, pcs[1].Coh)
+	}
 	for _, tc := range []struct{ name, in, line string }{
 		{"vcpu sum", strings.Replace(goodMulti, "vcpu 1 insns 6", "vcpu 1 insns 7", 1), "line 8: window 0: vcpu lines sum"},
 		{"vcpu missing", strings.Replace(goodMulti, "vcpu 1 insns 6 mem 1 cycles 259\n", "", 1), "line 8: \"pc\" inside window 0, which expects 1 more vcpu lines"},
@@ -217,6 +220,8 @@ func TestParseVCPUs(t *testing.T) {
 		{"one-core model", strings.Replace(goodMulti, "cache coherent", "cache on", 1), "line 4: cache on (one core's model) with 2 vCPUs"},
 		{"quantum alone", strings.Replace(goodOff, "vcpus 1 quantum 0", "vcpus 1 quantum 5", 1), "line 2: quantum 5 with one vCPU"},
 		{"turns alone", strings.Replace(goodOff, "exit\n", "turns 0 coherence xfers 0 upgrades 0 invalidations 0 locked 0\nexit\n", 1), "line 12: turns line with one vCPU"},
+		{"pc without cross-core events", strings.Replace(goodMulti, " 2e 2\n", " 2e\n", 1), "line 10: want pc <addr> <insns> <mem> <cycles> <execs> <end> <cross-core events> (the coherent model)"},
+		{"pc cross-core events over accesses", strings.Replace(goodMulti, " 2e 2\n", " 2e 3\n", 1), "line 10: pc 20: 3 cross-core events for 1 accesses"},
 		{"no vcpus line", strings.Replace(goodOff, "vcpus 1 quantum 0\n", "", 1), "line 2: contexts line must be line 3"},
 	} {
 		if _, err := Parse(strings.NewReader(tc.in)); err == nil || !strings.Contains(err.Error(), tc.line) {

@@ -72,6 +72,15 @@ func TestQEMUVCPUs(t *testing.T) {
 	if xfer := float64(two.Model.LatXfer); c2 < 1.9*xfer || c2 > 2.1*xfer {
 		t.Errorf("two vCPUs: the shared line added %.1f cycles a round, want two transfers (2 × %.0f ± 5 %%)", c2, xfer)
 	}
+	// The blocks that made them say so: two cross-core events a round
+	// in the processes' code with two vCPUs, none with one.
+	coh := func(c *tcgplugin.Counts) float64 {
+		a, b := c.Windows[0].Sum(0, userTop), c.Windows[1].Sum(0, userTop)
+		return (float64(b.Coh) - float64(a.Coh)) / pingRounds
+	}
+	if h1, h2 := coh(one), coh(two); h1 != 0 || h2 < 1.9 || h2 > 2.1 {
+		t.Errorf("cross-core events a round in the processes' blocks: %.2f (one vCPU), %.2f (two), want 0 and 2", h1, h2)
+	}
 	if i1 < -5 || i1 > 5 || i2 < -5 || i2 > 5 {
 		t.Errorf("instructions moved %.2f (one vCPU) and %.2f (two) a round: want |Δ| <= 5", i1, i2)
 	}

@@ -81,12 +81,13 @@ struct slot {
 	uint64_t execs; /* entries (see on_trans) */
 	uint64_t end;   /* end of the code: the highest over translations */
 	uint64_t idx;   /* the slot's index (its ctxblocks counts) */
+	uint64_t coh;   /* cache=coherent: transfers and upgrades its accesses made */
 } __attribute__((aligned(64)));
 
 _Static_assert(sizeof(struct slot) == 64, "a slot is one host cache line");
 
 struct snap {
-	uint64_t insns, mem, pen, execs;
+	uint64_t insns, mem, pen, execs, coh;
 };
 
 /* A slot's entries per ctxblocks column (ctx.h: bpf, then the stack
@@ -279,7 +280,8 @@ static void window_open(void)
 		struct chunk *ch = st.chunks[c];
 		uint32_t n = st.open_n - c * CHUNK < CHUNK ? st.open_n - c * CHUNK : CHUNK;
 		for (uint32_t j = 0; j < n; j++) {
-			ch->b[j] = (struct snap){ch->s[j].insns, ch->s[j].mem, ch->s[j].pen, ch->s[j].execs};
+			ch->b[j] = (struct snap){ch->s[j].insns, ch->s[j].mem, ch->s[j].pen, ch->s[j].execs,
+						 ch->s[j].coh};
 			if (ch->cc) {
 				memcpy(ch->cc[j].base, ch->cc[j].now, sizeof(ch->cc[j].now));
 			}
@@ -298,13 +300,14 @@ static void window_open(void)
 static struct snap diff(uint32_t i)
 {
 	struct slot *s = slot_at(i);
-	struct snap d = {s->insns, s->mem, s->pen, s->execs};
+	struct snap d = {s->insns, s->mem, s->pen, s->execs, s->coh};
 	if (i < st.open_n) {
 		struct snap *b = snap_at(i);
 		d.insns -= b->insns;
 		d.mem -= b->mem;
 		d.pen -= b->pen;
 		d.execs -= b->execs;
+		d.coh -= b->coh;
 	}
 	return d;
 }
@@ -353,7 +356,8 @@ static uint32_t *touched(uint32_t *np, struct snap *t)
 	return idx;
 }
 
-/* pc_line appends slot i's pc line; with ctxblocks=on it ends in the
+/* pc_line appends slot i's pc line; with cache=coherent it goes on with
+ * the block's cross-core events, with ctxblocks=on it ends in the
  * block's entries per column: inside a call context, then in each stack
  * class (ctx.h). */
 static size_t pc_line(char *buf, size_t cap, uint32_t i)
@@ -364,6 +368,9 @@ static size_t pc_line(char *buf, size_t cap, uint32_t i)
 			 (unsigned long)d.insns, (unsigned long)d.mem,
 			 (unsigned long)(st.cache ? d.insns + d.pen : 0), (unsigned long)d.execs,
 			 (unsigned long)s->end);
+	if (st.coherent) {
+		n += snprintf(buf + n, cap - (size_t)n, " %lu", (unsigned long)d.coh);
+	}
 	for (int k = 0; st.ctx.blocks && k < CLS_COLS; k++) {
 		struct ccount *c = cc_at(i);
 		n += snprintf(buf + n, cap - (size_t)n, " %lu",
@@ -389,9 +396,9 @@ static void window_close(bool complete)
 		ctx_flush(&st.ctx, &st.vc);
 		nctx = ctx_lines(&st.ctx, st.cache, NULL, 0, NULL);
 	}
-	/* A pc line is at most 3 + 17 + 4 * 21 + 17 + 5 * 21 = 226 bytes, a
+	/* A pc line is at most 3 + 17 + 4 * 21 + 17 + 6 * 21 = 247 bytes, a
 	 * vcpu line 5 + 3 + 3 * 27 = 89, a ctx line 108. */
-	size_t bcap = 160 + (size_t)n * 228 + (size_t)st.nvcpu * 96 + (size_t)nctx * 112, blen = 0;
+	size_t bcap = 160 + (size_t)n * 248 + (size_t)st.nvcpu * 96 + (size_t)nctx * 112, blen = 0;
 	char *buf = malloc(bcap);
 	if (!buf) {
 		fprintf(stderr, "kcicount: out of memory\n");
@@ -644,8 +651,14 @@ static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
 	}
 	uint64_t first = addr >> LINE_BITS;
 	uint64_t last = (addr + (1u << size_shift72(info)) - 1) >> LINE_BITS;
-	uint64_t p = st.coherent ? cm_data(&st.cm, (int)vcpu, first, last, store72(info), (uintptr_t)udata & MEM_LOCKED)
-				 : model_data(&st.model, first, last);
+	uint64_t p;
+	if (st.coherent) {
+		uint64_t before = st.cm.xfers + st.cm.upgrades;
+		p = cm_data(&st.cm, (int)vcpu, first, last, store72(info), (uintptr_t)udata & MEM_LOCKED);
+		s->coh += st.cm.xfers + st.cm.upgrades - before;
+	} else {
+		p = model_data(&st.model, first, last);
+	}
 	s->mem++;
 	s->pen += p;
 	st.vc.v[vcpu].mem++; /* per-vCPU totals and call contexts */
