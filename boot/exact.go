@@ -92,7 +92,7 @@ func (b *VMBooter) attachExact(out *BootResult, res *vm.Result, k *kernel.Artifa
 			e.VCPUs = append(e.VCPUs, results.VCPUCount{Insns: c.Insns, Mem: c.Mem, Cycles: c.Cycles})
 		}
 		byCtx := counts.Contexts != nil && counts.Contexts.Blocks
-		out.Exact = append(out.Exact, VariantExact{Variant: v.Variant, Exact: e, Blocks: kernelBlocks(w), ByContext: byCtx})
+		out.Exact = append(out.Exact, VariantExact{Variant: v.Variant, Exact: e, Blocks: kernelBlocks(w, v), ByContext: byCtx})
 	}
 	return nil
 }
@@ -106,15 +106,59 @@ type VariantExact struct {
 	Exact   *results.Exact   `json:"exact"`
 	Blocks  tcgplugin.Blocks `json:"blocks,omitempty"`
 	// ByContext says the blocks' entries were counted by context
-	// (Block.In): an entry in none of them counts as "other".
+	// (Block.In, Block.Prog): an entry in no stack class counts as
+	// results.ContextOther.
 	ByContext bool `json:"by_context,omitempty"`
 }
 
+// Runs is how often the window ran the code in ranges (every inline
+// copy of a hunk's lines a range): as often as the most entered block
+// holding part of any. When the blocks were counted by context and the
+// code ran, in is those runs by context, as that block's were: per stack
+// class, results.ContextOther for none, and results.ContextBPF for those
+// inside a BPF program's call (which also have a class).
+func (e VariantExact) Runs(ranges []kernel.CodeRange) (n uint64, in map[string]uint64) {
+	var top tcgplugin.Block
+	for _, r := range ranges {
+		if m, b := e.Blocks.RunsIn(r.Lo, r.Hi); m > top.Execs {
+			top = b
+		}
+	}
+	if !e.ByContext || top.Execs == 0 {
+		return top.Execs, nil
+	}
+	in = map[string]uint64{}
+	for k, x := range top.In {
+		if x > 0 {
+			in[tcgplugin.Class(k).String()] = x
+		}
+	}
+	if other := top.Execs - top.In.Sum(); other > 0 {
+		in[results.ContextOther] = other
+	}
+	if top.Prog > 0 {
+		in[results.ContextBPF] = top.Prog
+	}
+	return top.Execs, in
+}
+
 // kernelBlocks are the window's entered blocks in the kernel's half of
-// the address space (its text, modules and JIT'd BPF).
-func kernelBlocks(w *tcgplugin.Window) tcgplugin.Blocks {
+// the address space (its text, modules and JIT'd BPF), with their
+// entries inside the calls of v's BPF programs (the benchmark's and the
+// accountant's: not a BPF trampoline's, inside which the function it
+// traces runs).
+func kernelBlocks(w *tcgplugin.Window, v wire.VariantResult) tcgplugin.Blocks {
+	ranges := jitRanges(v)
+	prog := func(target uint64) bool {
+		for _, r := range ranges {
+			if target >= r.lo && target < r.hi {
+				return true
+			}
+		}
+		return false
+	}
 	var out tcgplugin.Blocks
-	for _, b := range w.Blocks() {
+	for _, b := range w.Blocks(prog) {
 		if b.Addr >= 1<<63 {
 			out = append(out, b)
 		}
@@ -150,15 +194,7 @@ type codeRange struct {
 // accountant's by their JIT ranges, the kernel's by vmlinux's symbols, the
 // rest into buckets (tcgplugin.Window.ByName sums and folds them).
 func attribute(w *tcgplugin.Window, v wire.VariantResult, syms *profile.KernelSymbols) *results.Exact {
-	var ranges []codeRange
-	for _, l := range v.Loads {
-		for _, r := range l.JIT {
-			ranges = append(ranges, codeRange{"bpf:" + r.Prog, r.Addr, r.Addr + uint64(r.Len)})
-		}
-	}
-	for _, r := range v.Observer {
-		ranges = append(ranges, codeRange{"observer:" + r.Prog, r.Addr, r.Addr + uint64(r.Len)})
-	}
+	ranges := jitRanges(v)
 	e := &results.Exact{Insns: w.Insns, Mem: w.Mem, Cycles: w.Cycles, Packets: exactPackets(v)}
 	name := func(addr uint64) string { return nameOf(addr, ranges, syms) }
 	for _, f := range w.ByName(name, tcgplugin.Fold{Packets: e.Packets, MinPerPacket: exactMinPerPacket, Small: results.FuncSmall}) {
@@ -201,6 +237,21 @@ func callsOf(w *tcgplugin.Window, name func(addr uint64) string) []results.CallC
 		return out[i].Name < out[j].Name
 	})
 	return out
+}
+
+// jitRanges are the JIT'd code of v's programs: the benchmark's
+// (bpf:<prog>) and the context accountant's (observer:<prog>).
+func jitRanges(v wire.VariantResult) []codeRange {
+	var ranges []codeRange
+	for _, l := range v.Loads {
+		for _, r := range l.JIT {
+			ranges = append(ranges, codeRange{"bpf:" + r.Prog, r.Addr, r.Addr + uint64(r.Len)})
+		}
+	}
+	for _, r := range v.Observer {
+		ranges = append(ranges, codeRange{"observer:" + r.Prog, r.Addr, r.Addr + uint64(r.Len)})
+	}
+	return ranges
 }
 
 func nameOf(addr uint64, ranges []codeRange, syms *profile.KernelSymbols) string {

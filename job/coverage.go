@@ -154,8 +154,7 @@ func (c *coverage) runs(k *kernel.Artifacts, side string, patchNo int, vs []resu
 }
 
 // record puts into ex how often e's blocks ran each hunk with code, and
-// in which contexts: those of its most entered block, over every range
-// (an inline copy each); entries in no context are ContextOther's.
+// in which contexts (boot.VariantExact.Runs).
 func (c *coverage) record(ex *results.Exact, code []kernel.LineCode, e boot.VariantExact) {
 	if ex.HunkRuns == nil {
 		ex.HunkRuns = map[string]uint64{}
@@ -164,30 +163,13 @@ func (c *coverage) record(ex *results.Exact, code []kernel.LineCode, e boot.Vari
 		if len(code[j].Ranges) == 0 {
 			continue // no code on this side: nothing to run
 		}
-		var n uint64
-		var in map[string]uint64
-		for _, r := range code[j].Ranges {
-			if m, by := e.Blocks.RunsIn(r.Lo, r.Hi); m > n {
-				n, in = m, by.Named()
-			}
-		}
+		n, in := e.Runs(code[j].Ranges)
 		ex.HunkRuns[h.key] = n
-		if !e.ByContext || n == 0 {
-			continue
+		if in != nil {
+			if ex.HunkIn == nil {
+				ex.HunkIn = map[string]map[string]uint64{}
+			}
+			ex.HunkIn[h.key] = in
 		}
-		if in == nil {
-			in = map[string]uint64{}
-		}
-		var inAny uint64
-		for _, x := range in {
-			inAny += x
-		}
-		if n > inAny {
-			in[results.ContextOther] = n - inAny
-		}
-		if ex.HunkIn == nil {
-			ex.HunkIn = map[string]map[string]uint64{}
-		}
-		ex.HunkIn[h.key] = in
 	}
 }

@@ -61,7 +61,7 @@ func TestCoverageRuns(t *testing.T) {
 	vs := []results.VariantResult{{Variant: "hash", Exact: &results.Exact{}}, {Variant: "cnt", Exact: &results.Exact{}}, {Variant: "kvm"}}
 	ex := []boot.VariantExact{
 		{Variant: "hash", ByContext: true, Blocks: tcgplugin.Blocks{
-			{Addr: r.Lo, End: r.Hi, Execs: 1000, In: tcgplugin.ClassCounts{tcgplugin.ClassBPF: 600, tcgplugin.ClassSoftIRQ: 300}},
+			{Addr: r.Lo, End: r.Hi, Execs: 1000, In: tcgplugin.ClassCounts{tcgplugin.ClassSyscall: 600, tcgplugin.ClassSoftIRQ: 300}, Prog: 600},
 			{Addr: r.Hi + 64, End: r.Hi + 80, Execs: 5}}},
 		{Variant: "cnt", Blocks: tcgplugin.Blocks{{Addr: r.Hi + 64, End: r.Hi + 80, Execs: 5}}},
 	}
@@ -71,8 +71,9 @@ func TestCoverageRuns(t *testing.T) {
 	if got := vs[0].Exact.HunkRuns; got["1.1"] != 1000 || len(got) != 1 {
 		t.Errorf("hash: runs %v, want 1.1 ran 1000 times and nothing for the hunk without code", got)
 	}
-	if got := vs[0].Exact.HunkIn; len(got) != 1 || len(got["1.1"]) != 3 || got["1.1"]["bpf"] != 600 || got["1.1"]["softirq"] != 300 || got["1.1"][results.ContextOther] != 100 {
-		t.Errorf("hash: by context %v, want 1.1's 1000 runs as 600 in BPF calls, 300 in softirq, 100 other", got)
+	if got := vs[0].Exact.HunkIn; len(got) != 1 || len(got["1.1"]) != 4 || got["1.1"]["syscall"] != 600 || got["1.1"]["softirq"] != 300 ||
+		got["1.1"][results.ContextOther] != 100 || got["1.1"][results.ContextBPF] != 600 {
+		t.Errorf("hash: by context %v, want 1.1's 1000 runs as 600 in syscall, 300 in softirq, 100 other, 600 in BPF calls", got)
 	}
 	if got := vs[1].Exact.HunkRuns; got == nil || got["1.1"] != 0 {
 		t.Errorf("cnt: runs %v, want 1.1 counted as never run", got)

@@ -19,17 +19,20 @@ type Hunk struct {
 	NoCode string `json:"no_code,omitempty"`
 }
 
-// ContextOther is Exact.HunkIn's key for runs in none of the named
-// contexts (kernel threads, the idle loop, entry code before its first
-// marked call).
-const ContextOther = "other"
+// ContextOther is Exact.HunkIn's key for runs in none of the stack
+// classes (kernel threads, the idle loop, entry code before its first
+// marked call); ContextBPF's are those inside a BPF program's call,
+// which are also in a class.
+const (
+	ContextOther = "other"
+	ContextBPF   = "bpf"
+)
 
-// Contexts are the contexts Exact.HunkIn counts, in the order reports
-// give them, with what they call them (vm/tcgplugin's README: a call
-// into JIT'd BPF code, then the innermost marked kernel entry on the
-// vCPU's stack).
+// Contexts are the stack classes Exact.HunkIn counts, in the order
+// reports give them, with what they call them (vm/tcgplugin's README,
+// Stack classes: the innermost marked kernel entry on the vCPU's stack).
+// They and ContextOther add up to a hunk's runs; ContextBPF is apart.
 var Contexts = []struct{ Key, Label string }{
-	{"bpf", "BPF call"},
 	{"hardirq", "hardirq"},
 	{"softirq", "softirq"},
 	{"syscall", "syscall"},

@@ -16,8 +16,10 @@ type HunkCover struct {
 	results.Hunk
 	PerPkt map[string]float64 `json:"per_pkt,omitempty"`
 	// In is, per variant whose windows ran it, those runs per packet by
-	// context (results.Contexts' keys; the median over the boots that
-	// counted them), when the plugin counted entries by context.
+	// context (results.Contexts' keys, adding up to PerPkt, and
+	// results.ContextBPF for those inside a BPF program's call; the
+	// median over the boots that counted them), when the plugin counted
+	// entries by context.
 	In    map[string]map[string]float64 `json:"in,omitempty"`
 	Boots int                           `json:"boots"` // boots whose windows were looked up
 }
@@ -109,8 +111,8 @@ func coverHunk(h results.Hunk, boots []results.Boot) HunkCover {
 				if in[v.Variant] == nil {
 					in[v.Variant] = map[string][]float64{}
 				}
-				for _, c := range results.Contexts {
-					in[v.Variant][c.Key] = append(in[v.Variant][c.Key], float64(by[c.Key])/float64(x.Packets))
+				for _, k := range contextKeys() {
+					in[v.Variant][k] = append(in[v.Variant][k], float64(by[k])/float64(x.Packets))
 				}
 			}
 		}
@@ -214,8 +216,19 @@ func (h HunkCover) line() string {
 	return s + fmt.Sprintf(" (%s)", results.Plural(h.Boots, "boot"))
 }
 
-// inContexts is " (softirq)" for runs all in one context, " (softirq
-// 0.50, syscall 0.50)" for several, "" when not counted by context.
+// contextKeys are HunkIn's keys a report reads: the stack classes and
+// ContextBPF.
+func contextKeys() []string {
+	ks := []string{results.ContextBPF}
+	for _, c := range results.Contexts {
+		ks = append(ks, c.Key)
+	}
+	return ks
+}
+
+// inContexts is " (softirq)" for runs all in one stack class, " (softirq
+// 0.50, syscall 0.50)" for several, with "; 1.00 in a BPF program's
+// call" when some were; "" when not counted by context.
 func inContexts(in map[string]float64) string {
 	var labels, parts []string
 	for _, c := range results.Contexts {
@@ -224,13 +237,17 @@ func inContexts(in map[string]float64) string {
 			parts = append(parts, c.Label+" "+fmtPerPkt(x))
 		}
 	}
-	switch len(parts) {
-	case 0:
-		return ""
-	case 1:
-		return " (" + labels[0] + ")"
+	s := strings.Join(parts, ", ")
+	if len(parts) == 1 {
+		s = labels[0]
 	}
-	return " (" + strings.Join(parts, ", ") + ")"
+	if x := in[results.ContextBPF]; x > 0 {
+		s += "; " + fmtPerPkt(x) + " in a BPF program's call"
+	}
+	if s == "" {
+		return ""
+	}
+	return " (" + s + ")"
 }
 
 // fmtPerPkt writes runs per packet with two significant decimals.

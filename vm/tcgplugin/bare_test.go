@@ -180,7 +180,7 @@ func TestBareRuns(t *testing.T) {
 			{"padding before the body", sym["head_end"], sym["body"], 0},
 			{"never run", sym["never"], sym["never_end"], 0},
 		} {
-			if got := w.Blocks().Runs(r.lo, r.hi); got != r.want {
+			if got := w.Blocks(nil).Runs(r.lo, r.hi); got != r.want {
 				t.Errorf("%+v: Runs(%s [%#x, %#x)) = %d, want %d", o, r.name, r.lo, r.hi, got, r.want)
 			}
 		}
@@ -298,8 +298,9 @@ func checkCalls(t *testing.T, o tcgplugin.Options, c *tcgplugin.Counts, sym map[
 		case p.Addr == sym["loop"]:
 			wantC = n - 1 // inside escape's context from the second iteration on
 		}
-		if p.In != (tcgplugin.ClassCounts{tcgplugin.ClassBPF: wantC}) {
-			t.Errorf("%+v: pc %#x: %v of %d entries by context, want %d in BPF calls", o, p.Addr, p.In, p.Execs, wantC)
+		inCalls := p.Calls[0].Entries + p.Calls[1].Entries + p.CallsOther
+		if p.In != (tcgplugin.ClassCounts{}) || inCalls != wantC {
+			t.Errorf("%+v: pc %#x: %v by class, %v and %d in calls, of %d entries: want none by class, %d in calls", o, p.Addr, p.In, p.Calls, p.CallsOther, p.Execs, wantC)
 		}
 	}
 }

@@ -13,9 +13,10 @@ import (
 // TestBareClasses runs testdata/classes.S with marks and checks the
 // context of every entry of leaf and of the marked functions exactly: no
 // frame, a marked call, a call inheriting its caller's class, the first
-// frame on the IRQ stack, the innermost mark winning, a call context
-// (BPF) over any stack class, and a task switch whose sleeping task's
-// class stays on its own stack. In both cache modes.
+// frame on the IRQ stack, the innermost mark winning, a task switch
+// whose sleeping task's class stays on its own stack, and the entries
+// inside a call context (bpfprog's), which keep their class. In both
+// cache modes.
 func TestBareClasses(t *testing.T) {
 	qemu, err := exec.LookPath("qemu-system-x86_64")
 	if err != nil {
@@ -42,16 +43,18 @@ func TestBareClasses(t *testing.T) {
 	type cc = tcgplugin.ClassCounts
 	want := map[string]cc{
 		// 2N entries in no class: execs 9N minus the rest
-		"leaf":        {tcgplugin.ClassBPF: n, tcgplugin.ClassHardIRQ: n, tcgplugin.ClassSoftIRQ: n, tcgplugin.ClassSyscall: 2 * n, tcgplugin.ClassDeferred: 2 * n},
+		"leaf":        {tcgplugin.ClassHardIRQ: n, tcgplugin.ClassSoftIRQ: 2 * n, tcgplugin.ClassSyscall: 2 * n, tcgplugin.ClassDeferred: 2 * n},
 		"sys":         {tcgplugin.ClassSyscall: n},
 		"hirq":        {tcgplugin.ClassHardIRQ: n},
 		"soft":        {tcgplugin.ClassSoftIRQ: n},
 		"def":         {tcgplugin.ClassDeferred: n},
 		"kwork":       {tcgplugin.ClassDeferred: n},
-		"bpfprog":     {tcgplugin.ClassBPF: n},
+		"bpfprog":     {tcgplugin.ClassSoftIRQ: n},
 		"on_irqstack": {tcgplugin.ClassSyscall: n},
 		"switch_c":    {},
 	}
+	// Inside bpfprog's calls: its own entries and leaf's from there.
+	wantCalls := map[string]uint64{"leaf": n, "bpfprog": n}
 	for _, o := range []tcgplugin.Options{{}, {Cache: true, ArmAtMarker: true}} {
 		o.Ctx = tcgplugin.CtxRange{Lo: sym["ctx_lo"], Hi: sym["ctx_hi"], Blocks: true}
 		o.Marks = marks
@@ -70,7 +73,14 @@ func TestBareClasses(t *testing.T) {
 				continue
 			}
 			if p.In != w {
-				t.Errorf("%+v: %s's %d entries by context %v, want %v", o, name, p.Execs, p.In, w)
+				t.Errorf("%+v: %s's %d entries by class %v, want %v", o, name, p.Execs, p.In, w)
+			}
+			calls := [2]tcgplugin.CallEntries{}
+			if wantCalls[name] > 0 {
+				calls[0] = tcgplugin.CallEntries{Target: sym["bpfprog"], Entries: wantCalls[name]}
+			}
+			if p.Calls != calls || p.CallsOther != 0 {
+				t.Errorf("%+v: %s's entries in calls %v and %d other, want %v", o, name, p.Calls, p.CallsOther, calls)
 			}
 			if name == "leaf" && p.Execs != 9*n {
 				t.Errorf("%+v: leaf entered %d times, want %d", o, p.Execs, 9*n)

@@ -81,15 +81,19 @@ type Window struct {
 // rest of [Addr, End) to a block starting mid-way; and End may include
 // up to 14 bytes of an instruction QEMU moved to the next block because
 // it crosses a page. README.md says more.) Execs is never more than Insns,
-// and is 0 only when Insns is. In is how many of those entries ran in
-// each context (Class; only when the run counted them: CtxRange.Blocks).
-// Coh is, with the coherent model, the cross-core events its accesses
-// made: lines brought from another core's cache and upgrades of shared
-// lines (each invalidating the others' copies).
+// and is 0 only when Insns is. Coh is, with the coherent model, the
+// cross-core events its accesses made: lines brought from another core's
+// cache and upgrades of shared lines (each invalidating the others'
+// copies). When the run counted entries by context (CtxRange.Blocks), In
+// is how many of the entries ran in each stack class, Calls how many ran
+// inside call contexts whose innermost one had each of the first two
+// targets seen, and CallsOther inside any other's.
 type PC struct {
 	Addr, Insns, Mem, Cycles, Execs, End uint64
 	Coh                                  uint64
 	In                                   ClassCounts
+	Calls                                [2]CallEntries
+	CallsOther                           uint64
 }
 
 // Sum is the counts of w's blocks with lo <= Addr < hi; its Addr is lo.
@@ -340,7 +344,7 @@ func (p *parser) pc(f []string) error {
 		want, shape = want+1, shape+" <cross-core events> (the coherent model)"
 	}
 	if blocks {
-		want, shape = want+NClasses, shape+fmt.Sprintf(" and %d entries by context (contexts with blocks on)", NClasses)
+		want, shape = want+NClasses+5, shape+fmt.Sprintf(" then %d entries by stack class, <target> <entries> twice and <entries> in other calls (contexts with blocks on)", NClasses)
 	}
 	if len(f) != want {
 		return fmt.Errorf("want %s", shape)
@@ -366,13 +370,8 @@ func (p *parser) pc(f []string) error {
 		}
 	}
 	if blocks {
-		c, err := uints(rest, 10)
-		if err != nil {
+		if err := p.pcContexts(&pc, rest); err != nil {
 			return err
-		}
-		copy(pc.In[:], c)
-		if !pc.In.within(pc.Execs) {
-			return fmt.Errorf("pc %x: %d entries in contexts of %d entries", pc.Addr, pc.In.Sum(), pc.Execs)
 		}
 	}
 	if l := len(p.w.PCs); l > 0 && p.w.PCs[l-1].Addr >= pc.Addr {

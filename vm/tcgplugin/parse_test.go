@@ -65,10 +65,10 @@ func TestParseGood(t *testing.T) {
 	// The loop's first iteration ran in the first block, the other 999
 	// in the loop's own: Runs is the most any block holding the range
 	// was entered.
-	if r := c.Windows[0].Blocks().Runs(0x401005, 0x401009); r != 999 {
+	if r := c.Windows[0].Blocks(nil).Runs(0x401005, 0x401009); r != 999 {
 		t.Errorf("Runs(loop) = %d, want 999", r)
 	}
-	if r := c.Windows[0].Blocks().Runs(0x401000, 0x401005); r != 1 {
+	if r := c.Windows[0].Blocks(nil).Runs(0x401000, 0x401005); r != 1 {
 		t.Errorf("Runs(mov) = %d, want 1", r)
 	}
 

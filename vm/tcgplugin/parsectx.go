@@ -15,14 +15,12 @@ type CtxRange struct {
 	Marks  int
 }
 
-// Class is a context a block entry ran in (README.md, Stack classes):
-// inside a call context (a BPF program's call), else the kind of work
-// the newest marked call on the vCPU's stack began.
+// Class is the kind of work a block entry ran in (README.md, Stack
+// classes): what the innermost marked call on the vCPU's stack began.
 type Class int
 
 const (
-	ClassBPF Class = iota
-	ClassHardIRQ
+	ClassHardIRQ Class = iota
 	ClassSoftIRQ
 	ClassSyscall
 	ClassDeferred
@@ -30,7 +28,7 @@ const (
 )
 
 // classNames are the plugin's names (mark=<name>@<addr>), by Class.
-var classNames = [NClasses]string{"bpf", "hardirq", "softirq", "syscall", "deferred"}
+var classNames = [NClasses]string{"hardirq", "softirq", "syscall", "deferred"}
 
 func (k Class) String() string {
 	if k < 0 || int(k) >= NClasses {
@@ -52,6 +50,10 @@ func ParseClass(s string) (Class, bool) {
 // ClassCounts are block entries by Class.
 type ClassCounts [NClasses]uint64
 
+// CallEntries are a block's entries inside call contexts whose innermost
+// one's target is Target (0: no target yet, no entries).
+type CallEntries struct{ Target, Entries uint64 }
+
 // Sum is the entries in any class.
 func (c ClassCounts) Sum() uint64 {
 	var n uint64
@@ -59,20 +61,6 @@ func (c ClassCounts) Sum() uint64 {
 		n += x
 	}
 	return n
-}
-
-// Named is the classes that counted entries, by name (nil for none).
-func (c ClassCounts) Named() map[string]uint64 {
-	var out map[string]uint64
-	for k, x := range c {
-		if x > 0 {
-			if out == nil {
-				out = map[string]uint64{}
-			}
-			out[Class(k).String()] = x
-		}
-	}
-	return out
 }
 
 // within says the entries add up to at most n (and do not overflow).
@@ -87,8 +75,7 @@ func (c ClassCounts) within(n uint64) bool {
 	return true
 }
 
-// Mark makes the calls of the function at Addr begin work of Class (a
-// stack class: not ClassBPF, which the call contexts' range decides).
+// Mark makes the calls of the function at Addr begin work of Class.
 type Mark struct {
 	Class Class
 	Addr  uint64
@@ -230,4 +217,48 @@ func (p *parser) addCtx(target uint64, c CtxVCPU) {
 	if p.c.VCPUs > 1 {
 		x.PerVCPU = append(x.PerVCPU, c)
 	}
+}
+
+// pcContexts reads a pc line's entries by context: "<hardirq> <softirq>
+// <syscall> <deferred> <hex target> <entries> <hex target> <entries>
+// <entries>", refusing more entries in classes, or in calls, than the
+// block's, and entries of no target or of one outside the contexts'
+// range.
+func (p *parser) pcContexts(pc *PC, f []string) error {
+	c, err := uints(f[:NClasses], 10)
+	if err != nil {
+		return err
+	}
+	copy(pc.In[:], c)
+	if !pc.In.within(pc.Execs) {
+		return fmt.Errorf("pc %x: %d entries in stack classes of %d entries", pc.Addr, pc.In.Sum(), pc.Execs)
+	}
+	f = f[NClasses:]
+	t, err := uints([]string{f[0], f[2]}, 16)
+	if err != nil {
+		return err
+	}
+	n, err := uints([]string{f[1], f[3], f[4]}, 10)
+	if err != nil {
+		return err
+	}
+	r := p.c.Contexts
+	for j := range pc.Calls {
+		switch {
+		case t[j] == 0 && n[j] > 0:
+			return fmt.Errorf("pc %x: %d entries in calls of no target", pc.Addr, n[j])
+		case t[j] != 0 && (t[j] < r.Lo || t[j] >= r.Hi):
+			return fmt.Errorf("pc %x: calls of target %x, outside the contexts range %x-%x", pc.Addr, t[j], r.Lo, r.Hi)
+		}
+		pc.Calls[j] = CallEntries{Target: t[j], Entries: n[j]}
+	}
+	pc.CallsOther = n[2]
+	left := pc.Execs
+	for _, x := range n {
+		if x > left {
+			return fmt.Errorf("pc %x: %d + %d + %d entries in calls of %d entries", pc.Addr, n[0], n[1], n[2], pc.Execs)
+		}
+		left -= x
+	}
+	return nil
 }

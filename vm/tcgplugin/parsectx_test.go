@@ -17,9 +17,9 @@ model xeon-platinum-8180 l1i=32768:8:64 l1d=32768:8:64 l2=1048576:16:64 llc=4037
 window 0 complete insns 30 mem 6 cycles 300 pcs 3 ctxs 2
 ctx 100000 0 5 20 4 200
 ctx 100040 0 5 10 2 100
-pc 10 10 2 100 1 1c 0 0 0 1 0
-pc 100000 10 2 100 5 100010 5 0 0 0 0
-pc 100040 10 2 100 5 100050 3 0 2 0 0
+pc 10 10 2 100 1 1c 0 0 1 0 0 0 0 0 0
+pc 100000 10 2 100 5 100010 0 0 5 0 100000 5 0 0 0
+pc 100040 10 2 100 5 100050 0 2 3 0 100040 3 100000 1 1
 exit
 `
 
@@ -57,8 +57,15 @@ func TestParseContexts(t *testing.T) {
 	if !reflect.DeepEqual(w.Contexts, want) {
 		t.Errorf("Contexts:\n got %+v\nwant %+v", w.Contexts, want)
 	}
-	if w.PCs[0].In != (ClassCounts{ClassSyscall: 1}) || w.PCs[2].In != (ClassCounts{ClassBPF: 3, ClassSoftIRQ: 2}) {
-		t.Errorf("In %v %v, want a syscall entry, then 3 in BPF and 2 in softirq", w.PCs[0].In, w.PCs[2].In)
+	if w.PCs[0].In != (ClassCounts{ClassSyscall: 1}) || w.PCs[2].In != (ClassCounts{ClassSoftIRQ: 2, ClassSyscall: 3}) {
+		t.Errorf("In %v %v, want a syscall entry, then 2 in softirq and 3 in syscall", w.PCs[0].In, w.PCs[2].In)
+	}
+	if p := w.PCs[2]; p.Calls != [2]CallEntries{{0x100040, 3}, {0x100000, 1}} || p.CallsOther != 1 {
+		t.Errorf("calls %v other %d, want 3 in 100040's, 1 in 100000's, 1 in another's", p.Calls, p.CallsOther)
+	}
+	bs := w.Blocks(func(target uint64) bool { return target == 0x100040 })
+	if bs[2].Prog != 3 || bs[1].Prog != 0 || bs[2].In != w.PCs[2].In {
+		t.Errorf("blocks %+v: want 3 entries in programs' calls at 100040", bs)
 	}
 
 	c, err = Parse(strings.NewReader(goodCtxMulti))
@@ -105,10 +112,14 @@ func TestParseContextsBad(t *testing.T) {
 		{"ctx before vcpu", r(goodCtxMulti, "vcpu 1 insns 6 mem 1 cycles 0\nctx ffffffffa0001000 0 1 4 1 0\n", "ctx ffffffffa0001000 0 1 4 1 0\nvcpu 1 insns 6 mem 1 cycles 0\n", 1), "line 7: \"ctx\" inside window 0, which expects 1 more vcpu lines"},
 		{"ctx outside a window", r(goodCtx, "exit\n", "ctx 100000 0 0 0 0 0\nexit\n", 1), "line 12: ctx line outside a window's block"},
 		{"ctx truncated", goodCtx[:strings.Index(goodCtx, "ctx 100040")], "line 7: window 0 ends after 0 of its pc lines"},
-		{"pc without classes", r(goodCtx, " 100050 3 0 2 0 0\n", " 100050 3 0 2 0\n", 1), "line 11: want pc <addr> <insns> <mem> <cycles> <execs> <end> and 5 entries by context"},
+		{"pc without contexts", r(goodCtx, " 100050 0 2 3 0 100040 3 100000 1 1\n", " 100050 0 2 3 0 100040 3 100000 1\n", 1), "line 11: want pc <addr> <insns> <mem> <cycles> <execs> <end> then 4 entries by stack class"},
 		{"pc cexecs with blocks off", r(goodCtxMulti, "ffffffffa000101c\n", "ffffffffa000101c 1\n", 1), "line 11: want pc <addr> <insns> <mem> <cycles> <execs> <end>"},
-		{"pc classes number", r(goodCtx, " 100050 3 0 2 0 0\n", " 100050 3 0 x 0 0\n", 1), "line 11: bad number"},
-		{"pc classes over execs", r(goodCtx, " 100050 3 0 2 0 0\n", " 100050 3 0 2 0 1\n", 1), "line 11: pc 100040: 6 entries in contexts of 5 entries"},
+		{"pc classes number", r(goodCtx, " 100050 0 2 3 0 ", " 100050 0 x 3 0 ", 1), "line 11: bad number"},
+		{"pc classes over execs", r(goodCtx, " 100050 0 2 3 0 ", " 100050 1 2 3 0 ", 1), "line 11: pc 100040: 6 entries in stack classes of 5 entries"},
+		{"pc calls over execs", r(goodCtx, "100000 1 1\n", "100000 1 2\n", 1), "line 11: pc 100040: 3 + 1 + 2 entries in calls of 5 entries"},
+		{"pc calls of no target", r(goodCtx, "100000 5 0 0 0\n", "100000 5 0 1 0\n", 1), "line 10: pc 100000: 1 entries in calls of no target"},
+		{"pc calls outside the range", r(goodCtx, "100040 3 100000 1 1\n", "100040 3 200000 1 1\n", 1), "line 11: pc 100040: calls of target 200000, outside the contexts range"},
+		{"pc call target number", r(goodCtx, "100040 3 100000", "10004g 3 100000", 1), "line 11: bad number"},
 		{"contexts marks", r(goodCtx, "marks 2", "marks x", 1), "line 3: contexts marks \"x\""},
 		{"contexts marks without blocks", r(goodCtxMulti, "blocks off marks 0", "blocks off marks 1", 1), "line 3: contexts marks \"1\": want a count, 0 with blocks off"},
 	} {

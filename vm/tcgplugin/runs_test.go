@@ -12,9 +12,9 @@ func TestRuns(t *testing.T) {
 		{Addr: 0x100, End: 0x110, Execs: 5, Insns: 20},
 		{Addr: 0x110, End: 0x120, Execs: 7, Insns: 21}, // a loop body
 		{Addr: 0x180, End: 0x190, Insns: 4},            // counted, never entered: not a block
-		{Addr: 0x200, End: 0x204, Execs: 1, Insns: 1, In: ClassCounts{ClassSoftIRQ: 1}},
+		{Addr: 0x200, End: 0x204, Execs: 1, Insns: 1, In: ClassCounts{ClassSoftIRQ: 1}, Calls: [2]CallEntries{{0xa0, 1}}},
 	}}
-	bs := w.Blocks()
+	bs := w.Blocks(func(t uint64) bool { return t == 0xa0 })
 	if len(bs) != 3 {
 		t.Fatalf("blocks %v, want the 3 entered", bs)
 	}
@@ -32,17 +32,17 @@ func TestRuns(t *testing.T) {
 		}
 	}
 	b, err := json.Marshal(bs)
-	if n, in := bs.RunsIn(0x200, 0x204); n != 1 || in != (ClassCounts{ClassSoftIRQ: 1}) {
-		t.Errorf("RunsIn = %d %v, want 1 in softirq", n, in)
+	if n, top := bs.RunsIn(0x200, 0x204); n != 1 || top.In != (ClassCounts{ClassSoftIRQ: 1}) || top.Prog != 1 {
+		t.Errorf("RunsIn = %d %+v, want 1 in softirq, in a program's call", n, top)
 	}
-	if err != nil || string(b) != "[[256,272,5],[272,288,7],[512,516,1,0,0,1,0,0]]" {
+	if err != nil || string(b) != "[[256,272,5],[272,288,7],[512,516,1,0,1,0,0,1]]" {
 		t.Fatalf("marshal %s, %v", b, err)
 	}
 	var back Blocks
 	if err := json.Unmarshal(b, &back); err != nil || !reflect.DeepEqual(back, bs) {
 		t.Errorf("round trip %v, %v", back, err)
 	}
-	for _, bad := range []string{"[[16,16,1]]", "[[16,17,1,1,1,0,0,0]]", "[[16,17,1,1]]", "[[16,17,1,0,0,0,18446744073709551615,2]]"} {
+	for _, bad := range []string{"[[16,16,1]]", "[[16,17,1,1,1,0,0,0]]", "[[16,17,1,1]]", "[[16,17,1,0,0,18446744073709551615,2,0]]", "[[16,17,1,0,0,0,0,2]]"} {
 		if err := json.Unmarshal([]byte(bad), &back); err == nil {
 			t.Errorf("%s was read", bad)
 		}

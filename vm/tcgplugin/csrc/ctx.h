@@ -75,13 +75,13 @@ struct ctot {
  * the first call on another stack (the IRQ stack) inherits from the
  * code it interrupted. The code running is in the class of the newest
  * frame on the stack the last call or ret left: a task switched out
- * mid-call keeps its frames, and its class, on its own stack. Entries
- * inside a call context (a BPF program's call) count as CLS_OUT_BPF
- * whatever the stack says. */
+ * mid-call keeps its frames, and its class, on its own stack. Apart
+ * from its class, an entry inside call contexts is told by the
+ * innermost one's target (a BPF program's, or a trampoline's, inside
+ * which the traced function runs: the Go side tells them apart). */
 enum { CLS_NONE, CLS_HARDIRQ, CLS_SOFTIRQ, CLS_SYSCALL, CLS_DEFERRED, CLS_N };
-#define CLS_OUT_BPF 0 /* ctxblocks' columns: bpf, then the classes from 1 */
-#define CLS_COLS CLS_N
 #define MARKS_MAX 256
+#define CTX_OPEN_MAX 16 /* innermost open contexts kept per vCPU */
 
 static const char *const cls_names[CLS_N] = {"none", "hardirq", "softirq", "syscall", "deferred"};
 
@@ -102,6 +102,7 @@ struct vctx {
 	int n;
 	uint64_t sp; /* the stack pointer the last call or ret left */
 	int depth;   /* FRAME_OPEN frames */
+	uint32_t open[CTX_OPEN_MAX]; /* their contexts, innermost last (the first CTX_OPEN_MAX) */
 };
 
 /* One target's counts, per vCPU, since boot and when the window opened;
@@ -231,7 +232,15 @@ static void ctx_close(struct ctxs *c, struct vcpus *vc, int v, struct frame *f, 
 	if (f->state != FRAME_OPEN) {
 		return;
 	}
-	c->v[v].depth--;
+	struct vctx *x = &c->v[v];
+	int n = x->depth < CTX_OPEN_MAX ? x->depth : CTX_OPEN_MAX;
+	for (int i = n - 1; i >= 0; i--) {
+		if (x->open[i] == f->ctx) { /* innermost first: contexts close out of order across tasks */
+			memmove(&x->open[i], &x->open[i + 1], (size_t)(n - 1 - i) * sizeof(x->open[0]));
+			break;
+		}
+	}
+	x->depth--;
 	if (--c->acc[f->ctx].open[v] == 0) {
 		ctx_charge(c, vc, v, f->ctx, late);
 	}
@@ -250,14 +259,14 @@ static uint16_t ctx_cls(const struct ctxs *c, int v)
 	return CLS_NONE;
 }
 
-/* ctx_col is the ctxblocks column of an entry on vCPU v, -1 for none. */
-static int ctx_col(const struct ctxs *c, int v)
+/* ctx_inner is the innermost open context on vCPU v, -1 for none. */
+static int64_t ctx_inner(const struct ctxs *c, int v)
 {
-	if (c->v[v].depth > 0) {
-		return CLS_OUT_BPF;
+	const struct vctx *x = &c->v[v];
+	if (x->depth <= 0) {
+		return -1;
 	}
-	uint16_t k = ctx_cls(c, v);
-	return k == CLS_NONE ? -1 : k;
+	return x->open[(x->depth < CTX_OPEN_MAX ? x->depth : CTX_OPEN_MAX) - 1];
 }
 
 /* ctx_mark is a marked function's first block starting on vCPU v: the
@@ -390,6 +399,9 @@ static void ctx_enter(struct ctxs *c, struct vcpus *vc, int v, uint64_t addr)
 	}
 	f->state = FRAME_OPEN;
 	f->ctx = (uint32_t)k;
+	if (x->depth < CTX_OPEN_MAX) {
+		x->open[x->depth] = (uint32_t)k;
+	}
 	struct cacc *a = &c->acc[k];
 	if (a->open[v]++ == 0) {
 		a->snap[v] = vc_now(vc, v);

@@ -90,10 +90,16 @@ struct snap {
 	uint64_t insns, mem, pen, execs, coh;
 };
 
-/* A slot's entries per ctxblocks column (ctx.h: bpf, then the stack
- * classes), now and when the open window started. */
+/* A slot's entries by context (ctxblocks=on), now and when the open
+ * window started: per stack class (ctx.h, CLS_HARDIRQ from column 0),
+ * then inside call contexts: for the first two innermost targets seen
+ * (tgt: a context's index + 1, 0 for none yet), and for any other. */
+#define CC_CALLS (CLS_N - 1)
+#define CC_OTHER (CC_CALLS + 2)
+#define CC_N (CC_OTHER + 1)
 struct ccount {
-	uint64_t now[CLS_COLS], base[CLS_COLS];
+	uint64_t now[CC_N], base[CC_N];
+	uint32_t tgt[2];
 };
 
 /* Slots live in fixed chunks so that their addresses stay valid. */
@@ -358,8 +364,8 @@ static uint32_t *touched(uint32_t *np, struct snap *t)
 
 /* pc_line appends slot i's pc line; with cache=coherent it goes on with
  * the block's cross-core events, with ctxblocks=on it ends in the
- * block's entries per column: inside a call context, then in each stack
- * class (ctx.h). */
+ * block's entries by context (struct ccount): per stack class, then per
+ * innermost call context's target (two, "0 0" for none) and the rest. */
 static size_t pc_line(char *buf, size_t cap, uint32_t i)
 {
 	struct snap d = diff(i);
@@ -371,8 +377,13 @@ static size_t pc_line(char *buf, size_t cap, uint32_t i)
 	if (st.coherent) {
 		n += snprintf(buf + n, cap - (size_t)n, " %lu", (unsigned long)d.coh);
 	}
-	for (int k = 0; st.ctx.blocks && k < CLS_COLS; k++) {
+	for (int k = 0; st.ctx.blocks && k < CC_N; k++) {
 		struct ccount *c = cc_at(i);
+		if (k == CC_CALLS || k == CC_CALLS + 1) {
+			uint32_t t = c->tgt[k - CC_CALLS];
+			n += snprintf(buf + n, cap - (size_t)n, " %lx",
+				      (unsigned long)(t ? st.ctx.acc[t - 1].target : 0));
+		}
 		n += snprintf(buf + n, cap - (size_t)n, " %lu",
 			      (unsigned long)(c->now[k] - (i < st.open_n ? c->base[k] : 0)));
 	}
@@ -396,9 +407,9 @@ static void window_close(bool complete)
 		ctx_flush(&st.ctx, &st.vc);
 		nctx = ctx_lines(&st.ctx, st.cache, NULL, 0, NULL);
 	}
-	/* A pc line is at most 3 + 17 + 4 * 21 + 17 + 6 * 21 = 247 bytes, a
-	 * vcpu line 5 + 3 + 3 * 27 = 89, a ctx line 108. */
-	size_t bcap = 160 + (size_t)n * 248 + (size_t)st.nvcpu * 96 + (size_t)nctx * 112, blen = 0;
+	/* A pc line is at most 3 + 17 + 4 * 21 + 17 + 21 + 7 * 21 + 2 * 17
+	 * = 323 bytes, a vcpu line 5 + 3 + 3 * 27 = 89, a ctx line 108. */
+	size_t bcap = 160 + (size_t)n * 324 + (size_t)st.nvcpu * 96 + (size_t)nctx * 112, blen = 0;
 	char *buf = malloc(bcap);
 	if (!buf) {
 		fprintf(stderr, "kcicount: out of memory\n");
@@ -742,15 +753,31 @@ static void on_ctx_entry(unsigned int vcpu, void *udata)
 	ctx_enter(&st.ctx, &st.vc, (int)vcpu, ((struct slot *)udata)->addr);
 }
 
-/* on_cexec counts an entry of the block (udata: its slot) in its
- * ctxblocks column (ctxblocks=on): a callback per block entry, so
+/* on_cexec counts an entry of the block (udata: its slot) by context
+ * (ctxblocks=on; struct ccount): a callback per block entry, so
  * optional. */
 static void on_cexec(unsigned int vcpu, void *udata)
 {
-	int k = ctx_col(&st.ctx, (int)vcpu);
-	if (k >= 0) {
-		cc_at(((struct slot *)udata)->idx)->now[k]++;
+	struct ccount *c = cc_at(((struct slot *)udata)->idx);
+	uint16_t k = ctx_cls(&st.ctx, (int)vcpu);
+	if (k != CLS_NONE) {
+		c->now[k - 1]++;
 	}
+	int64_t t = ctx_inner(&st.ctx, (int)vcpu);
+	if (t < 0) {
+		return;
+	}
+	int col = CC_OTHER;
+	for (int j = 0; j < 2; j++) {
+		if (c->tgt[j] == 0) {
+			c->tgt[j] = (uint32_t)t + 1;
+		}
+		if (c->tgt[j] == (uint32_t)t + 1) {
+			col = CC_CALLS + j;
+			break;
+		}
+	}
+	c->now[col]++;
 }
 
 /* on_mark_entry runs as a marked function's first block starts (udata:

@@ -16,8 +16,8 @@
  *                        ret on the task's stack:
  *       soft             softirq: calls leaf; def (deferred, innermost
  *                        wins), which calls leaf; bpfprog (a call
- *                        context: BPF whatever the stack says), which
- *                        calls leaf;
+ *                        context: its entries and leaf's there count in
+ *                        its calls, and in softirq), which calls leaf;
  *     call leaf          in syscall again;
  *   call switch_c      a task switch: its frame on the task's stack, the
  *                      other task's stack loaded, kwork (deferred) called
@@ -26,8 +26,8 @@
  *                      the task's stack ends switch_c;
  *   call leaf          no class: kwork's frame stays on the other stack
  *                      (the next iteration's call there drops it).
- * So leaf's entries: 2N none, 2N syscall, N hardirq, N softirq, 2N
- * deferred (def, kwork), N BPF. Then a write of 0 to isa-debug-exit
+ * So leaf's entries: 2N none, 2N syscall, N hardirq, 2N softirq, 2N
+ * deferred (def, kwork); N of them inside bpfprog's calls. Then a write of 0 to isa-debug-exit
  * (QEMU exits with status 1). */
 #define N 1009
 #define START .byte 0x0f,0x1f,0x84,0x00,0x01,0x00,0x43,0x4b
