@@ -75,7 +75,7 @@ const (
 )
 
 var benchPathRows = []string{verdict.WholePathRow, verdict.MarginalRow, OutsideBPFRow, verdict.RxSoftirqRow, verdict.RxMarginalRow,
-	SyscallsRow, HardirqRow, UserRow, AgentRow, RestRow, verdict.CyclesRow, verdict.CyclesMarginalRow}
+	SyscallsRow, HardirqRow, UserRow, AgentRow, RestRow, verdict.CyclesRow, verdict.CyclesMarginalRow, verdict.CallsCyclesRow}
 
 // breakdownOf sums v's accountant categories per packet into the bench
 // table's breakdown rows; nil without the accountant.
@@ -200,6 +200,9 @@ func (bb *benchBuilder) addBoot(b results.Boot) {
 			if !verdict.IsBaseline(v.Variant) && !math.IsNaN(pc.CyclesMarginal) {
 				bb.put(name, verdict.CyclesMarginalRow, label, pc.CyclesMarginal)
 			}
+		}
+		if x, ok := verdict.CallsCycles(v); ok {
+			bb.put(name, verdict.CallsCyclesRow, label, x)
 		}
 		for row, x := range breakdownOf(v) {
 			bb.put(name, row, label, x)

@@ -79,7 +79,7 @@ type HardwareRatio struct {
 // UnitRatio is kci's ratio on one metric in one unit, and its model
 // error against the hardware's ratio: kci / hardware − 1, in percent.
 type UnitRatio struct {
-	Metric string  `json:"metric"` // bpf | marginal | cycles-marginal
+	Metric string  `json:"metric"` // bpf | marginal | cycles-marginal | call:*/modelled-cycles
 	Unit   string  `json:"unit"`
 	Ratio  float64 `json:"ratio"`
 	Lo     float64 `json:"lo"`
@@ -285,8 +285,9 @@ func (m kciMetric) values(bt BenchTable, i int) []float64 {
 }
 
 // kciMetrics are the metrics kci's design ratios are taken on: the BPF
-// total (bpf_stats, as the hardware's), the marginal cost, and the cache
-// model's cycles-marginal, each in its unit (CyclesUnit: its cores).
+// total (bpf_stats, as the hardware's), the marginal cost, the cache
+// model's cycles-marginal, and its BPF total in bpf_stats' scope (the
+// programs' calls), each in its unit (CyclesUnit: its cores).
 //
 // A guest of several vCPUs shares one instruction clock between them, so
 // its bpf_stats and accountant times count the other vCPUs' turns
@@ -301,6 +302,7 @@ func kciMetrics(bt BenchTable) []kciMetric {
 		{metric: "bpf", unit: unit},
 		{metric: verdict.MarginalRow, unit: unit, row: verdict.MarginalRow},
 		{metric: verdict.CyclesMarginalRow, unit: CyclesUnit(bt.ModelCPUs), row: verdict.CyclesMarginalRow},
+		{metric: verdict.CallsCyclesRow, unit: CyclesUnit(bt.ModelCPUs) + ", the programs' calls", row: verdict.CallsCyclesRow},
 	}
 }
 

@@ -152,7 +152,8 @@ func unitRatio(t *testing.T, r HardwareRatio, metric string) UnitRatio {
 
 // cyclesBench is a cache model's bench of tree ext (one-vCPU guests,
 // seeds 1-3): ext costs 900 modelled cycles per packet more than none, cnt
-// 300, and their BPF totals are 200 and 100 instruction-time ns.
+// 300, their BPF totals are 200 and 100 instruction-time ns, and their
+// programs' calls 400 and 100 modelled cycles.
 func cyclesBench(cpus int) BenchTable {
 	run := runtest.MkRun(results.AccelTCG, results.ClockICount, 3, 0,
 		[]runtest.VarSpec{{Name: "none"}, {Name: "cnt", Progs: []string{"cnt_ingress"}}, {Name: "ext", Progs: []string{"ext_write"}}},
@@ -165,6 +166,10 @@ func cyclesBench(cpus int) BenchTable {
 			cycles := map[string]float64{"none": 5000, "cnt": 5300, "ext": 5900}[v.Variant] + float64(b.Rep)
 			v.Cost = &results.Cost{Packets: 1000, BusyNs: 3_000_000, ResolutionNs: 1}
 			v.Exact = &results.Exact{Packets: 1000, Insns: 3_000_000, Cycles: uint64(cycles * 1000), Model: "test model"}
+			if calls := map[string]uint64{"cnt": 100, "ext": 400}[v.Variant]; calls > 0 {
+				prog := v.Programs[0].Name
+				v.Exact.Calls = []results.CallCount{{Name: "call:bpf:" + prog, Calls: 1000, Insns: 50_000, Cycles: calls * 1000}}
+			}
 		}
 	}
 	return BuildBench(run)
@@ -191,6 +196,11 @@ func TestHardwareCyclesUnit(t *testing.T) {
 		}
 		if bpf := unitRatio(t, r, "bpf"); math.Abs(bpf.ErrPct+20) > 1e-9 { // 2× against 2.5×
 			t.Errorf("bpf %+v, want -20.0%%", bpf)
+		}
+		// The programs' calls, bpf_stats' scope in modelled cycles:
+		// 400/100 against 2.5×, +60 %.
+		if calls := unitRatio(t, r, verdict.CallsCyclesRow); calls.Unit != c.unit+", the programs' calls" || math.Abs(calls.Ratio-4) > 1e-9 || math.Abs(calls.ErrPct-60) > 1e-9 {
+			t.Errorf("%d cpus: %s %+v, want 4.00× in %q, +60.0%%", c.cpus, verdict.CallsCyclesRow, calls, c.unit+", the programs' calls")
 		}
 	}
 }

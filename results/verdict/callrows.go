@@ -24,6 +24,29 @@ const (
 	CallCyclesSuffix = "/modelled-cycles"
 )
 
+// CallsCyclesRow is every program's call rows in modelled cycles summed
+// (kci bench): a variant's BPF total in bpf_stats' scope, the cache
+// model's counterpart of the hardware's bpf_stats sum. '*' is no
+// program's name.
+const CallsCyclesRow = CallRowPrefix + "*" + CallCyclesSuffix
+
+// CallsCycles is v's CallsCyclesRow per packet; false without the cache
+// model's counts of contexts.
+func CallsCycles(v results.VariantResult) (float64, bool) {
+	if v.Exact == nil || v.Exact.Model == "" {
+		return 0, false
+	}
+	var sum float64
+	any := false
+	for _, r := range CallRows(v) {
+		if strings.HasSuffix(r.Name, CallCyclesSuffix) {
+			sum += r.NsPerPkt
+			any = true
+		}
+	}
+	return sum, any
+}
+
 // IsCallRow reports whether a row is a program's call row.
 func IsCallRow(name string) bool {
 	return strings.HasPrefix(name, CallRowPrefix) &&
