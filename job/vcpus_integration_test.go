@@ -56,6 +56,11 @@ func TestTwoVCPUsRepeatExactly(t *testing.T) {
 	if ins.Verdict == verdict.Slower || ins.Verdict == verdict.Faster {
 		t.Errorf("cnt/%s: %s for a comment-only patch", verdict.InsnsRow, ins.Verdict)
 	}
+	for i := 0; i < 2; i++ {
+		if name := "cnt/" + verdict.VCPURow(i, verdict.CallCyclesSuffix); rows[name].Verdict == "" {
+			t.Errorf("no %s row: each vCPU's share is decided too", name)
+		}
+	}
 	for name := range rows {
 		if strings.HasPrefix(name, "cnt/cnt_") || name == "cnt/"+verdict.WholePathRow {
 			t.Errorf("row %s: bpf_stats and time rows of two vCPUs count the other vCPU's turns and must be left out", name)

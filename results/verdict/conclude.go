@@ -231,6 +231,8 @@ func summary(run *results.Run, ab TreeAB, f facts) string {
 	}
 	if ab.Interleaved {
 		sum = append(sum, InterleavedNote)
+		sum = append(sum, VCPURowPrefix+"<i> rows are what vCPU i ran in the window per packet, counted by kci's QEMU plugin "+
+			"over its own turns: "+results.InstructionsLabel+" and "+results.ModelledCyclesLabel+" of its core, not ns")
 	}
 	if run.Incomplete {
 		sum = append(sum, "run incomplete: "+run.IncompleteReason)

@@ -1,6 +1,7 @@
 package verdict
 
 import (
+	"fmt"
 	"math"
 	"sort"
 	"strings"
@@ -62,7 +63,32 @@ const InterleavedNote = "several vCPUs under icount take turns on one instructio
 	"decided on the plugin's exact instructions (and modelled cycles) per packet"
 
 // IsInsnsRow reports whether a row counts the plugin's instructions.
-func IsInsnsRow(name string) bool { return name == InsnsRow || name == InsnsMarginalRow }
+func IsInsnsRow(name string) bool {
+	return name == InsnsRow || name == InsnsMarginalRow || IsVCPURow(name) && strings.HasSuffix(name, CallInsnsSuffix)
+}
+
+// VCPURowPrefix starts an interleaved variant's per-vCPU rows:
+// vcpu<i>/instructions and, with the cache model,
+// vcpu<i>/modelled-cycles, what vCPU i ran in the window per packet (the
+// plugin's count of its own turns: exact, and its own core's cycles).
+const VCPURowPrefix = "vcpu"
+
+// VCPURow is vCPU i's row of a metric (CallInsnsSuffix,
+// CallCyclesSuffix).
+func VCPURow(i int, suffix string) string { return fmt.Sprintf("%s%d%s", VCPURowPrefix, i, suffix) }
+
+// IsVCPURow reports whether a row is a per-vCPU row.
+func IsVCPURow(name string) bool {
+	rest, ok := strings.CutPrefix(name, VCPURowPrefix)
+	if !ok {
+		return false
+	}
+	i, suffix, ok := strings.Cut(rest, "/")
+	if !ok || i == "" || strings.Trim(i, "0123456789") != "" {
+		return false
+	}
+	return "/"+suffix == CallInsnsSuffix || "/"+suffix == CallCyclesSuffix
+}
 
 // isCostRow reports whether name is a cost row (a program's call rows
 // included) rather than a program.
@@ -72,14 +98,15 @@ func isCostRow(name string) bool {
 			return true
 		}
 	}
-	return IsCallRow(name)
+	return IsCallRow(name) || IsVCPURow(name)
 }
 
 // IsCyclesRow reports whether a row counts the cache model's cycles
-// (CyclesRow, CyclesMarginalRow, a program's call row in cycles) rather
-// than ns.
+// (CyclesRow, CyclesMarginalRow, a program's or a vCPU's row in cycles)
+// rather than ns.
 func IsCyclesRow(name string) bool {
-	return name == CyclesRow || name == CyclesMarginalRow || IsCallRow(name) && strings.HasSuffix(name, CallCyclesSuffix)
+	return name == CyclesRow || name == CyclesMarginalRow ||
+		(IsCallRow(name) || IsVCPURow(name)) && strings.HasSuffix(name, CallCyclesSuffix)
 }
 
 // IsCallInsnsRow reports whether a row is a program's call row in
@@ -315,7 +342,8 @@ func PathRows(b results.Boot, v results.VariantResult) []results.ProgCost {
 
 // interleavedRows are an interleaved variant's rows: the plugin's exact
 // instructions per packet and, with the cache model, modelled cycles,
-// each with its marginal over the same boot's baseline.
+// each with its marginal over the same boot's baseline, and each vCPU's
+// share (VCPURow).
 func interleavedRows(b results.Boot, v results.VariantResult) []results.ProgCost {
 	e := v.Exact
 	if e.Packets == 0 {
@@ -325,6 +353,12 @@ func interleavedRows(b results.Boot, v results.VariantResult) []results.ProgCost
 	out := []results.ProgCost{{Name: InsnsRow, Type: "cost", NsPerPkt: per(e.Insns)}}
 	if e.Model != "" {
 		out = append(out, results.ProgCost{Name: CyclesRow, Type: "cost", NsPerPkt: per(e.Cycles)})
+	}
+	for i, c := range e.VCPUs {
+		out = append(out, results.ProgCost{Name: VCPURow(i, CallInsnsSuffix), Type: "cost", NsPerPkt: per(c.Insns)})
+		if e.Model != "" {
+			out = append(out, results.ProgCost{Name: VCPURow(i, CallCyclesSuffix), Type: "cost", NsPerPkt: per(c.Cycles)})
+		}
 	}
 	if IsBaseline(v.Variant) {
 		return out

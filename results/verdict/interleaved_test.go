@@ -1,6 +1,7 @@
 package verdict
 
 import (
+	"math"
 	"testing"
 
 	"github.com/kci-dev/kci/results"
@@ -65,5 +66,36 @@ func TestInterleavedRows(t *testing.T) {
 		if got != c.want {
 			t.Errorf("%s: verdict %v, want %v", c.name, got, c.want)
 		}
+		// Each vCPU's share is a row of its own, decided alike.
+		for i := 0; i < 2; i++ {
+			name := VCPURow(i, CallInsnsSuffix)
+			r, ok := rows["cnt/"+name]
+			if ok != c.insRow {
+				t.Errorf("%s: %s present %v, want %v", c.name, name, ok, c.insRow)
+				continue
+			}
+			if ok && (r.Verdict != c.want || RowUnit(name) != results.InstructionsLabel || math.Abs(r.Patched.Median-r.Base.Median-float64(c.insns)/2) > 1e-9) {
+				t.Errorf("%s: %s %v (%v → %v, %s), want %v by %d", c.name, name, r.Verdict, r.Base.Median, r.Patched.Median, RowUnit(name), c.want, c.insns/2)
+			}
+		}
+	}
+}
+
+func TestIsVCPURow(t *testing.T) {
+	for name, want := range map[string]bool{
+		"vcpu0/instructions":     true,
+		"vcpu12/modelled-cycles": true,
+		"vcpu/instructions":      false,
+		"vcpux/instructions":     false,
+		"vcpu1/total":            false,
+		"vcpu1":                  false,
+		"cnt_egress":             false,
+	} {
+		if got := IsVCPURow(name); got != want {
+			t.Errorf("IsVCPURow(%q) = %v, want %v", name, got, want)
+		}
+	}
+	if !IsCyclesRow("vcpu3/modelled-cycles") || !IsInsnsRow("vcpu3/instructions") || IsCyclesRow("vcpu3/instructions") {
+		t.Error("per-vCPU rows' units")
 	}
 }
