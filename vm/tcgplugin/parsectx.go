@@ -37,16 +37,6 @@ func (k Class) String() string {
 	return classNames[k]
 }
 
-// ParseClass is the Class named s (as Class.String writes it).
-func ParseClass(s string) (Class, bool) {
-	for i, n := range classNames {
-		if n == s {
-			return Class(i), true
-		}
-	}
-	return 0, false
-}
-
 // ClassCounts are block entries by Class.
 type ClassCounts [NClasses]uint64
 
