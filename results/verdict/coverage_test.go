@@ -113,8 +113,12 @@ func TestCoverageNoChangeOverCodeNeverRun(t *testing.T) {
 // (series.txt, series.md) say so per patch.
 func TestPatchCoverageInASeries(t *testing.T) {
 	boot := func(prefix int, runs map[string]uint64) results.SeriesBoot {
+		in := map[string]map[string]uint64{}
+		if runs["1.1"] > 0 { // patch 1's code ran in syscalls, inside the BPF program's call
+			in["1.1"] = map[string]uint64{"syscall": runs["1.1"], results.ContextBPF: runs["1.1"]}
+		}
 		return results.SeriesBoot{Prefix: prefix, Bench: true, Boot: results.Boot{Variants: []results.VariantResult{
-			{Variant: "hash", Exact: &results.Exact{Packets: 100, HunkRuns: runs}}}}}
+			{Variant: "hash", Exact: &results.Exact{Packets: 100, HunkRuns: runs, HunkIn: in}}}}}
 	}
 	tree := results.SeriesTree{Tree: "stock",
 		Patches: []results.PatchResult{
@@ -130,7 +134,7 @@ func TestPatchCoverageInASeries(t *testing.T) {
 		}}
 	got := strings.Join(Findings(tree), "\n")
 	for _, want := range []string{
-		"patch 1/2 coverage: hunk 1 (a.c:5 f): ran 1.00×/pkt in hash (1 boot)",
+		"patch 1/2 coverage: hunk 1 (a.c:5 f): ran 1.00×/pkt in hash (syscall; 1.00 in a BPF program's call) (1 boot)",
 		"patch 2/2 coverage: hunk 1 (b.c:9 g): never ran in a measured window (hash; 1 boot)",
 		"patch 2/2 coverage: hunk 1 (b.c:9 g), its removed lines (in the kernel before the patch): ran 3.00×/pkt in hash (1 boot)",
 	} {
