@@ -203,6 +203,11 @@ func (bb *benchBuilder) addBoot(b results.Boot) {
 		}
 		if x, ok := verdict.CallsCycles(v); ok {
 			bb.put(name, verdict.CallsCyclesRow, label, x)
+			for _, r := range verdict.CallRows(v) {
+				if verdict.IsCyclesRow(r.Name) {
+					bb.put(name, r.Name, label, r.NsPerPkt)
+				}
+			}
 		}
 		for row, x := range breakdownOf(v) {
 			bb.put(name, row, label, x)
@@ -276,10 +281,19 @@ func (bb *benchBuilder) table() BenchTable {
 }
 
 // pathRows are a variant's cost rows, a value per column (NaN where a
-// seed has none) and their mean ± spread.
+// seed has none) and their mean ± spread: benchPathRows', then each
+// program's call row in modelled cycles, by name.
 func (bb *benchBuilder) pathRows(variant string) []BenchPath {
 	var rows []BenchPath
-	for _, row := range benchPathRows {
+	names := slices.Clone(benchPathRows)
+	var calls []string
+	for row := range bb.values[variant] {
+		if verdict.IsCallRow(row) && row != verdict.CallsCyclesRow {
+			calls = append(calls, row)
+		}
+	}
+	slices.Sort(calls)
+	for _, row := range append(names, calls...) {
 		byLabel := bb.values[variant][row]
 		if byLabel == nil {
 			continue

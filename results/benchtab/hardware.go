@@ -178,10 +178,20 @@ func progValues(v AggVariant, name string) []float64 {
 // on the hardware in its order, then those only kci's ran.
 func hardwareRows(bt BenchTable, hw AggTable, kciName, hwName string) []HardwareRow {
 	kv, hv := bt.Agg.Variants[aggIndex(bt.Agg, kciName)], hw.Variants[aggIndex(hw, hwName)]
+	i := aggIndex(bt.Agg, kciName)
+	callsUnit := CyclesUnit(bt.ModelCPUs) + callsUnitSuffix
 	row := func(prog string, h, k []float64) HardwareRow {
 		r := HardwareRow{Variant: kciName, Hardware: hwName, Program: prog, HW: spreadOf(h)}
 		if k != nil {
-			r.KCI = []UnitValue{{Unit: bt.Unit, Spread: spreadOf(k)}}
+			r.KCI = []UnitValue{{Unit: bpfUnit(bt), Spread: spreadOf(k)}}
+		}
+		// The program's calls in modelled cycles: bpf_stats' scope.
+		callRow := verdict.CallsCyclesRow
+		if prog != verdict.TotalRow {
+			callRow = verdict.CallRowPrefix + prog + verdict.CallCyclesSuffix
+		}
+		if c := pathValues(bt.Paths[i], callRow); c != nil {
+			r.KCI = append(r.KCI, UnitValue{Unit: callsUnit, Spread: spreadOf(c)})
 		}
 		return r
 	}
@@ -294,17 +304,27 @@ func (m kciMetric) values(bt BenchTable, i int) []float64 {
 // (verdict.InterleavedNote): their unit says so, and no one should quote
 // them; the cycles come from the plugin, per vCPU, and stand.
 func kciMetrics(bt BenchTable) []kciMetric {
-	unit := bt.Unit
-	if slices.ContainsFunc(bt.ModelCPUs, func(n int) bool { return n > 1 }) {
-		unit += ", interleaved over several vCPUs: counts the other vCPUs' turns, not a cost"
-	}
+	unit := bpfUnit(bt)
 	return []kciMetric{
 		{metric: "bpf", unit: unit},
 		{metric: verdict.MarginalRow, unit: unit, row: verdict.MarginalRow},
 		{metric: verdict.CyclesMarginalRow, unit: CyclesUnit(bt.ModelCPUs), row: verdict.CyclesMarginalRow},
-		{metric: verdict.CallsCyclesRow, unit: CyclesUnit(bt.ModelCPUs) + ", the programs' calls", row: verdict.CallsCyclesRow},
+		{metric: verdict.CallsCyclesRow, unit: CyclesUnit(bt.ModelCPUs) + callsUnitSuffix, row: verdict.CallsCyclesRow},
 	}
 }
+
+// bpfUnit is the unit of kci's bpf_stats (and accountant) numbers: its
+// table's, said to count the other vCPUs' turns in a guest of several.
+func bpfUnit(bt BenchTable) string {
+	if slices.ContainsFunc(bt.ModelCPUs, func(n int) bool { return n > 1 }) {
+		return bt.Unit + ", interleaved over several vCPUs: counts the other vCPUs' turns, not a cost"
+	}
+	return bt.Unit
+}
+
+// callsUnitSuffix marks the cache model's unit on bpf_stats' scope (the
+// programs' call rows).
+const callsUnitSuffix = ", the programs' calls"
 
 // CyclesUnit names the cache model's unit with the guest's cores: a
 // model of another core count is another unit, never averaged with this

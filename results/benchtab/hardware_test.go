@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -196,6 +197,20 @@ func TestHardwareCyclesUnit(t *testing.T) {
 		}
 		if bpf := unitRatio(t, r, "bpf"); math.Abs(bpf.ErrPct+20) > 1e-9 { // 2× against 2.5×
 			t.Errorf("bpf %+v, want -20.0%%", bpf)
+		}
+		// Each row has its calls in modelled cycles beside the
+		// hardware's: the program's, and the total's (every program's).
+		for _, row := range ht.Rows {
+			if row.Variant != "ext-ext" {
+				continue
+			}
+			var got []string
+			for _, v := range row.KCI {
+				got = append(got, fmt.Sprintf("%s=%.0f", v.Unit, v.Mean))
+			}
+			if want := c.unit + ", the programs' calls=400"; !slices.Contains(got, want) {
+				t.Errorf("%d cpus: row %s/%s: kci %v, want %q among them", c.cpus, row.Variant, row.Program, got, want)
+			}
 		}
 		// The programs' calls, bpf_stats' scope in modelled cycles:
 		// 400/100 against 2.5×, +60 %.
