@@ -20,20 +20,7 @@ import (
 // off, so every count is known exactly, cycles included: it needs QEMU
 // and gcc but no Linux kernel, and takes about a second.
 func TestBareMetal(t *testing.T) {
-	qemu, err := exec.LookPath("qemu-system-x86_64")
-	if err != nil {
-		t.Skip("needs qemu-system-x86_64 (package qemu-system-x86)")
-	}
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("needs gcc (package build-essential)")
-	}
-	ctx := context.Background()
-	dir := t.TempDir()
-	so, err := tcgplugin.Build(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	elf := buildBare(t, dir, "bare.elf", "testdata/bare.S")
+	qemu, so, elf := bareGuest(t, "bare.elf", "testdata/bare.S")
 	run := func(o tcgplugin.Options) *tcgplugin.Counts {
 		out := filepath.Join(t.TempDir(), "counts.txt")
 		err := runBare(t, qemu, elf, tcgplugin.Args(so, out, o))
@@ -95,6 +82,25 @@ func TestBareMetal(t *testing.T) {
 	}
 }
 
+// bareGuest builds the plugin and the multiboot program src into a
+// temporary directory (as name) and returns QEMU's path with theirs;
+// without QEMU or gcc the test is skipped.
+func bareGuest(t *testing.T, name, src string) (qemu, so, elf string) {
+	t.Helper()
+	qemu, err := exec.LookPath("qemu-system-x86_64")
+	if err != nil {
+		t.Skip("needs qemu-system-x86_64 (package qemu-system-x86)")
+	}
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("needs gcc (package build-essential)")
+	}
+	dir := t.TempDir()
+	if so, err = tcgplugin.Build(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	return qemu, so, buildBare(t, dir, name, src)
+}
+
 func buildBare(t *testing.T, dir, name, src string) string {
 	t.Helper()
 	elf := filepath.Join(dir, name)
@@ -113,19 +119,7 @@ func buildBare(t *testing.T, dir, name, src string) string {
 // code after the loop ran once, and code never run ran 0 times. In
 // every arm and cache mode; instruction counts stay exact.
 func TestBareRuns(t *testing.T) {
-	qemu, err := exec.LookPath("qemu-system-x86_64")
-	if err != nil {
-		t.Skip("needs qemu-system-x86_64 (package qemu-system-x86)")
-	}
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("needs gcc (package build-essential)")
-	}
-	dir := t.TempDir()
-	so, err := tcgplugin.Build(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	elf := buildBare(t, dir, "runs.elf", "testdata/runs.S")
+	qemu, so, elf := bareGuest(t, "runs.elf", "testdata/runs.S")
 	sym := symbols(t, elf, "_start", "head", "head_end", "body", "body_end", "after", "after_end", "never", "never_end")
 
 	const n = 123457 // runs.S's N
@@ -233,19 +227,7 @@ func runBare(t *testing.T, qemu, elf string, plugin []string) error {
 // cache and arm mode, with and without the per-block entries inside
 // contexts.
 func TestBareCalls(t *testing.T) {
-	qemu, err := exec.LookPath("qemu-system-x86_64")
-	if err != nil {
-		t.Skip("needs qemu-system-x86_64 (package qemu-system-x86)")
-	}
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("needs gcc (package build-essential)")
-	}
-	dir := t.TempDir()
-	so, err := tcgplugin.Build(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	elf := buildBare(t, dir, "calls.elf", "testdata/calls.S")
+	qemu, so, elf := bareGuest(t, "calls.elf", "testdata/calls.S")
 	sym := symbols(t, elf, "ctx_lo", "ctx_hi", "entry", "entry_back", "entry2", "entry2_back", "escape", "escaped", "rec", "rec_end",
 		"loop", "helper")
 	const n = 10007 // calls.S's N
@@ -308,20 +290,8 @@ func checkCalls(t *testing.T, o tcgplugin.Options, c *tcgplugin.Counts, sym map[
 // A malformed call-contexts argument stops QEMU at the plugin's install,
 // with the plugin's message, before the guest runs.
 func TestBareBadCtxArgs(t *testing.T) {
-	qemu, err := exec.LookPath("qemu-system-x86_64")
-	if err != nil {
-		t.Skip("needs qemu-system-x86_64 (package qemu-system-x86)")
-	}
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("needs gcc (package build-essential)")
-	}
-	dir := t.TempDir()
-	so, err := tcgplugin.Build(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	elf := buildBare(t, dir, "runs.elf", "testdata/runs.S")
-	out := filepath.Join(dir, "counts.txt")
+	qemu, so, elf := bareGuest(t, "runs.elf", "testdata/runs.S")
+	out := filepath.Join(t.TempDir(), "counts.txt")
 	for arg, want := range map[string]string{
 		"ctx=101040-100000":                "malformed argument ctx=101040-100000",
 		"ctx=100000-100000":                "malformed argument ctx=100000-100000",

@@ -1,8 +1,6 @@
 package tcgplugin_test
 
 import (
-	"context"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -18,19 +16,7 @@ import (
 // inside a call context (bpfprog's), which keep their class. In both
 // cache modes.
 func TestBareClasses(t *testing.T) {
-	qemu, err := exec.LookPath("qemu-system-x86_64")
-	if err != nil {
-		t.Skip("needs qemu-system-x86_64 (package qemu-system-x86)")
-	}
-	if _, err := exec.LookPath("gcc"); err != nil {
-		t.Skip("needs gcc (package build-essential)")
-	}
-	dir := t.TempDir()
-	so, err := tcgplugin.Build(context.Background(), dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	elf := buildBare(t, dir, "classes.elf", "testdata/classes.S")
+	qemu, so, elf := bareGuest(t, "classes.elf", "testdata/classes.S")
 	sym := symbols(t, elf, "ctx_lo", "ctx_hi", "leaf", "sys", "hirq", "soft", "def", "kwork", "bpfprog", "on_irqstack", "switch_c")
 	const n = 1009 // classes.S's N
 	marks := []tcgplugin.Mark{
