@@ -32,16 +32,19 @@ type simProg struct {
 type simTree struct {
 	name  string
 	progs []simProg
+	// exact are variants' rows from the QEMU plugin (simexact_test.go):
+	// each boot's Exact record (and, for whole-path, Cost) drawn per seed.
+	exact []simExactVariant
 }
 
 // simTrees: two trees, 15 rows (5 variant totals, 10 programs).
 var simTrees = []simTree{
-	{"stock", []simProg{
+	{name: "stock", progs: []simProg{
 		{"cnt", "cnt_ingress", 73, 0, false}, {"cnt", "cnt_egress", 73, 0, false},
 		{"hash", "hash_read", 210, 0, false}, {"hash", "hash_write", 500, 0.008, false}, {"hash", "hash_consume", 333, 0, false},
 		{"lru", "lru_read", 200, 0, false}, {"lru", "lru_write", 520, 0.025, false},
 	}},
-	{"gtp", []simProg{
+	{name: "gtp", progs: []simProg{
 		{"gtp", "gtp_read", 150, 0, false}, {"gtp", "gtp_write", 540, 0.008, false},
 		{"gtplru", "gtplru_write", 500, 0.025, false},
 	}},
@@ -55,6 +58,7 @@ type simOutcome struct {
 	seeds   map[string]int     // tree/variant/row: seeds per side at the end
 	bound   map[string]float64 // its 90 % bound when a no change
 	stop    string
+	family  int // rows in the deterministic family at the last look
 }
 
 // simulate runs one adaptive run; shift maps tree/variant/prog to a
@@ -100,6 +104,21 @@ func simulate(rng *rand.Rand, trees []simTree, shift map[string]float64, ns bool
 		for _, v := range order {
 			b.Variants = append(b.Variants, runtest.Vr(v, byVar[v]...))
 		}
+		for _, ev := range t.exact {
+			if variants != nil && !variants[ev.variant] {
+				continue
+			}
+			ev.attach(rng, &b, func(row string, x float64) float64 {
+				s, ok := shift[t.name+"/"+ev.variant+"/"+row]
+				switch {
+				case role != results.RolePatched || !ok:
+					return x
+				case ns:
+					return x + s
+				}
+				return x * (1 + s)
+			})
+		}
 		run.Boots = append(run.Boots, b)
 	}
 	for rep := 1; rep <= LookSeeds[0]; rep++ {
@@ -111,7 +130,9 @@ func simulate(rng *rand.Rand, trees []simTree, shift map[string]float64, ns bool
 	out := simOutcome{flagged: map[string]bool{}, first: map[string]bool{}, seeds: map[string]int{}, bound: map[string]float64{}}
 	flagged := func(into map[string]bool) {
 		for _, t := range trees {
-			for k, r := range rowsOf(compareOf(run, t.name)) {
+			ab := compareOf(run, t.name)
+			out.family = ab.Family
+			for k, r := range rowsOf(ab) {
 				if r.Verdict == Slower || r.Verdict == Faster {
 					into[t.name+"/"+k] = true
 				}
@@ -165,7 +186,7 @@ type simCell struct {
 }
 
 // lumpyTrees: stock with its write programs' seed costs in two lumps.
-var lumpyTrees = []simTree{{"stock", []simProg{
+var lumpyTrees = []simTree{{name: "stock", progs: []simProg{
 	{"cnt", "cnt_ingress", 73, 0, false}, {"cnt", "cnt_egress", 73, 0, false},
 	{"hash", "hash_read", 210, 0, false}, {"hash", "hash_write", 500, 0.008, true}, {"hash", "hash_consume", 333, 0, false},
 	{"lru", "lru_read", 200, 0, false}, {"lru", "lru_write", 520, 0.025, true},
@@ -179,12 +200,12 @@ var lumpyTrees = []simTree{{"stock", []simProg{
 // the lumps 2.5 sd apart as in the lumpy model (whose 70:30 split is the
 // harder one for a test at 3 seeds).
 var gridTrees = []simTree{
-	{"stock", []simProg{
+	{name: "stock", progs: []simProg{
 		{"cnt", "cnt_ingress", 71, 0, false}, {"cnt", "cnt_egress", 73, 0, false},
 		{"hash", "hash_read", 204, 0, false}, {"hash", "hash_write", 475, 0, false}, {"hash", "hash_consume", 333, 0, false},
 		{"lru", "lru_read", 220, 0, false}, {"lru", "lru_write", 491, 0, false},
 	}},
-	{"gtp", []simProg{
+	{name: "gtp", progs: []simProg{
 		// gtp_read and gtp_skb_free keep the rhash's own seed spread, under
 		// a nanosecond (225.9..226.4; 621.6..622.3 but one seed's 626.6,
 		// left out: an outlier would only keep a side from looking exact):
@@ -215,6 +236,7 @@ type simResult struct {
 	boots, seeds                     []int
 	bound                            []float64 // hash_write's stated 90 % bound
 	budget                           int
+	family                           int
 }
 
 func runCell(c simCell, runs int, seed uint64) simResult {
@@ -243,6 +265,7 @@ func runCell(c simCell, runs int, seed uint64) simResult {
 			res.firstHits++
 		}
 		res.boots = append(res.boots, o.boots)
+		res.family = max(res.family, o.family)
 		if c.target != "" {
 			res.seeds = append(res.seeds, o.seeds[c.target])
 		}
