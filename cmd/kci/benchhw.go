@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"io"
+	"math"
 	"slices"
 	"strings"
 
@@ -19,6 +20,7 @@ import (
 // user's bpf_stats sets from his own machine, set beside kci's table.
 type hardwareFlags struct {
 	dirs, trees []string
+	floorNs     float64
 }
 
 func (h *hardwareFlags) register(f *pflag.FlagSet) {
@@ -27,12 +29,16 @@ func (h *hardwareFlags) register(f *pflag.FlagSet) {
 		"--hardware results-1 results-2 results-3")
 	f.StringArrayVar(&h.trees, "hardware-tree", nil, "HWTREE=TREE: the sets' HWTREE-* variants are kci's TREE-* rows "+
 		"(gtp=gtp+patched: a kci test run's patched kernel); default: the same name")
+	f.Float64Var(&h.floorNs, "hardware-floor", 0, "NS: bpf_stats' own floor on the sets' machine, ns a call (what it reads for a program "+
+		"that does nothing: go test -run '^$' -bench StatsFloor ./bpf there), taken off every call, so his rows compare "+
+		"with kci's call rows, which hold no clock reads")
 }
 
 // hardwareInput is the sets read and their trees mapped to kci's, checked.
 type hardwareInput struct {
-	sets  benchtab.AggTable
-	trees map[string]string
+	sets    benchtab.AggTable
+	trees   map[string]string
+	floorNs float64
 }
 
 // splitBenchArgs tells kci bench's arguments apart: kci run directories
@@ -53,19 +59,25 @@ func splitBenchArgs(args []string, hardware bool) (runDirs, sets []string) {
 // without --hardware. Whatever is wrong is a usage error naming it.
 func (h hardwareFlags) read(more []string) (*hardwareInput, error) {
 	if len(h.dirs) == 0 {
-		if len(h.trees) > 0 {
+		switch {
+		case len(h.trees) > 0:
 			return nil, job.Usagef("--hardware-tree maps the names of --hardware's sets: give --hardware too")
+		case h.floorNs != 0:
+			return nil, job.Usagef("--hardware-floor is taken off --hardware's sets: give --hardware too")
 		}
 		return nil, nil
 	}
-	sets, err := benchtab.ReadHardware(append(slices.Clone(h.dirs), more...))
+	if !(h.floorNs >= 0) || math.IsInf(h.floorNs, 0) {
+		return nil, job.Usagef("--hardware-floor %v: want the ns a call bpf_stats reads for an empty program, 0 or more", h.floorNs)
+	}
+	sets, err := benchtab.ReadHardware(append(slices.Clone(h.dirs), more...), h.floorNs)
 	var he *benchtab.HardwareError
 	if errors.As(err, &he) {
 		return nil, job.Usagef("--hardware %s: %s", he.Path, he.What)
 	} else if err != nil {
 		return nil, job.Usagef("--hardware: %v", err)
 	}
-	hw := &hardwareInput{sets: sets, trees: map[string]string{}}
+	hw := &hardwareInput{sets: sets, trees: map[string]string{}, floorNs: h.floorNs}
 	have := benchtab.HardwareTrees(sets)
 	for _, m := range h.trees {
 		from, to, ok := strings.Cut(m, "=")
@@ -138,5 +150,5 @@ func writeBench(w io.Writer, bt benchtab.BenchTable, hw *hardwareInput) error {
 	if _, err := io.WriteString(w, "\n"); err != nil {
 		return err
 	}
-	return render.HardwareText(w, benchtab.BuildHardware(bt, hw.sets, hw.trees), bt.Model)
+	return render.HardwareText(w, benchtab.BuildHardware(bt, hw.sets, hw.trees, hw.floorNs), bt.Model)
 }

@@ -56,6 +56,20 @@ func TestBenchHardwareFromRunDir(t *testing.T) {
 		}
 	}
 	assertWidth(t, out)
+	// Less bpf_stats' floor (30 ns a call): his gtp over gtplru is
+	// (920.9 - 90) / (542.8 - 90) = 1.83x, and the unit and a note say so.
+	code, out = kci(t, append(args, run, "--hardware-tree", "gtp=gtp+patched", "--hardware-floor", "30")...)
+	if code != 0 {
+		t.Fatalf("--hardware-floor 30: exit %d: %s", code, out)
+	}
+	flat := strings.Join(strings.Fields(out), " ") // the text is folded at its width
+	for _, want := range []string{"(bpf_stats less its floor, 30.0 ns a call)", "gtp+patched-gtp / gtp+patched-gtplru 1.83×",
+		"the hardware's rows are less bpf_stats' floor, 30.0 ns a call (--hardware-floor)"} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("--hardware-floor 30: output lacks %q", want)
+		}
+	}
+	assertWidth(t, out)
 }
 
 // Every kind of bad hardware input is refused first, naming it: exit 64,
@@ -88,6 +102,11 @@ func TestBenchHardwareBadInput(t *testing.T) {
 		{args: []string{"bench", "--hardware", run}, want: "--hardware " + run + ": a kci run directory"},
 		{args: []string{"bench", "--hardware-tree", "gtp=gtp+patched"}, want: "--hardware-tree maps the names of --hardware's sets"},
 		{args: []string{"bench", "--hardware", sets[0], "--hardware-tree", "gtp"}, want: `--hardware-tree "gtp": want HWTREE=TREE`},
+		{args: []string{"bench", "--hardware-floor", "30"}, want: "--hardware-floor is taken off --hardware's sets: give --hardware too"},
+		{args: []string{"bench", "--hardware", sets[0], "--hardware-floor", "-1"}, want: "--hardware-floor -1: want the ns a call"},
+		{args: []string{"bench", "--hardware", sets[0], "--hardware-floor", "NaN"}, want: "--hardware-floor NaN: want the ns a call"},
+		{args: []string{"bench", "--hardware", sets[0], run, "--hardware-floor", "40"},
+			want: "--hardware " + filepath.Join(sets[0], "ext-cnt.bpfstats") + ": program cnt_ingress averages 35.9 ns a call, under the floor of 40.0"},
 		{args: []string{"bench", "--hardware", sets[0], "--hardware-tree", "xyz=gtp"}, want: "--hardware-tree xyz=gtp: the sets have no xyz-* variant (their trees: ext, gtp)"},
 		{args: []string{"bench", "--hardware", sets[0], run, "--hardware-tree", "gtp=abc"}, want: "--hardware-tree gtp=abc: kci's table has no tree abc (its trees: gtp, gtp+patched)"},
 		// Variants kci has no row for: of a run directory, and of the

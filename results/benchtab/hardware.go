@@ -18,7 +18,10 @@ import (
 // of different units do not compare: only the ratios get an error.
 type HardwareTable struct {
 	Sets []string `json:"sets"` // the hardware sets, in order
-	Unit string   `json:"unit"` // the hardware's numbers: HardwareUnit
+	Unit string   `json:"unit"` // the hardware's numbers: HardwareUnit, or HardwareFloorUnit
+	// FloorNs is bpf_stats' floor a call taken off the hardware's rows
+	// (kci bench --hardware-floor), 0 for none.
+	FloorNs float64 `json:"floor_ns,omitempty"`
 	// Trees maps a tree of the hardware's variant names to kci's
 	// (--hardware-tree gtp=gtp+patched); unmapped trees keep their name.
 	Trees  map[string]string `json:"trees,omitempty"`
@@ -144,9 +147,13 @@ func VariantNames(t AggTable) []string {
 	return out
 }
 
-// BuildHardware sets the hardware sets hw beside bench table bt.
-func BuildHardware(bt BenchTable, hw AggTable, trees map[string]string) HardwareTable {
-	ht := HardwareTable{Sets: hw.Sets, Unit: HardwareUnit, Trees: trees}
+// BuildHardware sets the hardware sets hw beside bench table bt; floorNs
+// is what ReadHardware took off their calls.
+func BuildHardware(bt BenchTable, hw AggTable, trees map[string]string, floorNs float64) HardwareTable {
+	ht := HardwareTable{Sets: hw.Sets, Unit: hw.Unit, Trees: trees, FloorNs: floorNs}
+	if ht.Unit == "" {
+		ht.Unit = HardwareUnit
+	}
 	pairs, onlyHW, onlyKCI := MatchHardware(VariantNames(hw), VariantNames(bt.Agg), trees)
 	ht.OnlyHardware, ht.OnlyKCI = onlyHW, onlyKCI
 	for _, p := range pairs {

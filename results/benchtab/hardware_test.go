@@ -32,7 +32,7 @@ func near(x, want float64) bool { return math.Abs(x-want) < 0.05+1e-9 }
 // The sets read as his bpfstats.py --agg reads them: every variant's
 // total mean ± spread is the mail's, and so is each program per set.
 func TestHardwareReadsTheMail(t *testing.T) {
-	hw, err := ReadHardware(mailSets())
+	hw, err := ReadHardware(mailSets(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func bpfTotals(run *results.Run, role, variant string) []float64 {
 // kernel (gtp+patched). The hardware's numbers are the mail's, kci's are
 // the record's, and a ratio's model error is kci's over his, minus one.
 func TestHardwareBesideRecord(t *testing.T) {
-	hw, err := ReadHardware(mailSets())
+	hw, err := ReadHardware(mailSets(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestHardwareBesideRecord(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ht := BuildHardware(BuildBench(run), hw, map[string]string{"gtp": "gtp+patched"})
+	ht := BuildHardware(BuildBench(run), hw, map[string]string{"gtp": "gtp+patched"}, 0)
 	if got := strings.Join(ht.OnlyHardware, ","); got != "ext-cnt,ext-ext" {
 		t.Errorf("hardware alone: %s, want ext-cnt,ext-ext (the record has no ext tree)", got)
 	}
@@ -188,7 +188,7 @@ func TestHardwareCyclesUnit(t *testing.T) {
 		cpus int
 		unit string
 	}{{1, "modelled cycles/pkt, one core"}, {4, "modelled cycles/pkt, 4 cores"}} {
-		ht := BuildHardware(cyclesBench(c.cpus), hw, nil)
+		ht := BuildHardware(cyclesBench(c.cpus), hw, nil, 0)
 		r := findRatio(t, ht, "ext-ext", "ext-cnt")
 		cyc := unitRatio(t, r, verdict.CyclesMarginalRow)
 		// 900/300 modelled, 250/100 on the hardware: +20 %.
@@ -266,10 +266,42 @@ func TestHardwareBadSets(t *testing.T) {
 		{[]string{mk("a/s", map[string]string{"x-a.bpfstats": good}), mk("b/s", map[string]string{"x-a.bpfstats": good})},
 			filepath.Join(dir, "b", "s"), "a second set named s"},
 	} {
-		_, err := ReadHardware(c.dirs)
+		_, err := ReadHardware(c.dirs, 0)
 		var he *HardwareError
 		if !errors.As(err, &he) || he.Path != c.path || !strings.Contains(he.What, c.what) {
 			t.Errorf("%v: %v, want %s: ...%s...", c.dirs, err, c.path, c.what)
 		}
+	}
+}
+
+// --hardware-floor takes bpf_stats' floor off every call: each variant's
+// total drops by the floor times its programs' calls a packet (one each
+// but the tracing programs', which see a few more skbs), the unit says
+// so, and the ratios of variants with fewer programs rise.
+func TestHardwareFloor(t *testing.T) {
+	raw, err := ReadHardware(mailSets(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hw, err := ReadHardware(mailSets(), 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hw.Unit != HardwareFloorUnit(20) || !strings.Contains(hw.Unit, "20.0 ns a call") {
+		t.Errorf("unit %q", hw.Unit)
+	}
+	for i, v := range hw.Variants {
+		progs := float64(len(v.Programs))
+		if d := raw.Variants[i].Mean - v.Mean; math.Abs(d-20*progs) > 0.5 {
+			t.Errorf("%s: %.1f → %.1f, %.1f less; want about %.0f (20 ns a call, %.0f programs)", v.Variant, raw.Variants[i].Mean, v.Mean, d, 20*progs, progs)
+		}
+	}
+	ext, cnt := hw.Variants[aggIndex(hw, "ext-ext")].Mean, hw.Variants[aggIndex(hw, "ext-cnt")].Mean
+	if r := ext / cnt; !near(r, 3.36) {
+		t.Errorf("ext-ext / ext-cnt less the floor: %.2f×, want (263.8-40)/(106.7-40) = 3.36×", r)
+	}
+	ht := BuildHardware(BuildBench(&results.Run{Schema: results.SchemaVersion, ID: "r"}), hw, nil, 20)
+	if ht.Unit != hw.Unit || ht.FloorNs != 20 {
+		t.Errorf("the table's unit %q and floor %v, want the sets' %q and 20", ht.Unit, ht.FloorNs, hw.Unit)
 	}
 }

@@ -3,6 +3,7 @@ package benchtab
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -25,17 +26,26 @@ func (e *HardwareError) Error() string { return e.Path + ": " + e.What }
 const setLayout = "a set is a directory of <tree>-<variant>" + results.BpfstatsExt +
 	" files, each a `bpftool -j prog show` dump, as bpfstats.py --agg reads them"
 
+// HardwareFloorUnit is HardwareUnit with floorNs a call taken off.
+func HardwareFloorUnit(floorNs float64) string {
+	return fmt.Sprintf("wall-clock ns/pkt (bpf_stats less its floor, %.1f ns a call)", floorNs)
+}
+
 // ReadHardware reads the user's hardware sets, in the order given: per
 // variant each program's ns/pkt per set, by his rule (results.PerPacket),
 // and the BPF total as mean ± spread over the sets, as his mail prints
 // them; programs that never ran in any set are no row, as in his table.
+// A floorNs above 0 is bpf_stats' own floor on that machine (what it
+// reads for a program that does nothing: its clock reads), taken off
+// every call of every program first.
 // A directory that is missing, holds no dump or a dump kci cannot read,
-// or a dump without a packet count, is a *HardwareError naming it.
-func ReadHardware(dirs []string) (AggTable, error) {
+// a dump without a packet count, or a program whose calls average less
+// than the floor, is a *HardwareError naming it.
+func ReadHardware(dirs []string, floorNs float64) (AggTable, error) {
 	var sets []AggSet
 	byLabel := map[string]string{}
 	for _, d := range dirs {
-		s, err := readHardwareSet(d)
+		s, err := readHardwareSet(d, floorNs)
 		if err != nil {
 			return AggTable{}, err
 		}
@@ -51,15 +61,18 @@ func ReadHardware(dirs []string) (AggTable, error) {
 	}
 	t := BuildAgg("hardware sets", sets)
 	t.Unit, t.Metric = HardwareUnit, "wall-time"
+	if floorNs > 0 {
+		t.Unit = HardwareFloorUnit(floorNs)
+	}
 	for i := range t.Variants {
 		t.Variants[i].Programs = slices.DeleteFunc(t.Variants[i].Programs, neverRan)
 	}
 	return t, nil
 }
 
-// readHardwareSet reads one set directory (readBpfstatsSet's layout) and
-// checks every dump has a packet count.
-func readHardwareSet(dir string) (AggSet, error) {
+// readHardwareSet reads one set directory (readBpfstatsSet's layout),
+// checks every dump has a packet count, and takes floorNs off each call.
+func readHardwareSet(dir string, floorNs float64) (AggSet, error) {
 	set := AggSet{Label: filepath.Base(filepath.Clean(dir))}
 	fi, err := os.Stat(dir)
 	switch {
@@ -89,6 +102,9 @@ func readHardwareSet(dir string) (AggSet, error) {
 			}
 			return set, &HardwareError{Path: path, What: err.Error()}
 		}
+		if err := lessFloor(progs, floorNs); err != nil {
+			return set, &HardwareError{Path: path, What: err.Error()}
+		}
 		costs, ref := results.PerPacket(progs)
 		if ref == 0 {
 			return set, &HardwareError{Path: path, What: "no sched_cls program with a run count (run_cnt 0 or absent): " +
@@ -97,4 +113,26 @@ func readHardwareSet(dir string) (AggSet, error) {
 		set.Variants = append(set.Variants, AggEntry{Variant: strings.TrimSuffix(n, results.BpfstatsExt), Costs: costs})
 	}
 	return set, nil
+}
+
+// lessFloor takes floorNs off every call of progs' run times: bpf_stats'
+// own clock reads, which kci's call rows do not have. A program whose
+// calls average less cannot have run on a machine with that floor.
+func lessFloor(progs []results.ProgStat, floorNs float64) error {
+	if floorNs <= 0 {
+		return nil
+	}
+	for i := range progs {
+		p := &progs[i]
+		if p.RunCnt == 0 {
+			continue
+		}
+		per := float64(p.RunTimeNs) / float64(p.RunCnt)
+		if per < floorNs {
+			return fmt.Errorf("program %s averages %.1f ns a call, under the floor of %.1f (--hardware-floor): "+
+				"the floor is what bpf_stats reads for a program that does nothing on the sets' machine", p.Name, per, floorNs)
+		}
+		p.RunTimeNs -= uint64(math.Round(floorNs * float64(p.RunCnt)))
+	}
+	return nil
 }

@@ -34,6 +34,10 @@ func HardwareText(w io.Writer, ht benchtab.HardwareTable, model string) error {
 		fmt.Fprintf(&tail, "[%d] kci: %s%s, mean ± spread over the seeds\n", i+1, u, modelNote(u, model))
 	}
 	tail.WriteString("absolute numbers of different units do not compare: only the ratios below get a model error\n")
+	if ht.FloorNs > 0 {
+		fmt.Fprintf(&tail, "the hardware's rows are less bpf_stats' floor, %.1f ns a call (--hardware-floor): kci's "+
+			"call:* rows hold no clock reads either; its bpf rows are the guest's bpf_stats, whose clock reads are in them\n", ht.FloorNs)
+	}
 	hwTrees := slices.Sorted(maps.Keys(ht.Trees))
 	for _, t := range hwTrees {
 		fmt.Fprintf(&tail, "the hardware's %s-* variants are kci's %s-* rows (--hardware-tree)\n", t, ht.Trees[t])

@@ -15,13 +15,13 @@ import (
 // run's patched kernel: the page kci bench --hardware prints is the
 // golden testdata/TestHardwareText/hardware.txt, within 100 columns.
 func TestHardwareText(t *testing.T) {
-	hw, err := benchtab.ReadHardware(hardwareSets())
+	hw, err := benchtab.ReadHardware(hardwareSets(), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	bt := benchtab.BuildBench(loadRun(t, "../testdata/recorded-gtp"))
 	var b strings.Builder
-	if err := HardwareText(&b, benchtab.BuildHardware(bt, hw, map[string]string{"gtp": "gtp+patched"}), bt.Model); err != nil {
+	if err := HardwareText(&b, benchtab.BuildHardware(bt, hw, map[string]string{"gtp": "gtp+patched"}, 0), bt.Model); err != nil {
 		t.Fatal(err)
 	}
 	golden.Own(t, "hardware.txt", b.String())
