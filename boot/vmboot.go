@@ -201,6 +201,15 @@ func (b *VMBooter) bootConfig(ctx context.Context, req BootRequest) (vm.Config, 
 			return vm.Config{}, tmp, fmt.Errorf("exact counts: %w", err)
 		}
 	}
+	cfg.Symbolize = func(pc uint64) string {
+		// Read only when a boot hangs; without vmlinux's symbols the
+		// report gives the bare address.
+		syms, err := b.kernelSymbols(req.Kernel.Vmlinux)
+		if err != nil {
+			return ""
+		}
+		return syms.Lookup(pc)
+	}
 	cfg.Kernel, cfg.Initrd, cfg.Dir = req.Kernel.BzImage, initrd, tmp
 	cfg.StepTimeout = req.Plan.StepTimeout
 	cfg.Seed = req.Seed

@@ -45,10 +45,17 @@ type TimeoutError struct {
 	Waited  time.Duration
 	Tail    string
 	Console string
+	// CPUs is where each vCPU was when it timed out (nil when QEMU's
+	// monitor could not say).
+	CPUs []CPUState
 }
 
 func (e *TimeoutError) Error() string {
-	return fmt.Sprintf("vm: step %q timed out after %v%s\n%s", e.Step, e.Timeout, waitedNote(e.Waited), e.Tail)
+	where := ""
+	if len(e.CPUs) > 0 {
+		where = "; " + describeCPUs(e.CPUs)
+	}
+	return fmt.Sprintf("vm: step %q timed out after %v%s%s\n%s", e.Step, e.Timeout, waitedNote(e.Waited), where, e.Tail)
 }
 
 // waitedNote says how long a timed-out machine also waited for a CPU.

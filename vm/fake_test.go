@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -234,6 +235,9 @@ func serveQMP(l net.Listener, started chan<- struct{}, evPath string, accepted *
 						name = "disconnected:" + name
 					}
 					enc.Encode(map[string]any{"return": []map[string]any{{"label": "kci", "filename": name, "frontend-open": false}}})
+				case "human-monitor-command": // info registers -a, as QEMU 7.2 prints it (abridged)
+					enc.Encode(map[string]any{"return": "\r\nCPU#0\r\nRAX=0000000000000000 RBX=ffffffff82a0c940\r\n" +
+						"RIP=ffffffff81c5f2a6 RFL=00000246 [---Z-P-] CPL=0 II=0 A20=1 SMM=0 HLT=1\r\nEFER=0000000000000d01\r\n"})
 				case "query-cpus-fast":
 					enc.Encode(map[string]any{"return": []map[string]any{{"cpu-index": 0, "thread-id": syscall.Gettid(), "target": "x86_64"}}})
 				case "cont":
@@ -384,13 +388,29 @@ func TestFakeBootTimeout(t *testing.T) {
 	if !errors.As(err, &be) || !strings.Contains(be.Tail, "Run /init") || !strings.Contains(be.Reason, "running") {
 		t.Fatalf("err = %v, want a BootError with the console tail and QEMU's status", err)
 	}
+	if want := "when it ran out of time: vCPU 0 at 0xffffffff81c5f2a6, halted"; !strings.Contains(be.Reason, want) {
+		t.Errorf("reason %q lacks %q: where the vCPUs were", be.Reason, want)
+	}
 }
 
+// A step that runs out of time says where each vCPU was, the kernel
+// function named by Config.Symbolize.
 func TestFakeStepTimeout(t *testing.T) {
-	_, err := fakeRun(t, context.Background(), "step-hang", nil)
+	_, err := fakeRun(t, context.Background(), "step-hang", func(c *Config) {
+		c.Symbolize = func(pc uint64) string {
+			if pc == 0xffffffff81c5f2a6 {
+				return "native_safe_halt"
+			}
+			return ""
+		}
+	})
 	var te *TimeoutError
 	if !errors.As(err, &te) || te.Step != "bench/hash" || te.Timeout != 300*time.Millisecond {
 		t.Fatalf("err = %v, want the step's TimeoutError", err)
+	}
+	want := []CPUState{{Index: 0, PC: 0xffffffff81c5f2a6, Halted: true, Func: "native_safe_halt"}}
+	if !slices.Equal(te.CPUs, want) || !strings.Contains(te.Error(), "vCPU 0 at native_safe_halt (0xffffffff81c5f2a6), halted") {
+		t.Errorf("CPUs %+v, error %q: want %+v and the line", te.CPUs, te.Error(), want)
 	}
 }
 

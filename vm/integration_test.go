@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"github.com/kci-dev/kci/internal/failure"
 	"github.com/kci-dev/kci/job/jobtest"
 	"github.com/kci-dev/kci/kernel"
+	"github.com/kci-dev/kci/profile"
 	"github.com/kci-dev/kci/vm"
 	"github.com/kci-dev/kci/vm/event"
 	"github.com/kci-dev/kci/vmimage"
@@ -235,11 +237,20 @@ func TestFaultPanicAtBoot(t *testing.T) {
 	t.Logf("panic on the console to CrashError: %v; run %v (boot timeout %v)", end.Sub(clock.at).Round(time.Millisecond), res.Duration.Round(time.Millisecond), cfg.BootTimeout)
 }
 
+// A boot that hangs ends in a boot timeout with QEMU gone, and says
+// where the vCPUs were: one spinning in the fault's initcall (the
+// others halted: "vCPU 0 at pv_native_safe_halt (0xffffffff81694f4f),
+// halted; vCPU 1 at kci_fault_hang_init (0xffffffff823e250b)").
 func TestFaultHangAtBoot(t *testing.T) {
 	needQEMU(t)
 	k := jobtest.Patched(t, "testdata/patches/hang-at-boot.patch")
 	cfg := config(t, k, initrd(t, &wire.Plan{Command: []string{"true"}}))
 	cfg.BootTimeout = 15 * time.Second
+	syms, err := profile.LoadKernelSymbols(k.Vmlinux)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Symbolize = syms.Lookup
 	res, err := vm.Run(context.Background(), cfg, nil)
 	assertNoQEMU(t, res)
 	var be *vm.BootError
@@ -247,6 +258,9 @@ func TestFaultHangAtBoot(t *testing.T) {
 		t.Fatalf("err = %v, want a BootError", err)
 	}
 	t.Logf("boot error after %v: %s", res.Duration.Round(time.Millisecond), be.Reason)
+	if !regexp.MustCompile(`when it ran out of time: (vCPU \d+ at [^;]*; )*vCPU \d+ at kci_fault_hang_init \(0x`).MatchString(be.Reason) {
+		t.Errorf("reason lacks where the vCPUs were, one in kci_fault_hang_init")
+	}
 }
 
 func TestFaultWarnWhenAgentRuns(t *testing.T) {

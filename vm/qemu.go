@@ -209,6 +209,11 @@ type Config struct {
 	// tcgplugin's README), for what a patch's code ran in.
 	Contexts bool
 	Marks    []tcgplugin.Mark
+
+	// Symbolize names the kernel function at a guest address ("" when
+	// none), for where each vCPU was when a boot or step timed out; nil
+	// leaves the addresses bare.
+	Symbolize func(pc uint64) string
 }
 
 // eventChardev is the agent's event channel's chardev id.

@@ -293,3 +293,23 @@ func TestICountCmdlineByCPUs(t *testing.T) {
 		}
 	}
 }
+
+// parseCPUStates reads QEMU 7.2's "info registers -a": every CPU's RIP
+// (EIP before long mode), CPL and HLT; text without a CPU, or a CPU
+// without its PC, is an error.
+func TestParseCPUStates(t *testing.T) {
+	got, err := parseCPUStates("\r\nCPU#0\r\nRAX=0 RBX=1\r\nRIP=ffffffff81c5f2a6 RFL=00000246 [---Z-P-] CPL=0 II=0 A20=1 SMM=0 HLT=1\r\n" +
+		"XMM00=0000000000000000 0000000000000000\r\n\r\nCPU#1\r\nEIP=00012839 EFL=00000246 [---Z-P-] CPL=3 II=0 A20=1 SMM=0 HLT=0\r\n")
+	want := []CPUState{{Index: 0, PC: 0xffffffff81c5f2a6, Halted: true}, {Index: 1, PC: 0x12839, CPL: 3}}
+	if err != nil || len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("got %+v, %v; want %+v", got, err, want)
+	}
+	if d := describeCPUs(got); d != "vCPU 0 at 0xffffffff81c5f2a6, halted; vCPU 1 at 0x12839, user space" {
+		t.Errorf("described %q", d)
+	}
+	for _, bad := range []string{"", "unknown command: 'info'", "CPU#0\nRAX=0\n", "CPU#x\nRIP=1\n", "CPU#0\nRIP=zz CPL=0\n"} {
+		if _, err := parseCPUStates(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}

@@ -1,0 +1,134 @@
+package vm
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// CPUState is where one vCPU was when a boot or a step ran out of time:
+// read from QEMU's monitor ("info registers -a") before it is killed, so
+// a hang says which code each vCPU was in (a spin in stop_machine, a
+// halted CPU waiting for an IPI that never came).
+type CPUState struct {
+	Index  int    `json:"index"`
+	PC     uint64 `json:"pc"`     // RIP (EIP before long mode)
+	CPL    int    `json:"cpl"`    // 0 = kernel, 3 = user
+	Halted bool   `json:"halted"` // HLT=1: waiting for an interrupt
+	Func   string `json:"func,omitempty"`
+}
+
+// cpuStates asks QEMU for every vCPU's registers. QMP has no command for
+// them, so it goes through the human monitor.
+func (m *monitor) cpuStates(ctx context.Context) ([]CPUState, error) {
+	var out []byte
+	err := m.call(ctx, func() (err error) {
+		out, err = m.sock.Run([]byte(`{"execute":"human-monitor-command","arguments":{"command-line":"info registers -a"}}`))
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("qmp info registers: %w", err)
+	}
+	var r struct {
+		Return string `json:"return"`
+	}
+	if err := json.Unmarshal(out, &r); err != nil {
+		return nil, fmt.Errorf("qmp info registers: %w", err)
+	}
+	return parseCPUStates(r.Return)
+}
+
+// parseCPUStates reads "info registers -a": a "CPU#<n>" line per vCPU,
+// then its registers, RIP= (or EIP=) with CPL= and HLT= among them.
+func parseCPUStates(text string) ([]CPUState, error) {
+	var out []CPUState
+	var cur *CPUState
+	sc := bufio.NewScanner(strings.NewReader(text))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if n, ok := strings.CutPrefix(line, "CPU#"); ok {
+			i, err := strconv.Atoi(n)
+			if err != nil {
+				return nil, fmt.Errorf("info registers: %q: not a CPU header", line)
+			}
+			out = append(out, CPUState{Index: i, PC: ^uint64(0)})
+			cur = &out[len(out)-1]
+			continue
+		}
+		if cur == nil {
+			continue
+		}
+		for _, f := range strings.Fields(line) {
+			k, v, ok := strings.Cut(f, "=")
+			if !ok {
+				continue
+			}
+			switch k {
+			case "RIP", "EIP":
+				pc, err := strconv.ParseUint(v, 16, 64)
+				if err != nil {
+					return nil, fmt.Errorf("info registers: CPU#%d: %s: %w", cur.Index, f, err)
+				}
+				cur.PC = pc
+			case "CPL":
+				cur.CPL, _ = strconv.Atoi(v)
+			case "HLT":
+				cur.Halted = v == "1"
+			}
+		}
+	}
+	for _, c := range out {
+		if c.PC == ^uint64(0) {
+			return nil, fmt.Errorf("info registers: CPU#%d: no RIP", c.Index)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("info registers: no CPU in %q", firstLine(text))
+	}
+	return out, nil
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}
+
+// describeCPUs is the line a timeout carries: each vCPU's code.
+func describeCPUs(cs []CPUState) string {
+	parts := make([]string, len(cs))
+	for i, c := range cs {
+		where := fmt.Sprintf("%#x", c.PC)
+		if c.Func != "" {
+			where = c.Func + " (" + where + ")"
+		}
+		switch {
+		case c.CPL == 3:
+			where += ", user space"
+		case c.Halted:
+			where += ", halted"
+		}
+		parts[i] = fmt.Sprintf("vCPU %d at %s", c.Index, where)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// hangCPUs reads where the vCPUs are, named by Config.Symbolize, for a
+// timeout's report; "" when QEMU cannot say (its monitor is wedged too).
+func (l *loop) hangCPUs(ctx context.Context) ([]CPUState, string) {
+	if l.mon == nil {
+		return nil, ""
+	}
+	cs, err := l.mon.cpuStates(ctx)
+	if err != nil {
+		return nil, ""
+	}
+	for i := range cs {
+		if l.cfg.Symbolize != nil && cs[i].CPL == 0 {
+			cs[i].Func = l.cfg.Symbolize(cs[i].PC)
+		}
+	}
+	return cs, "\nwhen it ran out of time: " + describeCPUs(cs)
+}
