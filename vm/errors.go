@@ -19,10 +19,18 @@ type CrashError struct {
 	Frame   string // the guilty frame, if one was found
 	Excerpt string // the report's first lines
 	Console string // console log path
+	// CPUs is where each vCPU was once the report had been printed, for
+	// a guest still running then (a stall or lockup report names only
+	// the CPUs it saw stuck); nil otherwise.
+	CPUs []CPUState
 }
 
 func (e *CrashError) Error() string {
-	return fmt.Sprintf("vm: guest crashed: %s\n%s", e.Title, e.Excerpt)
+	where := ""
+	if len(e.CPUs) > 0 {
+		where = "\nafter the report: " + describeCPUs(e.CPUs)
+	}
+	return fmt.Sprintf("vm: guest crashed: %s%s\n%s", e.Title, where, e.Excerpt)
 }
 
 // BootError is a guest that never got its agent to say ready.

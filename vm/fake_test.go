@@ -372,6 +372,11 @@ func TestFakeWarnKillsRunningGuest(t *testing.T) {
 	if !errors.As(err, &ce) || ce.Title != "WARNING in kci_fault_write" {
 		t.Fatalf("err = %v, want the WARNING crash", err)
 	}
+	// QEMU still ran when the report was complete: it says where the
+	// vCPUs were then.
+	if !strings.Contains(ce.Error(), "after the report: vCPU 0 at 0xffffffff81c5f2a6, halted") {
+		t.Errorf("crash %q lacks where the vCPUs were", ce.Error())
+	}
 }
 
 func TestFakeReportWithoutEndMarker(t *testing.T) {

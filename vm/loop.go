@@ -74,7 +74,7 @@ func (l *loop) run(ctx context.Context, lines <-chan string, events <-chan agent
 			if !ok {
 				lines = nil
 			} else if l.line(line) {
-				return l.crash()
+				return l.crashRunning(ctx)
 			}
 		case msg, ok := <-events:
 			if !ok {
@@ -88,7 +88,7 @@ func (l *loop) run(ctx context.Context, lines <-chan string, events <-chan agent
 		case <-l.t.drainC:
 			return l.finish()
 		case <-l.t.quietC:
-			return l.crash()
+			return l.crashRunning(ctx)
 		case <-l.t.graceC:
 			return l.stopAfterDone(ctx)
 		case now := <-l.t.bootC:

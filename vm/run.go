@@ -130,6 +130,14 @@ func (l *loop) crash() error {
 	return &CrashError{Title: r.Title, Frame: r.Frame, Excerpt: r.Excerpt, Console: l.res.Console}
 }
 
+// crashRunning is crash for a guest whose QEMU still runs: it also says
+// where each vCPU was.
+func (l *loop) crashRunning(ctx context.Context) error {
+	err := l.crash().(*CrashError)
+	err.CPUs, _ = l.hangCPUs(ctx)
+	return err
+}
+
 // finish decides a run whose QEMU has exited.
 func (l *loop) finish() error {
 	switch {
