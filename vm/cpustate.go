@@ -116,19 +116,25 @@ func describeCPUs(cs []CPUState) string {
 }
 
 // hangCPUs reads where the vCPUs are, named by Config.Symbolize, for a
-// timeout's report; "" when QEMU cannot say (its monitor is wedged too).
-func (l *loop) hangCPUs(ctx context.Context) ([]CPUState, string) {
-	if l.mon == nil {
-		return nil, ""
-	}
+// hang's or a crash's report; an error when QEMU cannot say (its monitor
+// wedged too), which the report carries instead.
+func (l *loop) hangCPUs(ctx context.Context) ([]CPUState, error) {
 	cs, err := l.mon.cpuStates(ctx)
 	if err != nil {
-		return nil, ""
+		return nil, err
 	}
 	for i := range cs {
 		if l.cfg.Symbolize != nil && cs[i].CPL == 0 {
 			cs[i].Func = l.cfg.Symbolize(cs[i].PC)
 		}
 	}
-	return cs, "\nwhen it ran out of time: " + describeCPUs(cs)
+	return cs, nil
+}
+
+// whereCPUs is a report's phrase for hangCPUs' answer.
+func whereCPUs(cs []CPUState, err error) string {
+	if err != nil {
+		return "where the vCPUs were is unknown (" + err.Error() + ")"
+	}
+	return describeCPUs(cs)
 }

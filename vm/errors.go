@@ -21,14 +21,16 @@ type CrashError struct {
 	Console string // console log path
 	// CPUs is where each vCPU was once the report had been printed, for
 	// a guest still running then (a stall or lockup report names only
-	// the CPUs it saw stuck); nil otherwise.
-	CPUs []CPUState
+	// the CPUs it saw stuck); nil otherwise, with CPUsErr saying why
+	// when QEMU could not tell.
+	CPUs    []CPUState
+	CPUsErr error
 }
 
 func (e *CrashError) Error() string {
 	where := ""
-	if len(e.CPUs) > 0 {
-		where = "\nafter the report: " + describeCPUs(e.CPUs)
+	if len(e.CPUs) > 0 || e.CPUsErr != nil {
+		where = "\nafter the report: " + whereCPUs(e.CPUs, e.CPUsErr)
 	}
 	return fmt.Sprintf("vm: guest crashed: %s%s\n%s", e.Title, where, e.Excerpt)
 }
@@ -53,15 +55,16 @@ type TimeoutError struct {
 	Waited  time.Duration
 	Tail    string
 	Console string
-	// CPUs is where each vCPU was when it timed out (nil when QEMU's
-	// monitor could not say).
-	CPUs []CPUState
+	// CPUs is where each vCPU was when it timed out; CPUsErr why QEMU's
+	// monitor could not say, if it could not.
+	CPUs    []CPUState
+	CPUsErr error
 }
 
 func (e *TimeoutError) Error() string {
 	where := ""
-	if len(e.CPUs) > 0 {
-		where = "; " + describeCPUs(e.CPUs)
+	if len(e.CPUs) > 0 || e.CPUsErr != nil {
+		where = "; " + whereCPUs(e.CPUs, e.CPUsErr)
 	}
 	return fmt.Sprintf("vm: step %q timed out after %v%s%s\n%s", e.Step, e.Timeout, waitedNote(e.Waited), where, e.Tail)
 }

@@ -97,9 +97,9 @@ func (l *loop) run(ctx context.Context, lines <-chan string, events <-chan agent
 				l.t.bootC = after(&l.t.boot, left)
 				continue
 			}
-			_, cpus := l.hangCPUs(ctx)
+			cpus := whereCPUs(l.hangCPUs(ctx))
 			return &BootError{
-				Reason:  fmt.Sprintf("the agent was not ready within %v%s%s%s", l.cfg.BootTimeout, waitedNote(waited), l.qemuStatus(ctx), cpus),
+				Reason:  fmt.Sprintf("the agent was not ready within %v%s%s\nwhen it ran out of time: %s", l.cfg.BootTimeout, waitedNote(waited), l.qemuStatus(ctx), cpus),
 				Tail:    l.tail.String(),
 				Console: l.res.Console,
 			}
@@ -109,8 +109,9 @@ func (l *loop) run(ctx context.Context, lines <-chan string, events <-chan agent
 				l.t.stepC = after(&l.t.step, left)
 				continue
 			}
-			cpus, _ := l.hangCPUs(ctx)
-			return &TimeoutError{Step: l.step, Timeout: l.stepDur, Waited: waited, Tail: l.tail.String(), Console: l.res.Console, CPUs: cpus}
+			cpus, cpusErr := l.hangCPUs(ctx)
+			return &TimeoutError{Step: l.step, Timeout: l.stepDur, Waited: waited, Tail: l.tail.String(), Console: l.res.Console,
+				CPUs: cpus, CPUsErr: cpusErr}
 		case <-ctx.Done():
 			return ctxError(ctx, l.stepName())
 		}

@@ -307,6 +307,9 @@ func TestParseCPUStates(t *testing.T) {
 	if d := describeCPUs(got); d != "vCPU 0 at 0xffffffff81c5f2a6, halted; vCPU 1 at 0x12839, user space" {
 		t.Errorf("described %q", d)
 	}
+	if w := whereCPUs(nil, errors.New("qmp: context deadline exceeded")); w != "where the vCPUs were is unknown (qmp: context deadline exceeded)" {
+		t.Errorf("a monitor that cannot say: %q", w)
+	}
 	for _, bad := range []string{"", "unknown command: 'info'", "CPU#0\nRAX=0\n", "CPU#x\nRIP=1\n", "CPU#0\nRIP=zz CPL=0\n"} {
 		if _, err := parseCPUStates(bad); err == nil {
 			t.Errorf("%q: no error", bad)

@@ -134,7 +134,7 @@ func (l *loop) crash() error {
 // where each vCPU was.
 func (l *loop) crashRunning(ctx context.Context) error {
 	err := l.crash().(*CrashError)
-	err.CPUs, _ = l.hangCPUs(ctx)
+	err.CPUs, err.CPUsErr = l.hangCPUs(ctx)
 	return err
 }
 
