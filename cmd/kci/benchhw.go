@@ -16,7 +16,7 @@ import (
 	"github.com/kci-dev/kci/results/render"
 )
 
-// hardwareFlags are kci bench's --hardware and --hardware-tree: the
+// hardwareFlags are kci bench's --hardware, --hardware-tree and --hardware-floor: the
 // user's bpf_stats sets from his own machine, set beside kci's table.
 type hardwareFlags struct {
 	dirs, trees []string
