@@ -201,8 +201,8 @@ type Config struct {
 	Plugin     string
 	CacheModel bool
 	// Quantum, in a guest of several vCPUs with the plugin, makes the
-	// vCPUs take turns every Quantum instructions while a window is
-	// instrumented (tcgplugin.Options.Quantum); 0 = DefaultQuantum.
+	// vCPUs take turns every Quantum instructions, in and outside the
+	// windows (tcgplugin.Options.Quantum); 0 = DefaultQuantum.
 	Quantum uint64
 	// Contexts, with the plugin, counts each block's entries by context
 	// (a BPF program's call, then the stack classes that Marks begin:

@@ -150,6 +150,8 @@ static struct {
 	struct cmodel cm;
 	int nvcpu;
 	uint64_t quantum; /* instructions a vCPU runs before yielding; 0 = QEMU's turns */
+	unsigned fair_cur; /* outside instrumented code: the vCPU whose turn it is */
+	uint64_t fair_run; /* and the instructions of its blocks so far */
 	struct vcpus vc;
 	/* Call contexts (ctx.h); kernel: the range is in the kernel's half,
 	 * so only the kernel's calls and rets can reach it. */
@@ -449,6 +451,29 @@ static void on_callret(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t v
 	}
 }
 
+/* on_tb_unarmed runs as each block starts outside instrumented code, with
+ * a guest of several vCPUs (udata: the block's instruction count): it ends
+ * the turn once the vCPU has run a quantum of blocks' instructions, as
+ * on_tb does inside. QEMU 7.2 gives the first vCPU of a round everything
+ * up to the next clock deadline, so one that never halts nor pauses (a
+ * busy loop in user space) leaves the others a budget of nothing, round
+ * after round, and the guest livelocks (fixed in QEMU 8.1, which splits
+ * the budget between vCPUs). Counted from each block's start, so where a
+ * turn ends is a function of the instruction stream. */
+static void on_tb_unarmed(unsigned int vcpu, void *udata)
+{
+	if (vcpu != st.fair_cur) {
+		st.fair_cur = vcpu;
+		st.fair_run = 0;
+	}
+	st.fair_run += (uintptr_t)udata;
+	if (st.fair_run >= st.quantum) {
+		st.fair_run = 0;
+		st.vc.exits++;
+		cpu_exit(current_cpu);
+	}
+}
+
 /* on_ctx_entry runs as a block of the entry range starts (udata: its
  * slot), before any of its counters: a context it opens counts the whole
  * block. */
@@ -571,6 +596,9 @@ static void on_trans_unarmed(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 			on_trans(id, tb);
 			return;
 		}
+	}
+	if (st.quantum) {
+		qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb_unarmed, QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)n);
 	}
 }
 
