@@ -142,8 +142,9 @@ func Repeatable(c Config, clock Clock) bool {
 // two-vCPU boot to the root mount): without them every CPU's tick is an
 // IPI broadcast from the HPET, no CPU can switch to high-resolution
 // timers, a two-vCPU guest stalled in stop_machine (an RCU stall in
-// multi_cpu_stop, 1 of 2 boots), and the profiler's 99 Hz timer sampled
-// only the idle loop (727 of 739 samples in halt).
+// multi_cpu_stop, 1 of 2 boots, before the plugin ended turns outside
+// windows), and the profiler's 99 Hz timer sampled only the idle loop
+// (727 of 739 samples in halt).
 func icountCmdline(c Config) []string {
 	args := []string{"nokaslr", "no_timer_check"}
 	if c.CPUs == 1 {
