@@ -201,6 +201,9 @@ type Config struct {
 	// turns on its cache model. The counts land in Dir (Result.Counts).
 	Plugin     string
 	CacheModel bool
+	// SMT2, with CacheModel and several vCPUs, models vCPUs 2k and 2k+1
+	// as two hardware threads of one core (tcgplugin.Options.SMT2).
+	SMT2 bool
 	// Quantum, in a guest of several vCPUs with the plugin, makes the
 	// vCPUs take turns every Quantum instructions, in and outside the
 	// windows (tcgplugin.Options.Quantum); 0 = DefaultQuantum.
@@ -369,6 +372,7 @@ func pluginOptions(c Config) tcgplugin.Options {
 	o := tcgplugin.Options{Cache: c.CacheModel, ArmAtMarker: true, Ctx: tcgplugin.CtxRange{Blocks: c.Contexts}, Marks: c.Marks}
 	if c.CPUs > 1 {
 		o.Coherent = c.CacheModel
+		o.SMT2 = c.CacheModel && c.SMT2
 		o.Quantum = c.Quantum
 		if o.Quantum == 0 {
 			o.Quantum = DefaultQuantum

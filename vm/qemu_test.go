@@ -316,3 +316,36 @@ func TestParseCPUStates(t *testing.T) {
 		}
 	}
 }
+
+// The plugin's options follow the guest: several vCPUs take turns and,
+// with the cache model, get the coherent one, two hardware threads to a
+// core when asked; the result cache's machine holds them.
+func TestICountMachinePlugin(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  Config
+		want []string
+		not  []string
+	}{
+		{Config{CPUs: 1, CacheModel: true}, []string{",cache=on,"}, []string{"quantum=", "smt=", "coherent"}},
+		{Config{CPUs: 6, CacheModel: true}, []string{",cache=coherent,", ",quantum=1000,"}, []string{"smt="}},
+		{Config{CPUs: 6, CacheModel: true, SMT2: true}, []string{",cache=coherent,smt=2,quantum=1000,"}, nil},
+		{Config{CPUs: 6, SMT2: true}, []string{",quantum=1000,"}, []string{"smt=", "cache="}},
+	} {
+		tc.cfg.Kernel, tc.cfg.Initrd, tc.cfg.Accel, tc.cfg.Plugin = "k", "i", AccelTCG, "/x/kcicount-abc.so"
+		m, err := ICountMachine(tc.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		machine := strings.Join(m, " ")
+		for _, w := range tc.want {
+			if !strings.Contains(machine, w) {
+				t.Errorf("%+v: no %q in %s", tc.cfg, w, machine)
+			}
+		}
+		for _, w := range tc.not {
+			if strings.Contains(machine, w) {
+				t.Errorf("%+v: %q in %s", tc.cfg, w, machine)
+			}
+		}
+	}
+}

@@ -61,6 +61,8 @@ func TestBadInputRefusedFirst(t *testing.T) {
 		{args: []string{"bench", "--accel", "kvm", "--cpus", many}, want: "--cpus " + many + ": the host has"},
 		{args: []string{"bench", "--clock", "host", "--cpus", many}, want: "--cpus " + many + ": the host has"},
 		{args: []string{"bench", "--cpus", "65"}, want: "--cpus 65: at most 64"},
+		{args: []string{"bench", "--cpus", "6", "--smt"}, want: "--smt: hardware threads are the cache model's: it needs --cache-model"},
+		{args: []string{"test", "--cache-model", "--smt", patch}, want: "--smt: a core's two hardware threads need --cpus 2 or more"},
 		{args: []string{"bench", empty}, want: "bench: " + empty + ": not a kci run directory"},
 		{args: []string{"bench", "--out", runDir}, want: "--out " + runDir, not: "--force"},
 		{args: []string{"test", "--out", runDir, patch}, want: "--force"},

@@ -23,8 +23,10 @@ type vmFlags struct {
 	memory int
 	pin    string
 	clock  string
-	// cacheModel turns on the plugin's cache model (modelled cycles).
+	// cacheModel turns on the plugin's cache model (modelled cycles);
+	// smt makes its vCPUs 2k and 2k+1 two hardware threads of a core.
 	cacheModel bool
+	smt        bool
 	// guestCPU is a TCG guest's CPU identity (vm.LookupIdentity).
 	guestCPU string
 	// changed tells a value given from the default (--cpus 0 is refused,
@@ -41,6 +43,8 @@ func (v *vmFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&v.pin, "pin", "", "pin vCPU threads to these host CPUs, e.g. 2-5 (default: kci.yaml vm.pin)")
 	f.StringVar(&v.guestCPU, "guest-cpu", "", "under TCG, the CPU the guest is shown and whose mitigations its kernel picks: i7-13800h (the default) or qemu (QEMU's own; docs/cost.md)")
 	f.BoolVar(&v.cacheModel, "cache-model", false, "under icount, also count modelled cycles: a Xeon 8180's caches (docs/cost.md)")
+	f.BoolVar(&v.smt, "smt", false, "with --cache-model and --cpus 2 or more: model vCPUs 2k and 2k+1 as two hardware threads of one core, "+
+		"sharing its L1 and L2 (each client/server pair on SMT siblings; the guest is not told; docs/cost.md)")
 }
 
 // validate refuses nonsense VM flags before anything is built or
@@ -76,6 +80,12 @@ func (v *vmFlags) validate() error {
 	if v.cacheModel && (v.clock == string(vm.ClockHost) || v.accel == string(vm.AccelKVM)) {
 		return job.Usagef("--cache-model: modelled cycles need TCG's instruction clock (--clock icount, not KVM)")
 	}
+	if v.smt && !v.cacheModel {
+		return job.Usagef("--smt: hardware threads are the cache model's: it needs --cache-model")
+	}
+	if v.smt && v.cpus < 2 {
+		return job.Usagef("--smt: a core's two hardware threads need --cpus 2 or more")
+	}
 	_, err := checkPin(v.pin)
 	return err
 }
@@ -90,7 +100,7 @@ func (v *vmFlags) booter(cacheDir string, p *project.File) (*boot.VMBooter, erro
 	if err := v.validate(); err != nil {
 		return nil, err
 	}
-	cfg := vm.Config{CPUs: p.VM.CPUs, MemoryMiB: p.VM.MemoryMiB, CacheDir: cacheDir, Identity: v.guestCPU}
+	cfg := vm.Config{CPUs: p.VM.CPUs, MemoryMiB: p.VM.MemoryMiB, CacheDir: cacheDir, Identity: v.guestCPU, SMT2: v.smt}
 	accel := v.accel
 	if accel == "" {
 		accel = p.VM.Accel

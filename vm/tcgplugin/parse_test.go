@@ -167,6 +167,7 @@ func TestArgs(t *testing.T) {
 		tail string
 	}{
 		{Options{NoCtx: true}, ",ctx=off"},
+		{Options{Cache: true, Coherent: true, SMT2: true, Quantum: 1000, NoCtx: true}, ",cache=coherent,smt=2,quantum=1000,ctx=off"},
 		{Options{NoCtx: true, Ctx: CtxRange{Lo: 1, Hi: 2, Blocks: true}}, ",ctx=off"},
 		{Options{Ctx: CtxRange{Lo: 0x100000, Hi: 0x101040, Blocks: true}}, ",ctx=100000-101040,ctxblocks=on"},
 		{Options{Ctx: CtxRange{Blocks: true}}, ",ctxblocks=on"},

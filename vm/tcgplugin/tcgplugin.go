@@ -49,9 +49,12 @@ type Options struct {
 	// a guest of several vCPUs needs.
 	Cache    bool
 	Coherent bool
+	// SMT2, with Coherent, makes vCPUs 2k and 2k+1 hardware threads of
+	// one core, sharing its L1i, L1d and L2 (the guest is not told).
+	SMT2 bool
 	// Quantum, for a guest of several vCPUs, ends a vCPU's turn after it
-	// ran that many instructions of instrumented code (0: QEMU's turns,
-	// which last until the vCPU halts or a timer is due).
+	// ran that many instructions (0: QEMU's turns, which last until the
+	// vCPU halts or a timer is due, and can starve the other vCPUs).
 	Quantum uint64
 	// ArmAtMarker instruments nothing but the markers until the guest
 	// runs the arm marker (MarkArm): the firmware and the kernel's boot
@@ -80,6 +83,9 @@ func Args(so, out string, o Options) []string {
 		opt += ",cache=coherent"
 	case o.Cache:
 		opt += ",cache=on"
+	}
+	if o.SMT2 {
+		opt += ",smt=2"
 	}
 	if o.Quantum > 0 {
 		opt += ",quantum=" + strconv.FormatUint(o.Quantum, 10)

@@ -20,7 +20,8 @@ const pingRounds = 2000
 // window 0 increments a line each, with the same instructions: on two
 // vCPUs that line moves between the cores twice a round, on one it never
 // moves: counted in the processes' code, which holds the increments.
-// It also checks that a two-vCPU boot repeats exactly, per vCPU.
+// It also checks that a two-vCPU boot repeats exactly, per vCPU, and that
+// two vCPUs modelled as one core's hardware threads move nothing.
 func TestQEMUVCPUs(t *testing.T) {
 	g := newGuest(t)
 	g.initrd = buildInitrd(t, context.Background(), "testdata/pingpong.c")
@@ -85,6 +86,22 @@ func TestQEMUVCPUs(t *testing.T) {
 	}
 	if i1 < -5 || i1 > 5 || i2 < -5 || i2 > 5 {
 		t.Errorf("instructions moved %.2f (one vCPU) and %.2f (two) a round: want |Δ| <= 5", i1, i2)
+	}
+	// Two hardware threads of one core (smt=2) share its L1 and L2: the
+	// line never leaves the core, as on one vCPU, while each vCPU keeps
+	// its own counts.
+	o.SMT2 = true
+	sib := run(2, o)
+	cs, _ := perRound(sib)
+	t.Logf("SMT siblings: shared line minus private lines %+.1f cycles a round; model %s", cs, sib.Model.Name)
+	if h := coh(sib); h != 0 || cs < -10 || cs > 10 || sib.Model.Cores != 1 || sib.Model.Name != "xeon-platinum-8180-coherent-smt2" {
+		t.Errorf("SMT siblings: %.2f cross-core events and %+.1f cycles a round, %d cores, model %q: want 0, |Δ| < 10, 1, the smt2 model",
+			h, cs, sib.Model.Cores, sib.Model.Name)
+	}
+	for _, w := range sib.Windows {
+		if len(w.PerVCPU) != 2 || w.PerVCPU[0].Insns == 0 || w.PerVCPU[1].Insns == 0 {
+			t.Errorf("SMT siblings, window %d: per vCPU %+v: want both vCPUs counted", w.Index, w.PerVCPU)
+		}
 	}
 }
 

@@ -54,6 +54,8 @@ static int parse_args(int argc, char **argv, const char **out)
 			st.cache = st.coherent = true;
 		} else if (strncmp(a, "quantum=", 8) == 0 && parse_u64(a + 8, &st.quantum) == 0) {
 			continue;
+		} else if (strcmp(a, "smt=1") == 0 || strcmp(a, "smt=2") == 0) {
+			st.smt = a[4] - '0';
 		} else if (strcmp(a, "arm=marker") == 0) {
 			st.arm_marker = true;
 		} else if (strcmp(a, "arm=boot") == 0) {
@@ -68,7 +70,7 @@ static int parse_args(int argc, char **argv, const char **out)
 			continue;
 		} else {
 			fprintf(stderr, "kcicount: unknown or malformed argument %s (want out=<path>, "
-					"cache=on|off|coherent, arm=boot|marker, quantum=<instructions>, "
+					"cache=on|off|coherent, arm=boot|marker, quantum=<instructions>, smt=1|2, "
 					"ctx=<lo hex>-<hi hex>|off, ctxblocks=on|off, "
 					"mark=hardirq|softirq|syscall|deferred@<hex>, at most %d)\n", a, MARKS_MAX);
 			return -1;
@@ -76,6 +78,10 @@ static int parse_args(int argc, char **argv, const char **out)
 	}
 	if (!*out) {
 		fprintf(stderr, "kcicount: out=<path> is required\n");
+		return -1;
+	}
+	if (st.smt == 2 && !st.coherent) {
+		fprintf(stderr, "kcicount: smt=2 shares cores between vCPUs: it needs cache=coherent\n");
 		return -1;
 	}
 	if (st.ctx.blocks && !st.ctx.on) {

@@ -19,6 +19,10 @@
  * Instruction fetch has no coherence (kernel text is not written while a
  * window runs): per-core L1i, then the core's L2, then the shared LLC.
  *
+ * With smt=T the vCPUs are hardware threads, T to a core: vCPUs kT to
+ * kT+T-1 share core k's L1i, L1d and L2, so a line one of them wrote is
+ * a hit for its sibling, while each vCPU keeps its own counts.
+ *
  * A line's state lives beside its tag in every private level that holds
  * it; levels stay neither inclusive nor exclusive, as in cache.h, and an
  * eviction loses the state with the line (no write-back traffic). With
@@ -50,7 +54,8 @@ struct core {
 };
 
 struct cmodel {
-	int n;
+	int n;   /* cores */
+	int smt; /* vCPUs (hardware threads) a core */
 	struct core *c;
 	struct level llc;
 	uint64_t xfers, upgrades, invals, locks; /* since boot, for the header */
@@ -159,7 +164,8 @@ static int snoop(struct cmodel *m, int self, uint64_t line, int excl)
 	return best;
 }
 
-/* cm_line is the penalty of core self's access to one data line. */
+/* cm_line is the penalty of core self's access to one data line (self
+ * is a core: cm_data and cm_fetch take a vCPU). */
 static uint64_t cm_line(struct cmodel *m, int self, uint64_t line, int store)
 {
 	struct core *c = &m->c[self];
@@ -198,8 +204,9 @@ static uint64_t cm_line(struct cmodel *m, int self, uint64_t line, int store)
 /* cm_data is the penalty of an access touching lines first..last (the
  * worse of two), as cache.h's model_data; locked marks a lock-prefixed
  * instruction's access, its load reading for ownership. */
-static inline uint64_t cm_data(struct cmodel *m, int self, uint64_t first, uint64_t last, int store, int locked)
+static inline uint64_t cm_data(struct cmodel *m, int vcpu, uint64_t first, uint64_t last, int store, int locked)
 {
+	int self = vcpu / m->smt;
 	int excl = store || locked;
 	uint64_t p = cm_line(m, self, first, excl);
 	if (last != first) {
@@ -213,9 +220,9 @@ static inline uint64_t cm_data(struct cmodel *m, int self, uint64_t first, uint6
 	return p;
 }
 
-static inline uint64_t cm_fetch(struct cmodel *m, int self, uint64_t line, uint64_t n)
+static inline uint64_t cm_fetch(struct cmodel *m, int vcpu, uint64_t line, uint64_t n)
 {
-	struct core *c = &m->c[self];
+	struct core *c = &m->c[vcpu / m->smt];
 	uint64_t p = 0;
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t l = (line + i) | FETCH_TAG;
@@ -231,9 +238,12 @@ static inline uint64_t cm_fetch(struct cmodel *m, int self, uint64_t line, uint6
 	return p;
 }
 
-static int cm_init(struct cmodel *m, int n)
+/* cm_init makes the model of nvcpu vCPUs, smt to a core. */
+static int cm_init(struct cmodel *m, int nvcpu, int smt)
 {
+	int n = (nvcpu + smt - 1) / smt;
 	m->n = n;
+	m->smt = smt;
 	m->c = calloc((size_t)n, sizeof(*m->c));
 	if (!m->c || level_init(&m->llc, 38u * (1 << 20) + (1 << 19), 11)) {
 		return -1;
@@ -252,9 +262,9 @@ static void cm_describe(const struct cmodel *m, char *buf, size_t n)
 {
 	const struct core *c = &m->c[0];
 	snprintf(buf, n,
-		 "model xeon-platinum-8180-coherent l1i=%lu:%u:%d l1d=%lu:%u:%d l2=%lu:%u:%d llc=%lu:%u:%d "
+		 "model xeon-platinum-8180-coherent%s l1i=%lu:%u:%d l1d=%lu:%u:%d l2=%lu:%u:%d llc=%lu:%u:%d "
 		 "lat l2=%d llc=%d dram=%d xfer=%d upgrade=%d lock=%d cores=%d",
-		 (unsigned long)c->l1i.size, c->l1i.ways, 1 << LINE_BITS,
+		 m->smt == 2 ? "-smt2" : "", (unsigned long)c->l1i.size, c->l1i.ways, 1 << LINE_BITS,
 		 (unsigned long)c->l1d.l.size, c->l1d.l.ways, 1 << LINE_BITS,
 		 (unsigned long)c->l2.l.size, c->l2.l.ways, 1 << LINE_BITS,
 		 (unsigned long)m->llc.size, m->llc.ways, 1 << LINE_BITS,

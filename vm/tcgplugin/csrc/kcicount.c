@@ -150,6 +150,7 @@ static struct {
 	struct cmodel cm;
 	int nvcpu;
 	uint64_t quantum; /* instructions a vCPU runs before yielding; 0 = QEMU's turns */
+	int smt;          /* vCPUs to a core in the coherent model (coherent.h) */
 	unsigned fair_cur; /* outside instrumented code: the vCPU whose turn it is */
 	uint64_t fair_run; /* and the instructions of its blocks so far */
 	struct vcpus vc;
@@ -158,7 +159,7 @@ static struct {
 	struct ctxs ctx;
 	bool ctx_kernel;
 	bool totals; /* the global pair of vcpus.h is counted */
-} st = {.lock = PTHREAD_MUTEX_INITIALIZER, .out = -1};
+} st = {.lock = PTHREAD_MUTEX_INITIALIZER, .out = -1, .smt = 1};
 
 static struct slot *slot_at(uint32_t i)
 {
@@ -780,6 +781,10 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 		fprintf(stderr, "kcicount: cache=on models one core; %d vCPUs need cache=coherent\n", st.nvcpu);
 		return -1;
 	}
+	if (st.smt > 1 && st.nvcpu < 2) {
+		fprintf(stderr, "kcicount: smt=%d needs several vCPUs\n", st.smt);
+		return -1;
+	}
 	if (st.quantum && (st.nvcpu == 1 || cpu_exit == NULL || &current_cpu == NULL)) {
 		fprintf(stderr, "kcicount: quantum= needs several vCPUs and QEMU 7.2's cpu_exit and current_cpu\n");
 		return -1;
@@ -796,7 +801,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
 	}
 	st.ctx_kernel = st.ctx.lo >= 1ull << 63;
 	st.totals = st.nvcpu > 1 || st.ctx.on;
-	if (st.cache && (st.coherent ? cm_init(&st.cm, st.nvcpu) : model_init(&st.model)) != 0) {
+	if (st.cache && (st.coherent ? cm_init(&st.cm, st.nvcpu, st.smt) : model_init(&st.model)) != 0) {
 		fprintf(stderr, "kcicount: out of memory for the cache model\n");
 		return -1;
 	}
