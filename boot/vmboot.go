@@ -132,8 +132,8 @@ func (b *VMBooter) warnSMPICount() {
 	if b.Log == nil || c.Accel != vm.AccelTCG || (c.Clock != "" && c.Clock != vm.ClockICount) || c.CPUs <= 1 {
 		return
 	}
-	fmt.Fprintf(b.Log, "kci: %d vCPUs under TCG with the instruction clock: taking turns every %d instructions; "+
-		"not recorded (QEMU refuses replay for several vCPUs), exact by construction\n",
+	fmt.Fprintf(b.Log, "kci: %d vCPUs under TCG with the instruction clock: taking turns every %d instructions while "+
+		"a window is measured; not recorded (QEMU refuses replay for several vCPUs), exact by construction\n",
 		c.CPUs, vm.DefaultQuantum)
 }
 

@@ -452,15 +452,24 @@ static void on_callret(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t v
 	}
 }
 
+/* GUARD is how many instructions a vCPU may run outside instrumented code
+ * while no other vCPU runs, before the plugin ends its turn: a millisecond
+ * of guest time, so it rarely fires where vCPUs halt or pause. */
+#define GUARD 1000000
+
 /* on_tb_unarmed runs as each block starts outside instrumented code, with
- * a guest of several vCPUs (udata: the block's instruction count): it ends
- * the turn once the vCPU has run a quantum of blocks' instructions, as
- * on_tb does inside. QEMU 7.2 gives the first vCPU of a round everything
- * up to the next clock deadline, so one that never halts nor pauses (a
- * busy loop in user space) leaves the others a budget of nothing, round
- * after round, and the guest livelocks (fixed in QEMU 8.1, which splits
- * the budget between vCPUs). Counted from each block's start, so where a
- * turn ends is a function of the instruction stream. */
+ * a guest of several vCPUs (udata: the block's instruction count). QEMU
+ * 7.2 gives the first vCPU of a round every instruction up to the next
+ * clock deadline, so one that never halts nor pauses (a busy loop in user
+ * space) leaves the others a budget of nothing, round after round, and
+ * the guest livelocks (fixed in QEMU 8.1, which splits the budget between
+ * vCPUs). This ends a vCPU's turn once it has run GUARD instructions with
+ * no other vCPU running in between, counted from each block's start, so
+ * where it ends is a function of the instruction stream. Outside windows
+ * the turns otherwise stay QEMU's (halts, pauses, deadlines): with the
+ * quantum there too, every later turn's end depended on each earlier one
+ * over the whole boot, and one two-vCPU boot of a loaded CI run counted
+ * other cycles than its twin. */
 static void on_tb_unarmed(unsigned int vcpu, void *udata)
 {
 	if (vcpu != st.fair_cur) {
@@ -468,7 +477,7 @@ static void on_tb_unarmed(unsigned int vcpu, void *udata)
 		st.fair_run = 0;
 	}
 	st.fair_run += (uintptr_t)udata;
-	if (st.fair_run >= st.quantum) {
+	if (st.fair_run >= GUARD) {
 		st.fair_run = 0;
 		st.vc.exits++;
 		cpu_exit(current_cpu);
