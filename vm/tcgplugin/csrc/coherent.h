@@ -55,7 +55,8 @@ struct core {
 
 struct cmodel {
 	int n;   /* cores */
-	int smt; /* vCPUs (hardware threads) a core */
+	int smt; /* vCPUs (hardware threads) a core: 1 or 2 */
+	int shift; /* vCPU >> shift is its core (per access: no division) */
 	struct core *c;
 	struct level llc;
 	uint64_t xfers, upgrades, invals, locks; /* since boot, for the header */
@@ -206,7 +207,7 @@ static uint64_t cm_line(struct cmodel *m, int self, uint64_t line, int store)
  * instruction's access, its load reading for ownership. */
 static inline uint64_t cm_data(struct cmodel *m, int vcpu, uint64_t first, uint64_t last, int store, int locked)
 {
-	int self = vcpu / m->smt;
+	int self = vcpu >> m->shift;
 	int excl = store || locked;
 	uint64_t p = cm_line(m, self, first, excl);
 	if (last != first) {
@@ -222,7 +223,7 @@ static inline uint64_t cm_data(struct cmodel *m, int vcpu, uint64_t first, uint6
 
 static inline uint64_t cm_fetch(struct cmodel *m, int vcpu, uint64_t line, uint64_t n)
 {
-	struct core *c = &m->c[vcpu / m->smt];
+	struct core *c = &m->c[vcpu >> m->shift];
 	uint64_t p = 0;
 	for (uint64_t i = 0; i < n; i++) {
 		uint64_t l = (line + i) | FETCH_TAG;
@@ -244,6 +245,7 @@ static int cm_init(struct cmodel *m, int nvcpu, int smt)
 	int n = (nvcpu + smt - 1) / smt;
 	m->n = n;
 	m->smt = smt;
+	m->shift = smt == 2;
 	m->c = calloc((size_t)n, sizeof(*m->c));
 	if (!m->c || level_init(&m->llc, 38u * (1 << 20) + (1 << 19), 11)) {
 		return -1;
