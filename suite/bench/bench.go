@@ -202,6 +202,9 @@ func drive(ctx context.Context, env *Env, ns *netns.NS, coll *ebpf.Collection, n
 	}
 	tr.stopClients()
 	time.Sleep(drainDelay)
+	if err := tr.flushDeferred(); err != nil {
+		return window{}, fmt.Errorf("bench %s: %w", name, err)
+	}
 	if err := tr.close(); err != nil {
 		return window{}, fmt.Errorf("bench %s: traffic: %w", name, err)
 	}

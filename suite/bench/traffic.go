@@ -86,6 +86,8 @@ type traffic struct {
 	ncpu     int
 	srvFDs   []int
 	cliFDs   []int
+	flushNS  *netns.NS // no programs: what flushDeferred sends is nobody's packet
+	flushFDs []int     // per pair: a socket there connected to itself
 	received []atomic.Uint64
 	sent     []atomic.Uint64
 	srvStop  atomic.Bool
@@ -138,11 +140,35 @@ func newTraffic(ns *netns.NS, p wire.BenchParams, ncpu int) (*traffic, error) {
 		}
 		return nil
 	})
+	if err == nil {
+		err = t.openFlush(p.Pairs)
+	}
 	if err != nil {
 		_ = t.close()
 		return nil, fmt.Errorf("bench traffic: %w", err)
 	}
 	return t, nil
+}
+
+// openFlush makes the flush sockets, in a namespace of their own.
+func (t *traffic) openFlush(pairs int) error {
+	fns, err := netns.New("kci-flush")
+	if err != nil {
+		return err
+	}
+	t.flushNS = fns
+	return fns.Do(func() error {
+		for i := 0; i < pairs; i++ {
+			f, err := selfSocket(&unix.SockaddrInet4{Port: basePort + i, Addr: [4]byte{127, 0, 0, 1}})
+			if f >= 0 {
+				t.flushFDs = append(t.flushFDs, f)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // started records a pinned thread.
@@ -293,11 +319,69 @@ func (t *traffic) stopServers() {
 func (t *traffic) close() error {
 	t.stopClients()
 	t.stopServers()
-	for _, fd := range append(t.cliFDs, t.srvFDs...) {
+	for _, fd := range append(append(t.cliFDs, t.srvFDs...), t.flushFDs...) {
 		_ = unix.Close(fd)
 	}
-	t.cliFDs, t.srvFDs = nil, nil
+	t.cliFDs, t.srvFDs, t.flushFDs = nil, nil, nil
+	if t.flushNS != nil {
+		t.flushNS.Close()
+		t.flushNS = nil
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return errors.Join(t.errs...)
+}
+
+// selfSocket opens a UDP socket bound to sa and connected to itself, with
+// a receive timeout: what it sends, it reads back on the same CPU.
+func selfSocket(sa *unix.SockaddrInet4) (int, error) {
+	f, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("flush socket: %w", err)
+	}
+	tv := unix.NsecToTimeval(time.Second.Nanoseconds())
+	if err := unix.SetsockoptTimeval(f, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
+		return f, fmt.Errorf("flush socket: receive timeout: %w", err)
+	}
+	if err := unix.Bind(f, sa); err != nil {
+		return f, fmt.Errorf("flush socket: bind %v:%d: %w", sa.Addr, sa.Port, err)
+	}
+	if err := unix.Connect(f, sa); err != nil {
+		return f, fmt.Errorf("flush socket: connect %v:%d: %w", sa.Addr, sa.Port, err)
+	}
+	return f, nil
+}
+
+// flushDeferred makes each client's CPU free the skbs handed back to it.
+// Since v6.18 (upstream 6471658dc66c, patches/udp-defer-free.patch on
+// 6.12) a datagram recvmsg consumed is freed by the CPU that allocated it
+// (over lo, the client's), at that CPU's next NET_RX softirq; with the
+// clients stopped, an idle client CPU would keep up to
+// net.core.skb_defer_max of them unfreed, and unreaped, while the
+// counters are read. A datagram the client's CPU sends itself runs that
+// softirq there first (the defer lists are per CPU, not per namespace),
+// and is then read, and freed, on the same CPU. It goes over another
+// namespace's lo, where no program counts it, and no map holds its skb.
+func (t *traffic) flushDeferred() error {
+	errs := make([]error, len(t.flushFDs))
+	var wg sync.WaitGroup
+	for i, fd := range t.flushFDs {
+		cpu := cpuFor(t.params.ClientCPUs, i, wire.DefaultBench().ClientCPUs, t.ncpu)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := pinThread(cpu); err != nil {
+				errs[i] = err
+				return
+			}
+			buf := []byte{0}
+			if _, err := unix.Write(fd, buf); err != nil {
+				errs[i] = fmt.Errorf("flush on cpu %d: send: %w", cpu, err)
+			} else if _, err := unix.Read(fd, buf); err != nil {
+				errs[i] = fmt.Errorf("flush on cpu %d: read back: %w", cpu, err)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
