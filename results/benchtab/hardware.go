@@ -216,16 +216,20 @@ func hardwareRows(bt BenchTable, hw AggTable, kciName, hwName string) []Hardware
 
 // ratioPairs are the matched rows compared: every two of one kci tree
 // (a design over its tree's floor, designs of a tree against each other,
-// as the user's mail does), and every two kci's bench table compares
-// across trees (designsOf).
+// as the user's mail does), and every two designs of different trees
+// (designsOf), among the rows matched: a run that also booted other trees
+// with the same designs (the ext tree with and without a patch) still
+// compares the trees --hardware-tree matched.
 func ratioPairs(bt BenchTable, pairs [][2]string) [][2]int {
-	design := designsOf(bt.Agg.Variants)
 	var idx []int
+	var matched []AggVariant
 	for _, p := range pairs {
 		if i := aggIndex(bt.Agg, p[0]); !verdict.IsBaseline(p[0]) {
 			idx = append(idx, i)
+			matched = append(matched, bt.Agg.Variants[i])
 		}
 	}
+	design := designsOf(matched)
 	var out [][2]int
 	for x, i := range idx {
 		for _, j := range idx[x+1:] {

@@ -129,6 +129,26 @@ func TestHardwareBesideRecord(t *testing.T) {
 	}
 }
 
+// A run of four trees, ext and gtp each with and without a patch, with
+// two of them matched to the hardware: the designs of the matched trees
+// are compared across trees, as with two trees, though each design ran on
+// two trees of the run.
+func TestHardwareRatiosOfMatchedTrees(t *testing.T) {
+	var bt BenchTable
+	for _, v := range []string{"extb-cnt", "extb-ext", "extu-cnt", "extu-ext", "gtpb-gtp", "gtpu-cnt", "gtpu-gtp", "gtpu-gtplru"} {
+		bt.Agg.Variants = append(bt.Agg.Variants, AggVariant{Variant: v})
+	}
+	pairs := [][2]string{{"extu-cnt", "ext-cnt"}, {"extu-ext", "ext-ext"}, {"gtpu-cnt", "gtp-cnt"}, {"gtpu-gtp", "gtp-gtp"}, {"gtpu-gtplru", "gtp-gtplru"}}
+	var got []string
+	for _, ij := range ratioPairs(bt, pairs) {
+		got = append(got, bt.Agg.Variants[ij[0]].Variant+"/"+bt.Agg.Variants[ij[1]].Variant)
+	}
+	want := "extu-cnt/extu-ext extu-ext/gtpu-gtp extu-ext/gtpu-gtplru gtpu-cnt/gtpu-gtp gtpu-cnt/gtpu-gtplru gtpu-gtp/gtpu-gtplru"
+	if strings.Join(got, " ") != want {
+		t.Errorf("pairs compared:\n%s\nwant\n%s", strings.Join(got, " "), want)
+	}
+}
+
 func findRatio(t *testing.T, ht HardwareTable, a, b string) HardwareRatio {
 	t.Helper()
 	for _, r := range ht.Ratios {
