@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -319,7 +320,7 @@ func (t *traffic) stopServers() {
 func (t *traffic) close() error {
 	t.stopClients()
 	t.stopServers()
-	for _, fd := range append(append(t.cliFDs, t.srvFDs...), t.flushFDs...) {
+	for _, fd := range slices.Concat(t.cliFDs, t.srvFDs, t.flushFDs) {
 		_ = unix.Close(fd)
 	}
 	t.cliFDs, t.srvFDs, t.flushFDs = nil, nil, nil
