@@ -270,11 +270,15 @@ func nameOf(addr uint64, ranges []codeRange, syms *profile.KernelSymbols) string
 }
 
 // exactPackets is what a window's per-packet figures divide by: the
-// accountant's packets where it ran (its window is the plugin's, to a few
-// syscalls), else the window's.
+// datagrams written between the plugin's markers where the accountant
+// ran, else (an agent before MarkPackets) its own window's, else the
+// window's.
 func exactPackets(v wire.VariantResult) uint64 {
 	if v.Cost == nil {
 		return 0
+	}
+	if v.Cost.MarkPackets > 0 {
+		return v.Cost.MarkPackets
 	}
 	if v.Cost.AcctPackets > 0 {
 		return v.Cost.AcctPackets

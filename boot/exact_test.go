@@ -94,3 +94,22 @@ func TestAttributeCalls(t *testing.T) {
 		t.Errorf("a window without contexts has Calls %+v", e.Calls)
 	}
 }
+
+// The plugin's counts divide by the datagrams written between its
+// markers; a record from an agent that did not read them falls back to
+// the accountant's window, then to the window's own packet count.
+func TestExactPackets(t *testing.T) {
+	for _, c := range []struct {
+		cost *wire.Cost
+		want uint64
+	}{
+		{nil, 0},
+		{&wire.Cost{Packets: 10430, AcctPackets: 10478, MarkPackets: 10422}, 10422},
+		{&wire.Cost{Packets: 10430, AcctPackets: 10478}, 10478},
+		{&wire.Cost{Packets: 10430}, 10430},
+	} {
+		if got := exactPackets(wire.VariantResult{Cost: c.cost}); got != c.want {
+			t.Errorf("cost %+v: %d packets, want %d", c.cost, got, c.want)
+		}
+	}
+}

@@ -36,6 +36,7 @@ func TestTwoVCPUsRepeatExactly(t *testing.T) {
 				t.Fatalf("boot %d %s %s: exact %+v: want both vCPUs counted under the coherent model", bt.Rep, bt.Role, v.Variant, e)
 			}
 			t.Logf("boot %d %s %s: %d packets, per vCPU %+v, quantum %d", bt.Rep, bt.Role, v.Variant, e.Packets, e.VCPUs, e.Quantum)
+			checkPacketsAtMarkers(t, bt.Role, e)
 			k := bt.Role + "/" + v.Variant
 			if f, ok := first[k]; !ok {
 				first[k] = e
@@ -69,4 +70,23 @@ func TestTwoVCPUsRepeatExactly(t *testing.T) {
 	if h := r.run.Host; !strings.Contains(h.GuestCPU, "i7-13800H") {
 		t.Errorf("guest CPU %q: want the default identity", h.GuestCPU)
 	}
+}
+
+// checkPacketsAtMarkers: every datagram passes cnt_egress once, in its
+// write, so the egress calls the plugin counted inside its window are the
+// datagrams its per-packet rows divide by, to the one or two writes on
+// the other vCPU that straddle a marker. The accountant's wider window
+// read 6 more on two vCPUs and 49–59 more on six.
+func checkPacketsAtMarkers(t *testing.T, role string, e *results.Exact) {
+	t.Helper()
+	for _, c := range e.Calls {
+		if c.Name != results.CallPrefix+"bpf:cnt_egress" {
+			continue
+		}
+		if d := int64(e.Packets) - int64(c.Calls); d < -2 || d > 2 {
+			t.Errorf("%s: %d packets against %d cnt_egress calls in the plugin's window: its rows divide by another window's packets", role, e.Packets, c.Calls)
+		}
+		return
+	}
+	t.Errorf("%s: no call:bpf:cnt_egress among the window's calls", role)
 }

@@ -34,6 +34,11 @@ type Cost struct {
 	// edges are read a few syscalls away.
 	AcctPackets  uint64 `json:"acct_packets,omitempty"`
 	AcctWindowNs uint64 `json:"acct_window_ns,omitempty"`
+	// MarkPackets are the datagrams the traffic wrote between the
+	// plugin's window markers, read next to them: what the plugin's
+	// exact counts divide by. The accountant's window is wider by its
+	// own reads and the idle clocks', in which the other vCPUs send.
+	MarkPackets uint64 `json:"mark_packets,omitempty"`
 }
 
 // ContextTime is one accountant category over a window, summed over CPUs.

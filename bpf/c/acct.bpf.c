@@ -171,20 +171,23 @@ int acct_read_entry(__u64 *ctx) { return path_edge(CAT_PATH); }
 SEC("fexit/ksys_read")
 int acct_read_exit(__u64 *ctx) { return path_edge(CAT_TRAFFIC); }
 SEC("fentry/ksys_write")
-int acct_write_entry(__u64 *ctx)
+int acct_write_entry(__u64 *ctx) { return path_edge(CAT_PATH); }
+/* A datagram is counted when its write returns it sent: a write refused
+ * (ENOBUFS, EAGAIN, ECONNREFUSED, which the clients ride out) sent none. */
+SEC("fexit/ksys_write")
+int acct_write_exit(__u64 *ctx)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid(), zero = 0;
+	__s64 ret = (__s64)ctx[3];
 	__u64 *n;
 
-	if (bpf_map_lookup_elem(&traffic, &tid)) {
+	if (ret > 0 && bpf_map_lookup_elem(&traffic, &tid)) {
 		n = bpf_map_lookup_elem(&sent, &zero);
 		if (n)
 			*n += 1;
 	}
-	return path_edge(CAT_PATH);
+	return path_edge(CAT_TRAFFIC);
 }
-SEC("fexit/ksys_write")
-int acct_write_exit(__u64 *ctx) { return path_edge(CAT_TRAFFIC); }
 
 SEC("tp_btf/softirq_entry")
 int acct_softirq_entry(__u64 *ctx)

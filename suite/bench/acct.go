@@ -107,15 +107,24 @@ func (a *accountant) read() (acctSnap, error) {
 	if s.contexts, err = a.contexts(); err != nil {
 		return s, err
 	}
-	var per []uint64
-	if err := a.coll.Maps[bpf.AcctSentMap].Lookup(uint32(0), &per); err != nil {
-		return s, fmt.Errorf("accountant: sent: %w", err)
-	}
-	for _, n := range per {
-		s.sent += n
+	if s.sent, err = a.sentNow(); err != nil {
+		return s, err
 	}
 	s.at = rawMono()
 	return s, nil
+}
+
+// sentNow is the datagrams the traffic has written so far.
+func (a *accountant) sentNow() (uint64, error) {
+	var per []uint64
+	if err := a.coll.Maps[bpf.AcctSentMap].Lookup(uint32(0), &per); err != nil {
+		return 0, fmt.Errorf("accountant: sent: %w", err)
+	}
+	var sum uint64
+	for _, n := range per {
+		sum += n
+	}
+	return sum, nil
 }
 
 // contexts sums the categories over the CPUs.

@@ -40,6 +40,10 @@ type snapshot struct {
 	clocks []idleClock // nil: no idle clock, /proc/stat's ticks instead
 	acct   acctSnap
 	mark   int // the exact-count window the edge opened
+	// markSent is the traffic's datagrams read next to the plugin's
+	// marker (ok: the accountant runs).
+	markSent   uint64
+	markSentOK bool
 }
 
 // takeSnapshot reads the window's counters. The idle clocks are read
@@ -47,8 +51,11 @@ type snapshot struct {
 // the other counters fall outside the whole-path window.
 func takeSnapshot(env *Env, ns *netns.NS, e edges, home int, before bool) (snapshot, error) {
 	var s snapshot
-	// The plugin's window is innermost of all: inside the accountant's
-	// reads, so what it counts is what the accountant's rows divide by.
+	// The plugin's window is innermost of all, and the traffic's
+	// datagrams are read right next to its markers: with several vCPUs
+	// the others go on sending through every read at the edges, so the
+	// plugin's counts are divided by the datagrams written between the
+	// markers (MarkPackets), the accountant's rows by its own window's.
 	var err error
 	clocks := func() error {
 		c, ok, err := readIdleClocks(env.ncpu, home)
@@ -60,9 +67,21 @@ func takeSnapshot(env *Env, ns *netns.NS, e edges, home int, before bool) (snaps
 		}
 		return err
 	}
+	sentAtMark := func() error {
+		if e.acct == nil {
+			return nil
+		}
+		var err error
+		s.markSent, err = e.acct.sentNow()
+		s.markSentOK = err == nil
+		return err
+	}
 	coll, names := e.coll, e.names
 	if !before {
 		env.marks.end()
+		if err := sentAtMark(); err != nil {
+			return s, err
+		}
 		if err := clocks(); err != nil {
 			return s, err
 		}
@@ -79,7 +98,9 @@ func takeSnapshot(env *Env, ns *netns.NS, e edges, home int, before bool) (snaps
 		return s, err
 	}
 	if before {
-		err = clocks()
+		if err = clocks(); err == nil {
+			err = sentAtMark()
+		}
 		s.mark = env.marks.start()
 	}
 	return s, err
@@ -143,6 +164,9 @@ func measureWindow(ctx context.Context, env *Env, ns *netns.NS, e edges, tr *tra
 				return err
 			}
 			addContexts(w.cost, a.acct, b.acct, env.ncpu)
+			if a.markSentOK && b.markSentOK {
+				w.cost.MarkPackets = b.markSent - a.markSent
+			}
 			return nil
 		}()
 		done <- result{w, err}
