@@ -27,6 +27,11 @@ type HardwareTable struct {
 	Trees  map[string]string `json:"trees,omitempty"`
 	Rows   []HardwareRow     `json:"rows"`
 	Ratios []HardwareRatio   `json:"ratios"`
+	// Clocks are the programs' modelled cycles per the hardware's ns
+	// (ProgramClock), in ClockUnit; ClockMedian their median.
+	Clocks      []ProgramClock `json:"clocks,omitempty"`
+	ClockUnit   string         `json:"clock_unit,omitempty"`
+	ClockMedian float64        `json:"clock_median,omitempty"`
 	// OnlyHardware are the hardware's variants no kci row matched;
 	// OnlyKCI kci's rows no hardware variant matched.
 	OnlyHardware []string `json:"only_hardware,omitempty"`
@@ -160,6 +165,11 @@ func BuildHardware(bt BenchTable, hw AggTable, trees map[string]string, floorNs 
 		ht.Rows = append(ht.Rows, hardwareRows(bt, hw, p[0], p[1])...)
 	}
 	ht.Ratios = hardwareRatios(bt, hw, pairs)
+	if u := callsUnitOf(ht.Rows); u != "" {
+		if cs, med := programClocks(ht.Rows, u); len(cs) > 0 {
+			ht.Clocks, ht.ClockUnit, ht.ClockMedian = cs, u, med
+		}
+	}
 	return ht
 }
 

@@ -1,6 +1,7 @@
 package benchtab
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -323,5 +324,42 @@ func TestHardwareFloor(t *testing.T) {
 	ht := BuildHardware(BuildBench(&results.Run{Schema: results.SchemaVersion, ID: "r"}), hw, nil, 20)
 	if ht.Unit != hw.Unit || ht.FloorNs != 20 {
 		t.Errorf("the table's unit %q and floor %v, want the sets' %q and 20", ht.Unit, ht.FloorNs, hw.Unit)
+	}
+}
+
+// Each program's modelled cycles per the hardware's ns, against the
+// programs' median: cnt_ingress 100 cycles for 100 ns, ext_write 400 for
+// 250 (1.0 and 1.6, median 1.3: ∓23.1 %). A program the hardware read at
+// 10 ns or less is mostly floor and left out, and with no program left
+// the table has no clocks (and still encodes: no NaN median).
+func TestHardwareProgramClocks(t *testing.T) {
+	hwOf := func(cntNs float64) AggTable {
+		return BuildAgg("", []AggSet{
+			{Label: "s1", Variants: []AggEntry{{Variant: "ext-cnt", Costs: []results.ProgCost{{Name: "cnt_ingress", NsPerPkt: cntNs}}},
+				{Variant: "ext-ext", Costs: []results.ProgCost{{Name: "ext_write", NsPerPkt: 250}}}}},
+		})
+	}
+	ht := BuildHardware(cyclesBench(2), hwOf(100), nil, 0)
+	want := map[string][2]float64{"cnt_ingress": {1.0, -100.0 * 0.3 / 1.3}, "ext_write": {1.6, 100.0 * 0.3 / 1.3}}
+	if len(ht.Clocks) != 2 || math.Abs(ht.ClockMedian-1.3) > 1e-9 || ht.ClockUnit != "modelled cycles/pkt, 2 cores, the programs' calls" {
+		t.Fatalf("clocks %+v, median %v in %q: want two programs, median 1.30, in the calls' unit", ht.Clocks, ht.ClockMedian, ht.ClockUnit)
+	}
+	for _, c := range ht.Clocks {
+		w := want[c.Program]
+		if math.Abs(c.CyclesPerNs-w[0]) > 1e-9 || math.Abs(c.ErrPct-w[1]) > 1e-9 {
+			t.Errorf("%s/%s: %.3f cycles/ns, %+.2f%%; want %.3f, %+.2f%%", c.Variant, c.Program, c.CyclesPerNs, c.ErrPct, w[0], w[1])
+		}
+	}
+	ht = BuildHardware(cyclesBench(2), hwOf(8), nil, 0)
+	if len(ht.Clocks) != 1 || ht.Clocks[0].Program != "ext_write" || ht.Clocks[0].ErrPct != 0 {
+		t.Errorf("cnt_ingress at 8 ns: clocks %+v, want ext_write alone at the median", ht.Clocks)
+	}
+	hw := BuildAgg("", []AggSet{{Label: "s1", Variants: []AggEntry{{Variant: "ext-cnt", Costs: []results.ProgCost{{Name: "cnt_ingress", NsPerPkt: 8}}}}}})
+	ht = BuildHardware(cyclesBench(2), hw, nil, 0)
+	if ht.Clocks != nil {
+		t.Errorf("every program under the floor: clocks %+v, want none", ht.Clocks)
+	}
+	if _, err := json.Marshal(ht); err != nil {
+		t.Errorf("a table without clocks does not encode: %v", err)
 	}
 }

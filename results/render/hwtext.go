@@ -42,6 +42,16 @@ func HardwareText(w io.Writer, ht benchtab.HardwareTable, model string) error {
 	for _, t := range hwTrees {
 		fmt.Fprintf(&tail, "the hardware's %s-* variants are kci's %s-* rows (--hardware-tree)\n", t, ht.Trees[t])
 	}
+	if len(ht.Clocks) > 0 {
+		fmt.Fprintf(&tail, "\nper program, kci's %s [%d] per the hardware's ns: one figure for all if the model "+
+			"charged each program what the hardware spends; their median, %.2f, stands for the hardware's clock, "+
+			"and a program above it is one the model charges more than the others for the hardware's time, "+
+			"below it less (programs the hardware read at %g ns or less are left out):\n",
+			ht.ClockUnit, slices.Index(units, ht.ClockUnit)+1, ht.ClockMedian, benchtab.MinHardwareNs)
+		b.WriteString(lines.Fold(tail.String(), lines.Width))
+		tail.Reset()
+		b.WriteString(clockTable(ht).text(""))
+	}
 	if len(ht.Ratios) > 0 {
 		tail.WriteString("\nratios, the dearer on the hardware over the cheaper: the hardware's of the sets' means " +
 			"[lowest, highest of the sets' own]; kci's per metric and unit [95 % interval] and its model error, " +
@@ -120,6 +130,21 @@ func hardwareRowsTable(ht benchtab.HardwareTable, legend []string) *table {
 			cells = append(cells, cell)
 		}
 		t.add(cells...)
+	}
+	return t
+}
+
+// clockTable: a line per program with its modelled cycles per the
+// hardware's ns and their distance from the programs' median.
+func clockTable(ht benchtab.HardwareTable) *table {
+	t := &table{header: []string{"variant", "prog", "cycles/ns", "against the median"}, right: []bool{false, false, true, true}}
+	last := ""
+	for _, c := range ht.Clocks {
+		name := ""
+		if c.Variant != last {
+			name, last = c.Variant, c.Variant
+		}
+		t.add(name, c.Program, fmt.Sprintf("%.2f", c.CyclesPerNs), fmtErrPct(c.ErrPct))
 	}
 	return t
 }

@@ -65,3 +65,31 @@ func TestHardwareTextNewUnit(t *testing.T) {
 		}
 	}
 }
+
+// The programs' clocks follow the legend: the calls' unit by its number,
+// the median, and a line per program with its distance from it.
+func TestHardwareTextClocks(t *testing.T) {
+	sp := func(m float64) benchtab.Spread { return benchtab.Spread{Mean: m, Spread: 1, N: 3} }
+	unit := "modelled cycles/pkt, 6 cores, the programs' calls"
+	ht := benchtab.HardwareTable{Sets: []string{"s1"}, Unit: benchtab.HardwareUnit,
+		Rows: []benchtab.HardwareRow{{Variant: "gtp-gtp", Hardware: "gtp-gtp", Program: "gtp_write", HW: sp(521),
+			KCI: []benchtab.UnitValue{{Unit: "ns", Spread: sp(1400)}, {Unit: unit, Spread: sp(1429)}}}},
+		Clocks:    []benchtab.ProgramClock{{Variant: "gtp-gtp", Program: "gtp_write", CyclesPerNs: 2.74, ErrPct: -37.7}},
+		ClockUnit: unit, ClockMedian: 4.40}
+	var b strings.Builder
+	if err := HardwareText(&b, ht, ""); err != nil {
+		t.Fatal(err)
+	}
+	flat := strings.Join(strings.Fields(b.String()), " ")
+	for _, want := range []string{"per program, kci's " + unit + " [2] per the hardware's ns", "their median, 4.40,",
+		"gtp-gtp gtp_write 2.74 -37.7%"} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("lacks %q:\n%s", want, b.String())
+		}
+	}
+	for _, l := range strings.Split(b.String(), "\n") {
+		if utf8.RuneCountInString(l) > lines.Width {
+			t.Errorf("%d columns: %s", utf8.RuneCountInString(l), l)
+		}
+	}
+}

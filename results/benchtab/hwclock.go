@@ -1,0 +1,70 @@
+package benchtab
+
+import (
+	"math"
+	"strings"
+
+	"github.com/kci-dev/kci/internal/stats"
+	"github.com/kci-dev/kci/results/verdict"
+)
+
+// ProgramClock is one program's modelled cycles a packet (its calls:
+// bpf_stats' scope) per the hardware's ns a packet. A model that charged
+// every program what the hardware spends would read one figure for all of
+// them, the hardware's clock; a program off the programs' median is one
+// the model charges more (above) or less (below) than the others for what
+// the hardware spent on it. It places a design ratio's model error on its
+// programs.
+type ProgramClock struct {
+	Variant string `json:"variant"` // kci's row
+	Program string `json:"program"`
+	// CyclesPerNs is kci's mean over its mean of the hardware's.
+	CyclesPerNs float64 `json:"cycles_per_ns"`
+	// ErrPct is CyclesPerNs against the programs' median, in percent.
+	ErrPct float64 `json:"error_pct"`
+}
+
+// programClocks are the rows' programs with both numbers, and the median
+// of their cycles per ns (NaN with none). A program the hardware read at
+// no more than MinHardwareNs a packet is left out: there the floor
+// (--hardware-floor) and the sets' spread are most of the number.
+func programClocks(rows []HardwareRow, unit string) ([]ProgramClock, float64) {
+	var out []ProgramClock
+	var all []float64
+	for _, r := range rows {
+		if r.Program == verdict.TotalRow || !(r.HW.Mean > MinHardwareNs) {
+			continue
+		}
+		for _, v := range r.KCI {
+			if v.Unit == unit && v.Mean > 0 {
+				c := v.Mean / r.HW.Mean
+				out = append(out, ProgramClock{Variant: r.Variant, Program: r.Program, CyclesPerNs: c})
+				all = append(all, c)
+			}
+		}
+	}
+	if len(all) == 0 {
+		return nil, math.NaN()
+	}
+	med := stats.Median(all)
+	for i := range out {
+		out[i].ErrPct = 100 * (out[i].CyclesPerNs/med - 1)
+	}
+	return out, med
+}
+
+// MinHardwareNs: below it a program's hardware number is mostly floor.
+const MinHardwareNs = 10.0
+
+// callsUnitOf is the rows' unit of the programs' calls in modelled
+// cycles, "" when the run had no cache model.
+func callsUnitOf(rows []HardwareRow) string {
+	for _, r := range rows {
+		for _, v := range r.KCI {
+			if strings.HasSuffix(v.Unit, callsUnitSuffix) {
+				return v.Unit
+			}
+		}
+	}
+	return ""
+}
