@@ -46,16 +46,14 @@ type snapshot struct {
 	markSentOK bool
 }
 
-// takeSnapshot reads the window's counters. The idle clocks are read
-// innermost (last before the window, first after it), so the reads of
-// the other counters fall outside the whole-path window.
+// takeSnapshot reads the window's counters, innermost first: the
+// plugin's marker, the traffic's datagrams (with several vCPUs the others
+// go on sending through every read at the edges, so the plugin's counts
+// are divided by the datagrams written between the markers, MarkPackets),
+// the idle clocks and the accountant (whose rows divide by its own
+// window's datagrams), then the rest, outside the whole-path window.
 func takeSnapshot(env *Env, ns *netns.NS, e edges, home int, before bool) (snapshot, error) {
 	var s snapshot
-	// The plugin's window is innermost of all, and the traffic's
-	// datagrams are read right next to its markers: with several vCPUs
-	// the others go on sending through every read at the edges, so the
-	// plugin's counts are divided by the datagrams written between the
-	// markers (MarkPackets), the accountant's rows by its own window's.
 	var err error
 	clocks := func() error {
 		c, ok, err := readIdleClocks(env.ncpu, home)
