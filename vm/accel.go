@@ -70,7 +70,7 @@ func resolveAccel(ctx context.Context, cfg Config) (AccelChoice, error) {
 		if err != nil {
 			return v, infra("accel", err)
 		}
-		v.CPU, v.CPUReason = id.CPU, id.About
+		v.CPU, v.CPUReason = id.TCG(cfg.withDefaults().CPUs)
 	}
 	return v, nil
 }

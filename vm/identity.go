@@ -49,6 +49,23 @@ var identities = map[string]Identity{
 	},
 }
 
+// TCG returns the identity's -cpu model and its record for a TCG guest of
+// cpus vCPUs. Several vCPUs go without CMPXCHG16B: QEMU 7.2 computes that
+// instruction's flags from a stale lazy-flags state (its translator does
+// not store the pending flags operation before the helper), leaving an
+// operand of an earlier instruction in EFLAGS, a bug no one sees until
+// cpu_exec returns or an interrupt is taken before the next instruction
+// that sets flags; kci's turns return from cpu_exec every 1000
+// instructions, and kernels crashed on it (docs/internals.md). Without it
+// the kernel calls its emulation (pushf; cli; popf), as on a CPU without
+// the feature.
+func (id Identity) TCG(cpus int) (cpu, about string) {
+	if cpus <= 1 {
+		return id.CPU, id.About
+	}
+	return id.CPU + ",-cx16", id.About + "; without CMPXCHG16B, which QEMU 7.2 gets wrong with several vCPUs (docs/internals.md)"
+}
+
 // DefaultIdentity is a TCG guest's identity unless asked otherwise: the
 // user's CPU class, whose mitigations change instruction-time (whole-path
 // 0.8 % lower than on IdentityQEMU, measured on the gtp tree: no

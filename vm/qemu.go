@@ -307,7 +307,8 @@ func QemuArgs(c Config, p Paths) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("vm: %w", err)
 		}
-		accel, cpu = "tcg,thread=single", id.CPU
+		cpu, _ = id.TCG(c.CPUs)
+		accel = "tcg,thread=single"
 	default:
 		return nil, fmt.Errorf("vm: accelerator %q is not resolved (want kvm or tcg)", c.Accel)
 	}
