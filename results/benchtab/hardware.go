@@ -165,10 +165,8 @@ func BuildHardware(bt BenchTable, hw AggTable, trees map[string]string, floorNs 
 		ht.Rows = append(ht.Rows, hardwareRows(bt, hw, p[0], p[1])...)
 	}
 	ht.Ratios = hardwareRatios(bt, hw, pairs)
-	if u := callsUnitOf(ht.Rows); u != "" {
-		if cs, med := programClocks(ht.Rows, u); len(cs) > 0 {
-			ht.Clocks, ht.ClockUnit, ht.ClockMedian = cs, u, med
-		}
+	if cs, med := programClocks(ht.Rows, callsUnit(bt)); len(cs) > 0 {
+		ht.Clocks, ht.ClockUnit, ht.ClockMedian = cs, callsUnit(bt), med
 	}
 	return ht
 }
@@ -196,7 +194,7 @@ func progValues(v AggVariant, name string) []float64 {
 func hardwareRows(bt BenchTable, hw AggTable, kciName, hwName string) []HardwareRow {
 	kv, hv := bt.Agg.Variants[aggIndex(bt.Agg, kciName)], hw.Variants[aggIndex(hw, hwName)]
 	i := aggIndex(bt.Agg, kciName)
-	callsUnit := CyclesUnit(bt.ModelCPUs) + callsUnitSuffix
+	calls := callsUnit(bt)
 	row := func(prog string, h, k []float64) HardwareRow {
 		r := HardwareRow{Variant: kciName, Hardware: hwName, Program: prog, HW: spreadOf(h)}
 		if k != nil {
@@ -208,7 +206,7 @@ func hardwareRows(bt BenchTable, hw AggTable, kciName, hwName string) []Hardware
 			callRow = verdict.CallRowPrefix + prog + verdict.CallCyclesSuffix
 		}
 		if c := pathValues(bt.Paths[i], callRow); c != nil {
-			r.KCI = append(r.KCI, UnitValue{Unit: callsUnit, Spread: spreadOf(c)})
+			r.KCI = append(r.KCI, UnitValue{Unit: calls, Spread: spreadOf(c)})
 		}
 		return r
 	}
@@ -330,7 +328,7 @@ func kciMetrics(bt BenchTable) []kciMetric {
 		{metric: "bpf", unit: unit},
 		{metric: verdict.MarginalRow, unit: unit, row: verdict.MarginalRow},
 		{metric: verdict.CyclesMarginalRow, unit: CyclesUnit(bt.ModelCPUs), row: verdict.CyclesMarginalRow},
-		{metric: verdict.CallsCyclesRow, unit: CyclesUnit(bt.ModelCPUs) + callsUnitSuffix, row: verdict.CallsCyclesRow},
+		{metric: verdict.CallsCyclesRow, unit: callsUnit(bt), row: verdict.CallsCyclesRow},
 	}
 }
 
@@ -346,6 +344,9 @@ func bpfUnit(bt BenchTable) string {
 // callsUnitSuffix marks the cache model's unit on bpf_stats' scope (the
 // programs' call rows).
 const callsUnitSuffix = ", the programs' calls"
+
+// callsUnit is the cache model's unit on bpf_stats' scope for bt's cores.
+func callsUnit(bt BenchTable) string { return CyclesUnit(bt.ModelCPUs) + callsUnitSuffix }
 
 // CyclesUnit names the cache model's unit with the guest's cores: a
 // model of another core count is another unit, never averaged with this

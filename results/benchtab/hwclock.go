@@ -2,7 +2,6 @@ package benchtab
 
 import (
 	"math"
-	"strings"
 
 	"github.com/kci-dev/kci/internal/stats"
 	"github.com/kci-dev/kci/results/verdict"
@@ -55,16 +54,3 @@ func programClocks(rows []HardwareRow, unit string) ([]ProgramClock, float64) {
 
 // MinHardwareNs: below it a program's hardware number is mostly floor.
 const MinHardwareNs = 10.0
-
-// callsUnitOf is the rows' unit of the programs' calls in modelled
-// cycles, "" when the run had no cache model.
-func callsUnitOf(rows []HardwareRow) string {
-	for _, r := range rows {
-		for _, v := range r.KCI {
-			if strings.HasSuffix(v.Unit, callsUnitSuffix) {
-				return v.Unit
-			}
-		}
-	}
-	return ""
-}
