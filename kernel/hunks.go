@@ -24,7 +24,7 @@ type Hunk struct {
 }
 
 // Name is how reports refer to the hunk, by its first changed line: "hunk
-// 1 (kernel/bpf/hashtab.c:2959 rhtab_map_alloc)"; a hunk that only
+// 1 (kernel/bpf/hashtab.c:2976 rhtab_map_alloc)"; a hunk that only
 // removes lines, by the old file's.
 func (h Hunk) Name() string { return h.NameIn("") }
 

@@ -21,10 +21,10 @@ func TestHunksOfTheExamplePatch(t *testing.T) {
 		t.Fatalf("%d hunks, want 1", len(hs))
 	}
 	h := hs[0]
-	if h.File != "kernel/bpf/hashtab.c" || h.OldFile != h.File || !reflect.DeepEqual(h.Added, []int{2959}) || len(h.Removed) != 0 {
+	if h.File != "kernel/bpf/hashtab.c" || h.OldFile != h.File || !reflect.DeepEqual(h.Added, []int{2976}) || len(h.Removed) != 0 {
 		t.Errorf("hunk %+v", h)
 	}
-	if got, want := h.Name(), "hunk 1 (kernel/bpf/hashtab.c:2959 rhtab_map_alloc)"; got != want {
+	if got, want := h.Name(), "hunk 1 (kernel/bpf/hashtab.c:2976 rhtab_map_alloc)"; got != want {
 		t.Errorf("name %q, want %q", got, want)
 	}
 }
