@@ -72,6 +72,23 @@ func TestParallelBootsRecordedLikeSequential(t *testing.T) {
 	}
 }
 
+// With one seed for every boot (--seed, the determinism check) every
+// boot runs the same plan, the survival matrix included: a boot that
+// alone ran it would start its benchmark from another history.
+func TestFixedSeedBootsRunOnePlan(t *testing.T) {
+	boots := &fakeBooter{base: []scriptedBoot{bootOK(100)}, patched: []scriptedBoot{bootOK(100)}}
+	r := runTest(t, context.Background(), &fakeBuilder{}, boots, TestOptions{Survival: true, Reps: 3, Seed: 7})
+	r.want(t, ExitOK, "")
+	if len(boots.reqs) != 6 {
+		t.Fatalf("%d boots, want 6", len(boots.reqs))
+	}
+	for _, req := range boots.reqs {
+		if !req.Plan.Survival {
+			t.Errorf("%s: no survival matrix, want every boot's plan alike", req.Label)
+		}
+	}
+}
+
 // A failed boot starts no further boot, but the base boot already
 // running beside it is let finish and its numbers are kept (it used to be
 // cancelled and recorded as "infra: vm: survival: context canceled", the

@@ -330,7 +330,10 @@ func (r *testRun) resolveAccel() error {
 
 // bootAll boots base and patched alternately, a fresh boot each, so drift
 // over time hits both alike. Survival runs once per kernel (it is
-// deterministic), the benchmark every repetition.
+// deterministic), the benchmark every repetition. With one seed for every
+// boot (--seed: the determinism check) survival runs on every boot: the
+// plan and what ran before the benchmark are the guest's history, and a
+// boot that alone ran the matrix would count its own.
 func (r *testRun) bootAll() error {
 	r.reps = r.o.Reps
 	if r.reps <= 0 {
@@ -379,7 +382,7 @@ func (r *testRun) boot(ctx context.Context, s bootSlot) error {
 		k = j.patched
 	}
 	p := r.plan
-	p.Survival = r.o.Survival && (rep == 1 || (r.o.Shards > 1 && rep == r.o.Shard))
+	p.Survival = r.o.Survival && (rep == 1 || r.o.Seed != 0 || (r.o.Shards > 1 && rep == r.o.Shard))
 	if s.variants != nil {
 		p.Variants = s.variants
 	}
