@@ -103,7 +103,7 @@ func (c *testCmd) register(f *pflag.FlagSet) {
 	f.Uint64Var(&c.firstSeed, "first-seed", 1, "under icount, repetition k uses guest seed first-seed+k-1 (another sample of the guest's randomness)")
 	f.IntVar(&c.parallel, "parallel", 0, "boots at a time (default: under icount the host's CPUs, at most 4; otherwise 1, the only value allowed)")
 	f.IntVar(&c.maxBoots, "max-boots", 0, fmt.Sprintf("boot budget for adaptive seeds under icount (0: %d boots, cached or not; N: N boots that ran, cache hits free; -1: 3 seeds per kernel, no more)", verdict.DefaultMaxBoots))
-	f.Uint64Var(&c.seed, "seed", 0, "under icount, boot every repetition with this guest seed (1 or more): a determinism check, the boots must agree exactly; no row is called")
+	f.Uint64Var(&c.seed, "seed", 0, "under icount, boot every repetition with this guest seed (1 or more): a determinism check, the boots must agree exactly (each runs the same plan, survival included); no row is called")
 	f.StringVar(&c.shard, "shard", "", "run only repetitions i, i+N, ... of the job (i/N), for fan-out; merge with kci report --merge")
 	f.BoolVar(&c.post, "post", false, "post the report to the pull request (GitHub Actions environment, GITHUB_TOKEN)")
 	f.BoolVar(&c.postDry, "post-dry-run", false, "print what --post would send")
