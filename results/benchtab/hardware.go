@@ -165,8 +165,9 @@ func BuildHardware(bt BenchTable, hw AggTable, trees map[string]string, floorNs 
 		ht.Rows = append(ht.Rows, hardwareRows(bt, hw, p[0], p[1])...)
 	}
 	ht.Ratios = hardwareRatios(bt, hw, pairs)
-	if cs, med := programClocks(ht.Rows, callsUnit(bt)); len(cs) > 0 {
-		ht.Clocks, ht.ClockUnit, ht.ClockMedian = cs, callsUnit(bt), med
+	unit := callsUnit(bt)
+	if cs, med := programClocks(ht.Rows, unit); len(cs) > 0 {
+		ht.Clocks, ht.ClockUnit, ht.ClockMedian = cs, unit, med
 	}
 	return ht
 }
