@@ -215,10 +215,7 @@ func callsOf(w *tcgplugin.Window, name func(addr uint64) string) []results.CallC
 	var out []results.CallCount
 	at := map[string]int{}
 	for _, c := range w.Contexts {
-		n := results.CallPrefix + name(c.Target)
-		if n == results.CallPrefix+results.FuncOutside || n == results.CallPrefix+results.FuncUser {
-			n += fmt.Sprintf(" %x", c.Target)
-		}
+		n := callName(c.Target, name)
 		i, ok := at[n]
 		if !ok {
 			i = len(out)
@@ -231,6 +228,50 @@ func callsOf(w *tcgplugin.Window, name func(addr uint64) string) []results.CallC
 		out[i].Cycles += c.Cycles
 	}
 	sort.Slice(out, func(i, j int) bool {
+		if out[i].Insns != out[j].Insns {
+			return out[i].Insns > out[j].Insns
+		}
+		return out[i].Name < out[j].Name
+	})
+	for i := range out {
+		out[i].Funcs = splitOf(w, out[i].Name, name)
+	}
+	return out
+}
+
+// callName names the calls of target (callsOf).
+func callName(target uint64, name func(addr uint64) string) string {
+	n := results.CallPrefix + name(target)
+	if n == results.CallPrefix+results.FuncOutside || n == results.CallPrefix+results.FuncUser {
+		n += fmt.Sprintf(" %x", target)
+	}
+	return n
+}
+
+// splitOf is the calls named call by function, from the window's splits
+// of the targets of that name (callsOf's naming), largest first (by
+// cycles, then instructions, then name).
+func splitOf(w *tcgplugin.Window, call string, name func(addr uint64) string) []results.FuncCount {
+	var out []results.FuncCount
+	at := map[string]int{}
+	for _, s := range w.Splits {
+		if callName(s.Target, name) != call {
+			continue
+		}
+		f := name(s.Addr)
+		i, ok := at[f]
+		if !ok {
+			i = len(out)
+			at[f] = i
+			out = append(out, results.FuncCount{Name: f})
+		}
+		out[i].Insns += s.Insns
+		out[i].Cycles += s.Cycles
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Cycles != out[j].Cycles {
+			return out[i].Cycles > out[j].Cycles
+		}
 		if out[i].Insns != out[j].Insns {
 			return out[i].Insns > out[j].Insns
 		}

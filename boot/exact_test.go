@@ -93,6 +93,32 @@ func TestAttributeCalls(t *testing.T) {
 	if e := attribute(&tcgplugin.Window{}, v, syms); e.Calls != nil {
 		t.Errorf("a window without contexts has Calls %+v", e.Calls)
 	}
+
+	// Splits: a program's own code and the kernel's functions it called,
+	// by name, largest first; each call gets its targets' alone, and
+	// targets of no known code keep theirs apart.
+	w.Splits = []tcgplugin.Split{
+		{Target: 0xffffffffa0000000, Addr: 0xffffffffa0000000, Execs: 10, Insns: 300, Cycles: 310},
+		{Target: 0xffffffffa0000000, Addr: 0xffffffffa0000040, Execs: 10, Insns: 100, Cycles: 100},
+		{Target: 0xffffffffa0000000, Addr: 0xffffffff81000000, Execs: 10, Insns: 200, Cycles: 600},
+		{Target: 0xffffffffa0000000, Addr: 0xffffffff81000080, Execs: 5, Insns: 50, Cycles: 90},
+		{Target: 0xffffffffa0000080, Addr: 0xffffffffa0000080, Execs: 10, Insns: 100, Cycles: 110},
+		{Target: 0xffffffffa0002000, Addr: 0xffffffff81000000, Execs: 1, Insns: 7},
+	}
+	e = attribute(w, v, syms)
+	wantSplit := map[string][]results.FuncCount{
+		"call:bpf:hash_write": {
+			{Name: "htab_map_update_elem", Insns: 250, Cycles: 690},
+			{Name: "bpf:hash_write", Insns: 400, Cycles: 410},
+		},
+		"call:bpf:hash_write/1":                             {{Name: "bpf:hash_write/1", Insns: 100, Cycles: 110}},
+		"call:" + results.FuncOutside + " ffffffffa0002000": {{Name: "htab_map_update_elem", Insns: 7}},
+	}
+	for _, c := range e.Calls {
+		if !reflect.DeepEqual(c.Funcs, wantSplit[c.Name]) {
+			t.Errorf("%s: Funcs\n got %+v\nwant %+v", c.Name, c.Funcs, wantSplit[c.Name])
+		}
+	}
 }
 
 // The plugin's counts divide by the datagrams written between its

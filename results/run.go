@@ -70,6 +70,13 @@ const ModelledCyclesLabel = "modelled cycles/pkt"
 // its calls' instructions per packet). Not ns.
 const InstructionsLabel = "instructions/pkt"
 
+// The units of a program's calls split by function (a call, not a
+// packet): the cache model's cycles, or exact instructions.
+const (
+	ModelledCyclesPerCallLabel = "modelled cycles a call"
+	InstructionsPerCallLabel   = "instructions a call"
+)
+
 // EmulatedLabel marks numbers measured under TCG: only base-vs-patched
 // ratios from the same run mean anything there.
 const EmulatedLabel = "emulated — relative only"

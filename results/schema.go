@@ -211,6 +211,13 @@ type CallCount struct {
 	Insns  uint64 `json:"insns"`
 	Mem    uint64 `json:"mem"`
 	Cycles uint64 `json:"cycles,omitempty"`
+	// Funcs split the calls by function: what ran while a call of this
+	// target was the innermost one open on its vCPU, named as
+	// Exact.Funcs names code (its own code bpf:<prog>), largest first
+	// (by cycles under the model, else instructions). They sum to the
+	// calls' counts less those of the calls made inside them (Mem is
+	// not split). Nil when the plugin did not split them.
+	Funcs []FuncCount `json:"funcs,omitempty"`
 }
 
 // CallPrefix starts every Exact.Calls name: call:bpf:<prog> is the calls

@@ -32,6 +32,9 @@ type BenchTable struct {
 	// bpf_stats and time rows count the other vCPUs' turns
 	// (verdict.InterleavedNote).
 	Interleaved bool `json:"interleaved,omitempty"`
+	// Splits are each program's calls split by function, where the
+	// plugin split them.
+	Splits []CallSplit `json:"splits,omitempty"`
 }
 
 // BenchPath is one cost row of a variant: per set, then mean ± spread
@@ -147,6 +150,7 @@ type benchBuilder struct {
 	// a seed.
 	excluded     []string
 	excludedFrom map[string][]string
+	splits       splitBoots
 }
 
 // label names a boot's column: its seed, or its repetition.
@@ -212,6 +216,7 @@ func (bb *benchBuilder) addBoot(b results.Boot) {
 		for row, x := range breakdownOf(v) {
 			bb.put(name, row, label, x)
 		}
+		bb.splits.add(name, v.Exact)
 		if verdict.Interleaved(v) {
 			bb.bt.Interleaved = true
 		}
@@ -277,6 +282,11 @@ func (bb *benchBuilder) table() BenchTable {
 		bt.Paths = append(bt.Paths, bb.pathRows(v.Variant))
 	}
 	bt.Ratios = designRatios(bt)
+	var variants []string
+	for _, v := range bt.Agg.Variants {
+		variants = append(variants, v.Variant)
+	}
+	bt.Splits = bb.splits.table(variants)
 	return bt
 }
 

@@ -70,6 +70,7 @@ func BenchText(w io.Writer, bt benchtab.BenchTable) error {
 		tail.WriteString("several vCPUs: " + verdict.InterleavedNote + "; here only the [modelled-cycles] and " +
 			"[cycles-marginal] rows stand\n")
 	}
+	splitText(&tail, bt.Splits)
 	_, err := io.WriteString(w, b.String()+lines.Fold(tail.String(), lines.Width))
 	return err
 }

@@ -65,10 +65,31 @@ func CallRowProg(name string) string {
 // callBPF starts the Exact.Calls name of a BPF program's calls.
 const callBPF = results.CallPrefix + "bpf:"
 
+// ProgCall is one BPF program's calls in a window.
+type ProgCall struct {
+	Prog string
+	results.CallCount
+}
+
+// ProgCalls are the BPF programs' calls in e, in e.Calls' order; a
+// subprogram's calls (call:bpf:<prog>/<n>) are inside its program's and
+// are left out, as are other contexts.
+func ProgCalls(e *results.Exact) []ProgCall {
+	if e == nil {
+		return nil
+	}
+	var out []ProgCall
+	for _, c := range e.Calls {
+		prog, ok := strings.CutPrefix(c.Name, callBPF)
+		if ok && prog != "" && !strings.Contains(prog, "/") {
+			out = append(out, ProgCall{prog, c})
+		}
+	}
+	return out
+}
+
 // CallRows are v's call rows, one pair per BPF program with calls in its
-// window; a subprogram's calls (call:bpf:<prog>/<n>) are inside its
-// program's and get no row, nor do other contexts. Nil without exact
-// counts of contexts.
+// window (ProgCalls). Nil without exact counts of contexts.
 func CallRows(v results.VariantResult) []results.ProgCost {
 	e := v.Exact
 	if e == nil || e.Packets == 0 {
@@ -76,14 +97,10 @@ func CallRows(v results.VariantResult) []results.ProgCost {
 	}
 	n := float64(e.Packets)
 	var out []results.ProgCost
-	for _, c := range e.Calls {
-		prog, ok := strings.CutPrefix(c.Name, callBPF)
-		if !ok || prog == "" || strings.Contains(prog, "/") {
-			continue
-		}
-		out = append(out, results.ProgCost{Name: CallRowPrefix + prog + CallInsnsSuffix, Type: "cost", NsPerPkt: float64(c.Insns) / n})
+	for _, c := range ProgCalls(e) {
+		out = append(out, results.ProgCost{Name: CallRowPrefix + c.Prog + CallInsnsSuffix, Type: "cost", NsPerPkt: float64(c.Insns) / n})
 		if e.Model != "" {
-			out = append(out, results.ProgCost{Name: CallRowPrefix + prog + CallCyclesSuffix, Type: "cost", NsPerPkt: float64(c.Cycles) / n})
+			out = append(out, results.ProgCost{Name: CallRowPrefix + c.Prog + CallCyclesSuffix, Type: "cost", NsPerPkt: float64(c.Cycles) / n})
 		}
 	}
 	return out

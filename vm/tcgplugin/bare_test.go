@@ -285,6 +285,49 @@ func checkCalls(t *testing.T, o tcgplugin.Options, c *tcgplugin.Counts, sym map[
 			t.Errorf("%+v: pc %#x: %v by class, %v and %d in calls, of %d entries: want none by class, %d in calls", o, p.Addr, p.In, p.Calls, p.CallsOther, p.Execs, wantC)
 		}
 	}
+	checkSplits(t, o, w, want, sym, n)
+}
+
+// checkSplits: with blocks on, each target's splits are its context's
+// counts but for those of the contexts nested in it (entry's 6N
+// instructions in entry2's calls), helper's block is entry's alone (the
+// loop's calls of it are in no context) and the loop's block is
+// escape's (its call runs before the call's store closes escape's).
+func checkSplits(t *testing.T, o tcgplugin.Options, w *tcgplugin.Window, ctxs []tcgplugin.Context, sym map[string]uint64, n uint64) {
+	t.Helper()
+	if !o.Ctx.Blocks {
+		if len(w.Splits) > 0 {
+			t.Errorf("%+v: %d splits with blocks off", o, len(w.Splits))
+		}
+		return
+	}
+	sums := map[uint64]tcgplugin.Split{}
+	for _, s := range w.Splits {
+		x := sums[s.Target]
+		x.Insns, x.Cycles = x.Insns+s.Insns, x.Cycles+s.Cycles
+		sums[s.Target] = x
+		switch {
+		case s.Addr == sym["helper"] && (s.Target != sym["entry"] || s.Execs != 2*n):
+			t.Errorf("%+v: helper's block in %#x's calls %d times, want entry's %d", o, s.Target, s.Execs, 2*n)
+		case s.Addr == sym["loop"] && (s.Target != sym["escape"] || s.Execs != n-1):
+			t.Errorf("%+v: the loop's block in %#x's calls %d times, want escape's %d", o, s.Target, s.Execs, n-1)
+		}
+	}
+	for _, c := range ctxs {
+		want := tcgplugin.Split{Insns: c.Insns, Cycles: c.Cycles}
+		if c.Target == sym["entry2"] {
+			want.Insns -= 6 * n
+			if o.Cache {
+				want.Cycles -= 6 * n
+			}
+		}
+		if got := sums[c.Target]; got != want {
+			t.Errorf("%+v: target %#x's splits sum to insns %d cycles %d, want %d %d", o, c.Target, got.Insns, got.Cycles, want.Insns, want.Cycles)
+		}
+	}
+	if len(sums) != len(ctxs) {
+		t.Errorf("%+v: splits of %d targets, want %d", o, len(sums), len(ctxs))
+	}
 }
 
 // A malformed call-contexts argument stops QEMU at the plugin's install,

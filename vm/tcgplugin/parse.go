@@ -9,7 +9,7 @@ import (
 )
 
 // Version is the output format this package reads.
-const Version = 5
+const Version = 6
 
 // Counts is one QEMU run's output.
 type Counts struct {
@@ -70,6 +70,10 @@ type Window struct {
 	// Contexts are the window's call contexts, by target (see Context).
 	Contexts []Context
 	PCs      []PC // by translation-block start address, sorted by Addr
+	// Splits are, when the run counted entries by context, what each
+	// block ran while a call of each target was the innermost one open
+	// on its vCPU, by Target then Addr (see Split).
+	Splits []Split
 }
 
 // PC is the counts of the translation blocks starting at Addr (a guest
@@ -118,6 +122,7 @@ type parser struct {
 	vcpus   int     // vcpu lines the current window still expects
 	ctxs    int     // ctx lines the current window still expects
 	pending int     // pc lines the current window still expects
+	splits  int     // split lines the current window still expects
 	w       *Window // the window being read
 	lastCtx ctxKey  // the last ctx line's target and vCPU
 }
@@ -141,7 +146,7 @@ func Parse(r io.Reader) (*Counts, error) {
 	if p.line == 0 {
 		return nil, fmt.Errorf("tcgplugin: empty output (the plugin never started)")
 	}
-	if p.pending > 0 || p.ctxs > 0 || p.vcpus > 0 {
+	if p.pending > 0 || p.ctxs > 0 || p.vcpus > 0 || p.splits > 0 {
 		return nil, fmt.Errorf("tcgplugin: line %d: window %d ends after %d of its pc lines", p.line, p.w.Index, len(p.w.PCs))
 	}
 	if !p.header {
@@ -182,6 +187,8 @@ func (p *parser) parseLine(f []string) error {
 		return p.window(f)
 	case "pc":
 		return p.pc(f)
+	case "split":
+		return p.split(f)
 	case "stray":
 		if len(f) != 1 {
 			return fmt.Errorf("stray takes no fields")
@@ -214,7 +221,8 @@ func (p *parser) version(f []string) error {
 }
 
 // expect refuses a line of another kind than the window being read
-// expects next: its vcpu lines, then its ctx lines, then its pc lines.
+// expects next: its vcpu lines, then its ctx lines, then its pc lines,
+// then its split lines.
 func (p *parser) expect(kind string) error {
 	switch {
 	case p.vcpus > 0 && kind != "vcpu":
@@ -223,6 +231,8 @@ func (p *parser) expect(kind string) error {
 		return fmt.Errorf("%q inside window %d, which expects %d more ctx lines", kind, p.w.Index, p.ctxs)
 	case p.vcpus == 0 && p.ctxs == 0 && p.pending > 0 && kind != "pc":
 		return fmt.Errorf("%q inside window %d, which expects %d more pc lines", kind, p.w.Index, p.pending)
+	case p.vcpus == 0 && p.ctxs == 0 && p.pending == 0 && p.splits > 0 && kind != "split":
+		return fmt.Errorf("%q inside window %d, which expects %d more split lines", kind, p.w.Index, p.splits)
 	}
 	return nil
 }
@@ -288,14 +298,15 @@ func (p *parser) model(f []string) error {
 	return nil
 }
 
-// window reads
-// "window <k> complete|incomplete insns N mem N cycles N pcs N ctxs N".
+// window reads "window <k> complete|incomplete insns N mem N cycles N
+// pcs N ctxs N splits N".
 func (p *parser) window(f []string) error {
 	if !p.header {
 		return fmt.Errorf("window before the header's cache (and model) line")
 	}
-	if len(f) != 13 || f[3] != "insns" || f[5] != "mem" || f[7] != "cycles" || f[9] != "pcs" || f[11] != "ctxs" {
-		return fmt.Errorf("want window <k> complete|incomplete insns N mem N cycles N pcs N ctxs N")
+	if len(f) != 15 || f[3] != "insns" || f[5] != "mem" || f[7] != "cycles" || f[9] != "pcs" || f[11] != "ctxs" ||
+		f[13] != "splits" {
+		return fmt.Errorf("want window <k> complete|incomplete insns N mem N cycles N pcs N ctxs N splits N")
 	}
 	k, err := strconv.Atoi(f[1])
 	if err != nil {
@@ -307,9 +318,12 @@ func (p *parser) window(f []string) error {
 	if f[2] != "complete" && f[2] != "incomplete" {
 		return fmt.Errorf("want complete or incomplete, got %q", f[2])
 	}
-	n, err := uints([]string{f[4], f[6], f[8], f[10], f[12]}, 10)
+	n, err := uints([]string{f[4], f[6], f[8], f[10], f[12], f[14]}, 10)
 	if err != nil {
 		return err
+	}
+	if (p.c.Contexts == nil || !p.c.Contexts.Blocks) && n[5] != 0 {
+		return fmt.Errorf("%d split lines without entries counted by context", n[5])
 	}
 	if !p.c.Cache && n[2] != 0 {
 		return fmt.Errorf("cycles %d without the cache model", n[2])
@@ -321,6 +335,7 @@ func (p *parser) window(f []string) error {
 	p.w = &p.c.Windows[k]
 	p.pending = int(n[3])
 	p.ctxs = int(n[4])
+	p.splits = int(n[5])
 	p.lastCtx = ctxKey{}
 	if p.c.VCPUs > 1 {
 		p.vcpus = p.c.VCPUs
@@ -393,10 +408,14 @@ func (p *parser) pc(f []string) error {
 	return p.check()
 }
 
-// check makes a finished block's pc lines add up to its window line.
+// check makes a finished block's pc lines add up to its window line,
+// and its split lines fit its contexts.
 func (p *parser) check() error {
-	if p.pending > 0 || p.vcpus > 0 || p.ctxs > 0 {
+	if p.pending > 0 || p.vcpus > 0 || p.ctxs > 0 || p.splits > 0 {
 		return nil
+	}
+	if err := p.splitsFit(); err != nil {
+		return err
 	}
 	var s PC
 	for _, pc := range p.w.PCs {

@@ -9,12 +9,12 @@ import (
 // goodCtx has call contexts with blocks on: a function at 0x100000
 // called 5 times, calling one at 0x100040 (its own context, nested):
 // the outer's counts include the inner's.
-const goodCtx = `kcicount 5
+const goodCtx = `kcicount 6
 vcpus 1 quantum 0
 contexts 100000 100100 blocks on marks 2
 cache on
 model xeon-platinum-8180 l1i=32768:8:64 l1d=32768:8:64 l2=1048576:16:64 llc=40370176:11:64 lat l2=13 llc=77 dram=240
-window 0 complete insns 30 mem 6 cycles 300 pcs 3 ctxs 2
+window 0 complete insns 30 mem 6 cycles 300 pcs 3 ctxs 2 splits 0
 ctx 100000 0 5 20 4 200
 ctx 100040 0 5 10 2 100
 pc 10 10 2 100 1 1c 0 0 1 0 0 0 0 0 0
@@ -25,11 +25,11 @@ exit
 
 // goodCtxMulti has two vCPUs: a target's lines, one per vCPU that ran
 // it, add up to its Context.
-const goodCtxMulti = `kcicount 5
+const goodCtxMulti = `kcicount 6
 vcpus 2 quantum 1000
 contexts ffffffffa0000000 ffffffffff000000 blocks off marks 0
 cache off
-window 0 complete insns 10 mem 2 cycles 0 pcs 2 ctxs 3
+window 0 complete insns 10 mem 2 cycles 0 pcs 2 ctxs 3 splits 0
 vcpu 0 insns 4 mem 1 cycles 0
 vcpu 1 insns 6 mem 1 cycles 0
 ctx ffffffffa0001000 0 1 4 1 0

@@ -56,12 +56,13 @@
 #include "cache.h"
 #include "coherent.h"
 #include "ctx.h"
+#include "split.h"
 #include "vcpus.h"
 #include "x86safe.h"
 
 QEMU_PLUGIN_EXPORT int qemu_plugin_version = QEMU_PLUGIN_VERSION;
 
-#define FORMAT_VERSION 5
+#define FORMAT_VERSION 6
 #define CHUNK_BITS 14
 #define CHUNK (1u << CHUNK_BITS)
 #define MAX_CHUNKS 4096
@@ -157,6 +158,7 @@ static struct {
 	struct ctxs ctx;
 	bool ctx_kernel;
 	bool totals; /* the global pair of vcpus.h is counted */
+	struct splits split; /* ctxblocks=on: the calls by block (split.h) */
 } st = {.lock = PTHREAD_MUTEX_INITIALIZER, .out = -1, .smt = 1};
 
 static struct slot *slot_at(uint32_t i)
@@ -440,6 +442,7 @@ static void on_callret(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t v
 		return;
 	}
 	st.ctx.taken = st.ctx.seq;
+	int64_t inner = ctx_inner(&st.ctx, (int)vcpu);
 	/* Without the cache model the access is counted by an inline add,
 	 * which QEMU runs after the callbacks: a context this access
 	 * closes counts it all the same. */
@@ -447,6 +450,12 @@ static void on_callret(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t v
 		ctx_call(&st.ctx, &st.vc, (int)vcpu, vaddr, !st.cache);
 	} else {
 		ctx_ret(&st.ctx, &st.vc, (int)vcpu, vaddr, 1u << size_shift72(info), !st.cache);
+	}
+	/* The innermost context closed: its block's split ends with it, as
+	 * the context's counts do (what follows before the next block, an
+	 * interrupt's frame, is in neither). */
+	if (st.open && st.ctx.blocks && ctx_inner(&st.ctx, (int)vcpu) != inner) {
+		split_charge(&st.split, (int)vcpu, vc_now(&st.vc, vcpu));
 	}
 }
 
@@ -459,8 +468,8 @@ static void on_ctx_entry(unsigned int vcpu, void *udata)
 }
 
 /* on_cexec counts an entry of the block (udata: its slot) by context
- * (ctxblocks=on; struct ccount): a callback per block entry, so
- * optional. */
+ * (ctxblocks=on; struct ccount), and in a window the calls' split
+ * (split.h): a callback per block entry, so optional. */
 static void on_cexec(unsigned int vcpu, void *udata)
 {
 	struct ccount *c = cc_at(((struct slot *)udata)->idx);
@@ -469,6 +478,9 @@ static void on_cexec(unsigned int vcpu, void *udata)
 		c->now[k - 1]++;
 	}
 	int64_t t = ctx_inner(&st.ctx, (int)vcpu);
+	if (st.open) {
+		split_enter(&st.split, (int)vcpu, (uint32_t)((struct slot *)udata)->idx, t, vc_now(&st.vc, vcpu));
+	}
 	if (t < 0) {
 		return;
 	}

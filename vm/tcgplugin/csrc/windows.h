@@ -59,6 +59,9 @@ static void window_open(void)
 	if (st.ctx.on) {
 		ctx_window_open(&st.ctx, &st.vc);
 	}
+	if (st.ctx.blocks) {
+		split_reset(&st.split);
+	}
 	st.open = true;
 }
 
@@ -150,10 +153,53 @@ static size_t pc_line(char *buf, size_t cap, uint32_t i)
 	return (size_t)n + (size_t)snprintf(buf + n, cap - (size_t)n, "\n");
 }
 
+static int by_target_pc(const void *a, const void *b)
+{
+	const struct spair *p = &st.split.p[*(const uint32_t *)a], *q = &st.split.p[*(const uint32_t *)b];
+	uint64_t x = st.ctx.acc[p->ctx].target, y = st.ctx.acc[q->ctx].target;
+	if (x != y) {
+		return x < y ? -1 : 1;
+	}
+	x = slot_at(p->slot)->addr;
+	y = slot_at(q->slot)->addr;
+	return x < y ? -1 : x > y;
+}
+
+/* split_pairs is the window's (block, target) pairs that ran, by target
+ * then block address; the pending one is charged first. */
+static uint32_t *split_pairs(uint32_t *np)
+{
+	for (int v = 0; v < st.nvcpu; v++) {
+		split_charge(&st.split, v, vc_now(&st.vc, (unsigned)v));
+	}
+	uint32_t *idx = malloc(((size_t)st.split.n + 1) * sizeof(*idx)), n = 0;
+	if (!idx) {
+		split_oom();
+	}
+	for (uint32_t i = 0; i < st.split.n; i++) {
+		if (st.split.p[i].execs > 0) {
+			idx[n++] = i;
+		}
+	}
+	qsort(idx, n, sizeof(*idx), by_target_pc);
+	*np = n;
+	return idx;
+}
+
+/* split_line appends pair i's split line. */
+static size_t split_line(char *buf, size_t cap, uint32_t i)
+{
+	const struct spair *q = &st.split.p[i];
+	return (size_t)snprintf(buf, cap, "split %lx %lx %lu %lu %lu\n", (unsigned long)st.ctx.acc[q->ctx].target,
+				(unsigned long)slot_at(q->slot)->addr, (unsigned long)q->execs,
+				(unsigned long)q->insns, (unsigned long)(st.cache ? q->insns + q->pen : 0));
+}
+
 /* window_close writes the open window as one block: a window line with
  * the totals, a vcpu line per vCPU (with several), a ctx line per call
- * context and vCPU that counted something, then one pc line per slot
- * that did, in address order. */
+ * context and vCPU that counted something, one pc line per slot that
+ * did, in address order, then (ctxblocks=on) one split line per block
+ * and innermost target that ran, by target then block. */
 static void window_close(bool complete)
 {
 	struct snap t = {0}; /* pen holds the cycles */
@@ -162,22 +208,27 @@ static void window_close(bool complete)
 	if (st.nvcpu > 1) {
 		vc_charge(&st.vc);
 	}
-	uint32_t nctx = 0;
+	uint32_t nctx = 0, nsplit = 0, *sidx = NULL;
 	if (st.ctx.on) {
 		ctx_flush(&st.ctx, &st.vc);
 		nctx = ctx_lines(&st.ctx, st.cache, NULL, 0, NULL);
 	}
+	if (st.ctx.blocks) {
+		sidx = split_pairs(&nsplit);
+	}
 	/* A pc line is at most 3 + 17 + 4 * 21 + 17 + 21 + 7 * 21 + 2 * 17
-	 * = 323 bytes, a vcpu line 5 + 3 + 3 * 27 = 89, a ctx line 108. */
-	size_t bcap = 160 + (size_t)n * 324 + (size_t)st.nvcpu * 96 + (size_t)nctx * 112, blen = 0;
+	 * = 323 bytes, a vcpu line 5 + 3 + 3 * 27 = 89, a ctx line 108, a
+	 * split line 6 + 2 * 17 + 3 * 21 = 103. */
+	size_t bcap = 176 + (size_t)n * 324 + (size_t)st.nvcpu * 96 + (size_t)nctx * 112 + (size_t)nsplit * 104,
+	       blen = 0;
 	char *buf = malloc(bcap);
 	if (!buf) {
 		fprintf(stderr, "kcicount: out of memory\n");
 		abort();
 	}
-	blen += (size_t)snprintf(buf, bcap, "window %lu %s insns %lu mem %lu cycles %lu pcs %u ctxs %u\n",
+	blen += (size_t)snprintf(buf, bcap, "window %lu %s insns %lu mem %lu cycles %lu pcs %u ctxs %u splits %u\n",
 				 (unsigned long)(st.windows - 1), complete ? "complete" : "incomplete",
-				 (unsigned long)t.insns, (unsigned long)t.mem, (unsigned long)t.pen, n, nctx);
+				 (unsigned long)t.insns, (unsigned long)t.mem, (unsigned long)t.pen, n, nctx, nsplit);
 	for (int v = 0; st.nvcpu > 1 && v < st.nvcpu; v++) {
 		struct vtot d = vc_window(&st.vc, v);
 		blen += (size_t)snprintf(buf + blen, bcap - blen, "vcpu %d insns %lu mem %lu cycles %lu\n", v,
@@ -190,9 +241,13 @@ static void window_close(bool complete)
 	for (uint32_t k = 0; k < n; k++) {
 		blen += pc_line(buf + blen, bcap - blen, idx[k]);
 	}
+	for (uint32_t k = 0; k < nsplit; k++) {
+		blen += split_line(buf + blen, bcap - blen, sidx[k]);
+	}
 	out_write(buf, blen);
 	free(buf);
 	free(idx);
+	free(sidx);
 	st.open = false;
 }
 

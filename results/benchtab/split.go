@@ -1,0 +1,178 @@
+package benchtab
+
+import (
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/kci-dev/kci/results"
+	"github.com/kci-dev/kci/results/verdict"
+)
+
+// SplitMinShare is the smallest share of a program's call a function is
+// named at in a CallSplit; the others are summed into SplitOther.
+const SplitMinShare = 0.01
+
+// The rows of a CallSplit that are no one function.
+const (
+	SplitOther  = "[other functions, each < 1 %]"
+	SplitNested = "[calls made inside it]" // contexts nested in the program's call: another program's run
+)
+
+// CallSplit is one program's calls split by function (the plugin's
+// splits, results.CallCount.Funcs): what a call ran, per call, as a
+// profile's children of the program read, in Unit.
+type CallSplit struct {
+	Variant string `json:"variant"`
+	Prog    string `json:"prog"`
+	// Unit is results.ModelledCyclesPerCallLabel under the cache model,
+	// else results.InstructionsPerCallLabel.
+	Unit string `json:"unit"`
+	// Boots is how many boots the means are over; Total the call's
+	// whole count a call (nested calls included), mean over them.
+	Boots int         `json:"boots"`
+	Total float64     `json:"total"`
+	Funcs []SplitFunc `json:"funcs"`
+}
+
+// SplitFunc is one function's part of a program's call, a call: mean,
+// lowest and highest over the boots (0 in a boot it did not run in),
+// and the mean's share of the call's Total.
+type SplitFunc struct {
+	Name  string  `json:"name"`
+	Mean  float64 `json:"mean"`
+	Min   float64 `json:"min"`
+	Max   float64 `json:"max"`
+	Share float64 `json:"share"`
+}
+
+// splitKey is one program of one variant in one unit.
+type splitKey struct{ variant, prog, unit string }
+
+// splitBoots collects, per program, each boot's calls split a call.
+type splitBoots struct {
+	order []splitKey
+	boots map[splitKey][]map[string]float64 // per boot: function → a call; "" the call's total
+}
+
+// add records v's programs' splits in one boot.
+func (s *splitBoots) add(variant string, e *results.Exact) {
+	if e == nil {
+		return
+	}
+	unit := results.InstructionsPerCallLabel
+	if e.Model != "" {
+		unit = results.ModelledCyclesPerCallLabel
+	}
+	for _, c := range verdict.ProgCalls(e) {
+		if len(c.Funcs) == 0 || c.Calls == 0 {
+			continue
+		}
+		per := func(insns, cycles uint64) float64 {
+			if e.Model != "" {
+				return float64(cycles) / float64(c.Calls)
+			}
+			return float64(insns) / float64(c.Calls)
+		}
+		boot := map[string]float64{"": per(c.Insns, c.Cycles)}
+		for _, f := range c.Funcs {
+			boot[f.Name] += per(f.Insns, f.Cycles)
+		}
+		k := splitKey{variant, c.Prog, unit}
+		if s.boots == nil {
+			s.boots = map[splitKey][]map[string]float64{}
+		}
+		if _, ok := s.boots[k]; !ok {
+			s.order = append(s.order, k)
+		}
+		s.boots[k] = append(s.boots[k], boot)
+	}
+}
+
+// table is the collected splits, in variants' order (as given), then
+// programs' names.
+func (s *splitBoots) table(variants []string) []CallSplit {
+	rank := map[string]int{}
+	for i, v := range variants {
+		rank[v] = i
+	}
+	keys := slices.Clone(s.order)
+	sort.SliceStable(keys, func(i, j int) bool {
+		if rank[keys[i].variant] != rank[keys[j].variant] {
+			return rank[keys[i].variant] < rank[keys[j].variant]
+		}
+		return keys[i].prog < keys[j].prog
+	})
+	var out []CallSplit
+	for _, k := range keys {
+		out = append(out, splitOf(k, s.boots[k]))
+	}
+	return out
+}
+
+// splitOf summarises one program's boots: its functions by mean, those
+// under SplitMinShare summed, and what nested calls ran.
+func splitOf(k splitKey, boots []map[string]float64) CallSplit {
+	cs := CallSplit{Variant: k.variant, Prog: k.prog, Unit: k.unit, Boots: len(boots)}
+	names := map[string]bool{}
+	for _, b := range boots {
+		for n := range b {
+			if n != "" {
+				names[n] = true
+			}
+		}
+	}
+	nested := make([]float64, len(boots))
+	other := make([]float64, len(boots))
+	for i, b := range boots {
+		cs.Total += b[""] / float64(len(boots))
+		nested[i] = b[""]
+		for n := range names {
+			nested[i] -= b[n]
+		}
+	}
+	for n := range names {
+		vals := make([]float64, len(boots))
+		for i, b := range boots {
+			vals[i] = b[n]
+		}
+		f := summary(n, vals, cs.Total)
+		if f.Share < SplitMinShare {
+			for i := range other {
+				other[i] += vals[i]
+			}
+			continue
+		}
+		cs.Funcs = append(cs.Funcs, f)
+	}
+	sort.Slice(cs.Funcs, func(i, j int) bool {
+		if cs.Funcs[i].Mean != cs.Funcs[j].Mean {
+			return cs.Funcs[i].Mean > cs.Funcs[j].Mean
+		}
+		return cs.Funcs[i].Name < cs.Funcs[j].Name
+	})
+	for _, r := range []struct {
+		name string
+		vals []float64
+	}{{SplitOther, other}, {SplitNested, nested}} {
+		if f := summary(r.name, r.vals, cs.Total); f.Max >= 0.5 {
+			cs.Funcs = append(cs.Funcs, f)
+		}
+	}
+	return cs
+}
+
+// summary is vals' mean, lowest and highest, and the mean's share of
+// total.
+func summary(name string, vals []float64, total float64) SplitFunc {
+	f := SplitFunc{Name: name, Min: math.Inf(1), Max: math.Inf(-1)}
+	for _, x := range vals {
+		f.Mean += x / float64(len(vals))
+		f.Min = math.Min(f.Min, x)
+		f.Max = math.Max(f.Max, x)
+	}
+	if total > 0 {
+		f.Share = f.Mean / total
+	}
+	return f
+}

@@ -1,0 +1,60 @@
+package render
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kci-dev/kci/results/benchtab"
+)
+
+// splitTextTop is how many of a program's functions the text names; the
+// rest are summed into one line (the bench table's JSON keeps them).
+const splitTextTop = 8
+
+// splitText writes each program's calls split by function, a call: what
+// a profile of the program's children reads, in the plugin's counts.
+func splitText(b *strings.Builder, splits []benchtab.CallSplit) {
+	if len(splits) == 0 {
+		return
+	}
+	unit := splits[0].Unit
+	fmt.Fprintf(b, "\ninside each program's calls, by function (what ran while the call was the innermost one open: "+
+		"the program's own code as bpf:<prog>, the kernel's by name; mean over boots [lowest, highest], "+
+		"share of the whole call; %s):\n", unit)
+	for _, s := range splits {
+		if s.Unit != unit {
+			unit = s.Unit
+			fmt.Fprintf(b, "(%s from here on)\n", unit)
+		}
+		boots := "boots"
+		if s.Boots == 1 {
+			boots = "boot"
+		}
+		fmt.Fprintf(b, "  %s %s: %s a call, %d %s\n", s.Variant, s.Prog, fmtNs(s.Total), s.Boots, boots)
+		var rest benchtab.SplitFunc
+		var tail []benchtab.SplitFunc
+		n := 0
+		for _, f := range s.Funcs {
+			switch {
+			case f.Name == benchtab.SplitOther || f.Name == benchtab.SplitNested:
+				tail = append(tail, f)
+			case n == splitTextTop:
+				rest.Mean += f.Mean
+				rest.Share += f.Share
+			default:
+				n++
+				splitLine(b, f)
+			}
+		}
+		if rest.Mean > 0 {
+			fmt.Fprintf(b, "    %9s %5.1f %%  the rest of its functions at 1 %% or more\n", fmtNs(rest.Mean), 100*rest.Share)
+		}
+		for _, f := range tail {
+			splitLine(b, f)
+		}
+	}
+}
+
+func splitLine(b *strings.Builder, f benchtab.SplitFunc) {
+	fmt.Fprintf(b, "    %9s %5.1f %%  [%s, %s]  %s\n", fmtNs(f.Mean), 100*f.Share, fmtNs(f.Min), fmtNs(f.Max), f.Name)
+}
