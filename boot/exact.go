@@ -235,7 +235,39 @@ func callsOf(w *tcgplugin.Window, name func(addr uint64) string) []results.CallC
 	})
 	for i := range out {
 		out[i].Funcs = splitOf(w, out[i].Name, name)
+		out[i].Inside = insideOf(w, out[i].Name, name)
 	}
+	return out
+}
+
+// insideOf is the calls made directly inside the calls named call, from
+// the window's nests, by the inner calls' names, largest first (by
+// instructions, then name).
+func insideOf(w *tcgplugin.Window, call string, name func(addr uint64) string) []results.CallCount {
+	var out []results.CallCount
+	at := map[string]int{}
+	for _, x := range w.Nests {
+		if callName(x.Outer, name) != call {
+			continue
+		}
+		n := callName(x.Inner, name)
+		i, ok := at[n]
+		if !ok {
+			i = len(out)
+			at[n] = i
+			out = append(out, results.CallCount{Name: n})
+		}
+		out[i].Calls += x.Calls
+		out[i].Insns += x.Insns
+		out[i].Mem += x.Mem
+		out[i].Cycles += x.Cycles
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Insns != out[j].Insns {
+			return out[i].Insns > out[j].Insns
+		}
+		return out[i].Name < out[j].Name
+	})
 	return out
 }
 

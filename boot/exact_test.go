@@ -119,6 +119,27 @@ func TestAttributeCalls(t *testing.T) {
 			t.Errorf("%s: Funcs\n got %+v\nwant %+v", c.Name, c.Funcs, wantSplit[c.Name])
 		}
 	}
+
+	// Nests: the calls made inside a program's, by their names, summed.
+	w.Nests = []tcgplugin.Nest{
+		{Outer: 0xffffffffa0000000, Inner: 0xffffffffa0000080, Calls: 10, Insns: 100, Mem: 5, Cycles: 110},
+		{Outer: 0xffffffffa0000000, Inner: 0xffffffffa0001000, Calls: 2, Insns: 20, Mem: 1, Cycles: 30},
+		{Outer: 0xffffffffa0000000, Inner: 0xffffffffa0001010, Calls: 1, Insns: 10, Mem: 1, Cycles: 10},
+		{Outer: 0xffffffffa0002000, Inner: 0xffffffffa0001000, Calls: 1, Insns: 7},
+	}
+	e = attribute(w, v, syms)
+	wantInside := map[string][]results.CallCount{
+		"call:bpf:hash_write": {
+			{Name: "call:bpf:hash_write/1", Calls: 10, Insns: 100, Mem: 5, Cycles: 110},
+			{Name: "call:observer:acct_enter", Calls: 3, Insns: 30, Mem: 2, Cycles: 40},
+		},
+		"call:" + results.FuncOutside + " ffffffffa0002000": {{Name: "call:observer:acct_enter", Calls: 1, Insns: 7}},
+	}
+	for _, c := range e.Calls {
+		if !reflect.DeepEqual(c.Inside, wantInside[c.Name]) {
+			t.Errorf("%s: Inside\n got %+v\nwant %+v", c.Name, c.Inside, wantInside[c.Name])
+		}
+	}
 }
 
 // The plugin's counts divide by the datagrams written between its

@@ -373,6 +373,7 @@ func TestSmallKnownWorkDetected(t *testing.T) {
 		}
 	}
 	assertWhere(t, r.run, "stock", "hash", "htab_map_update_elem", 5)
+	assertSplit(t, r.run, "hash", "hash_write", "htab_map_update_elem", 5)
 	// The patch's one hunk ran once per hash update, one a packet, all
 	// inside the BPF program's call (bpf_map_update_elem; the
 	// accountant's trampolines around ksys_write do not count as one),
@@ -380,6 +381,48 @@ func TestSmallKnownWorkDetected(t *testing.T) {
 	assertCoverage(t, r.run, "stock", "1.1", map[string][2]float64{"hash": {0.95, 1.05}, "cnt": {0, 0}})
 	if h := patchedHunk(reportOf(r.run, "stock").Coverage, "1.1"); h == nil || math.Abs(h.In["hash"][results.ContextBPF]-h.PerPkt["hash"]) > 0.01 {
 		t.Errorf("hunk 1.1 by context %+v, want all its runs in hash inside the BPF call", h)
+	}
+}
+
+// assertSplit: every boot split prog's calls by function, fn among them,
+// and fn's instructions a call moved by want (to half an instruction, as
+// Where's exact rows) from the base boots' mean to the patched ones',
+// while the program's own code did not move.
+func assertSplit(t *testing.T, run *results.Run, variant, prog, fn string, want float64) {
+	t.Helper()
+	var sum [2][2]float64 // base, patched × fn, the program
+	var n [2]float64
+	for _, b := range run.Boots {
+		side := map[string]int{results.RoleBase: 0, results.RolePatched: 1}[b.Role]
+		for _, v := range b.Variants {
+			if v.Variant != variant || v.Exact == nil {
+				continue
+			}
+			for _, c := range verdict.ProgCalls(v.Exact) {
+				if c.Prog != prog || c.Calls == 0 {
+					continue
+				}
+				got := map[string]float64{}
+				for _, f := range c.Funcs {
+					got[f.Name] = float64(f.Insns) / float64(c.Calls)
+				}
+				if _, ok := got[fn]; !ok {
+					t.Errorf("%s boot %d: %s's calls split into %d functions, %s not among them", b.Role, b.Rep, prog, len(c.Funcs), fn)
+				}
+				t.Logf("%s boot %d: %s's calls, instructions a call: %s %.3f, bpf:%s %.3f", b.Role, b.Rep, prog, fn, got[fn], prog, got["bpf:"+prog])
+				sum[side][0] += got[fn]
+				sum[side][1] += got["bpf:"+prog]
+				n[side]++
+			}
+		}
+	}
+	if n[0] == 0 || n[1] == 0 {
+		t.Fatalf("no split of %s's calls on one side (base %v boots, patched %v)", prog, n[0], n[1])
+	}
+	for k, w := range []float64{want, 0} {
+		if d := sum[1][k]/n[1] - sum[0][k]/n[0]; math.Abs(d-w) > 0.5 {
+			t.Errorf("%s's split: %s moved %+.2f instructions a call, want %+g", prog, []string{fn, "bpf:" + prog}[k], d, w)
+		}
 	}
 }
 

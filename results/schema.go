@@ -218,6 +218,11 @@ type CallCount struct {
 	// calls' counts less those of the calls made inside them (Mem is
 	// not split). Nil when the plugin did not split them.
 	Funcs []FuncCount `json:"funcs,omitempty"`
+	// Inside are the calls made directly inside these (a call whose
+	// innermost open context, when it began, was one of these), by
+	// name, largest first: what these counts hold of other contexts.
+	// Nil when none was, or the plugin did not say.
+	Inside []CallCount `json:"inside,omitempty"`
 }
 
 // CallPrefix starts every Exact.Calls name: call:bpf:<prog> is the calls

@@ -33,6 +33,9 @@ type CallSplit struct {
 	Boots int         `json:"boots"`
 	Total float64     `json:"total"`
 	Funcs []SplitFunc `json:"funcs"`
+	// Accountant is what kci's context accountant ran inside the calls,
+	// a call (mean): taken out of Total and of every row (ProgCall).
+	Accountant float64 `json:"accountant,omitempty"`
 }
 
 // SplitFunc is one function's part of a program's call, a call: mean,
@@ -45,6 +48,10 @@ type SplitFunc struct {
 	Max   float64 `json:"max"`
 	Share float64 `json:"share"`
 }
+
+// accountantKey holds a boot's accountant a call among its functions: no
+// function's name is empty.
+const accountantKey = "\x00accountant"
 
 // splitKey is one program of one variant in one unit.
 type splitKey struct{ variant, prog, unit string }
@@ -74,7 +81,7 @@ func (s *splitBoots) add(variant string, e *results.Exact) {
 			}
 			return float64(insns) / float64(c.Calls)
 		}
-		boot := map[string]float64{"": per(c.Insns, c.Cycles)}
+		boot := map[string]float64{"": per(c.Insns, c.Cycles), accountantKey: per(c.Accountant.Insns, c.Accountant.Cycles)}
 		for _, f := range c.Funcs {
 			boot[f.Name] += per(f.Insns, f.Cycles)
 		}
@@ -117,7 +124,7 @@ func splitOf(k splitKey, boots []map[string]float64) CallSplit {
 	names := map[string]bool{}
 	for _, b := range boots {
 		for n := range b {
-			if n != "" {
+			if n != "" && n != accountantKey {
 				names[n] = true
 			}
 		}
@@ -126,6 +133,7 @@ func splitOf(k splitKey, boots []map[string]float64) CallSplit {
 	other := make([]float64, len(boots))
 	for i, b := range boots {
 		cs.Total += b[""] / float64(len(boots))
+		cs.Accountant += b[accountantKey] / float64(len(boots))
 		nested[i] = b[""]
 		for n := range names {
 			nested[i] -= b[n]

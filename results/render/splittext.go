@@ -52,6 +52,10 @@ func splitText(b *strings.Builder, splits []benchtab.CallSplit) {
 		for _, f := range tail {
 			splitLine(b, f)
 		}
+		if s.Accountant >= 0.05 {
+			fmt.Fprintf(b, "    %9s  kci's context accountant inside its calls (interrupts that landed in them): "+
+				"taken out of the call and of every line above\n", fmtNs(s.Accountant))
+		}
 	}
 }
 

@@ -21,7 +21,7 @@ func TestSplitText(t *testing.T) {
 		benchtab.SplitFunc{Name: benchtab.SplitNested, Mean: 7, Min: 0, Max: 14, Share: 0.007})
 	var b strings.Builder
 	splitText(&b, []benchtab.CallSplit{
-		{Variant: "gtp-gtp", Prog: "gtp_write", Unit: results.ModelledCyclesPerCallLabel, Boots: 2, Total: 1000, Funcs: funcs},
+		{Variant: "gtp-gtp", Prog: "gtp_write", Unit: results.ModelledCyclesPerCallLabel, Boots: 2, Total: 1000, Funcs: funcs, Accountant: 32.4},
 		{Variant: "gtp-none", Prog: "x", Unit: results.InstructionsPerCallLabel, Boots: 1, Total: 5, Funcs: funcs[:1]},
 	})
 	got := b.String()
@@ -32,7 +32,8 @@ func TestSplitText(t *testing.T) {
 		"      93.0  10.0 %  [90.0, 110.0]  fh\n",
 		"     183.0  20.0 %  the rest of its functions at 1 % or more\n",
 		"       3.0   0.3 %  [3.0, 3.0]  " + benchtab.SplitOther + "\n",
-		"       7.0   0.7 %  [0.0, 14.0]  " + benchtab.SplitNested + "\n(" + results.InstructionsPerCallLabel + " from here on)\n",
+		"       7.0   0.7 %  [0.0, 14.0]  " + benchtab.SplitNested + "\n         32.4  kci's context accountant inside its calls",
+		"taken out of the call and of every line above\n(" + results.InstructionsPerCallLabel + " from here on)\n",
 		"  gtp-none x: 5.0 a call, 1 boot\n",
 	} {
 		if !strings.Contains(got, want) {

@@ -16,7 +16,8 @@ import (
 // cycle a packet being the floor. They are cost rows: beside the
 // programs, not in the total. A context counts its own vCPU's work only,
 // so an interleaved variant (several vCPUs, whose bpf_stats rows are left
-// out) keeps them. ':' and '/' cannot occur in a program's name (a C
+// out) keeps them. What kci's accountant ran inside a call is not in
+// them (ProgCall). ':' and '/' cannot occur in a program's name (a C
 // identifier), so they never collide with one.
 const (
 	CallRowPrefix    = "call:"
@@ -65,10 +66,18 @@ func CallRowProg(name string) string {
 // callBPF starts the Exact.Calls name of a BPF program's calls.
 const callBPF = results.CallPrefix + "bpf:"
 
-// ProgCall is one BPF program's calls in a window.
+// callObserver starts the Exact.Calls name of the accountant's programs.
+const callObserver = results.CallPrefix + "observer:"
+
+// ProgCall is one BPF program's calls in a window, kci's own programs
+// taken out: Accountant is what the context accountant's programs ran
+// inside them (run by interrupts that landed in a call), which the
+// CallCount's counts no longer hold. A machine without kci runs none of
+// it, so bpf_stats there holds none.
 type ProgCall struct {
 	Prog string
 	results.CallCount
+	Accountant results.CallCount
 }
 
 // ProgCalls are the BPF programs' calls in e, in e.Calls' order; a
@@ -81,9 +90,22 @@ func ProgCalls(e *results.Exact) []ProgCall {
 	var out []ProgCall
 	for _, c := range e.Calls {
 		prog, ok := strings.CutPrefix(c.Name, callBPF)
-		if ok && prog != "" && !strings.Contains(prog, "/") {
-			out = append(out, ProgCall{prog, c})
+		if !ok || prog == "" || strings.Contains(prog, "/") {
+			continue
 		}
+		pc := ProgCall{Prog: prog, CallCount: c}
+		for _, in := range c.Inside {
+			if strings.HasPrefix(in.Name, callObserver) {
+				pc.Accountant.Calls += in.Calls
+				pc.Accountant.Insns += in.Insns
+				pc.Accountant.Mem += in.Mem
+				pc.Accountant.Cycles += in.Cycles
+			}
+		}
+		pc.Insns -= min(pc.Insns, pc.Accountant.Insns)
+		pc.Mem -= min(pc.Mem, pc.Accountant.Mem)
+		pc.Cycles -= min(pc.Cycles, pc.Accountant.Cycles)
+		out = append(out, pc)
 	}
 	return out
 }

@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"math"
+	"reflect"
 	"testing"
 
 	"github.com/kci-dev/kci/results"
@@ -123,5 +124,33 @@ func TestCallRowsInterleaved(t *testing.T) {
 		if r, ok := rows[name]; !ok || r.Verdict != Slower {
 			t.Errorf("%s: %+v, want it kept and slower", name, r.Verdict)
 		}
+	}
+}
+
+// What kci's accountant ran inside a program's calls is taken out of
+// them (a machine without kci runs none of it); what other contexts ran
+// inside them stays, as bpf_stats keeps it.
+func TestProgCallsTakeTheAccountantOut(t *testing.T) {
+	e := &results.Exact{Calls: []results.CallCount{
+		{Name: "call:bpf:gtp_write", Calls: 10, Insns: 5000, Mem: 900, Cycles: 17000, Inside: []results.CallCount{
+			{Name: "call:observer:acct_irq_work_entry", Calls: 2, Insns: 300, Mem: 40, Cycles: 500},
+			{Name: "call:observer:acct_irq_work_exit", Calls: 2, Insns: 200, Mem: 30, Cycles: 400},
+			{Name: "call:bpf:other", Calls: 1, Insns: 100, Mem: 10, Cycles: 150},
+		}},
+		{Name: "call:observer:acct_irq_work_entry", Calls: 2, Insns: 300, Mem: 40, Cycles: 500},
+	}}
+	got := ProgCalls(e)
+	if len(got) != 1 || got[0].Prog != "gtp_write" {
+		t.Fatalf("ProgCalls = %+v, want gtp_write's alone", got)
+	}
+	c := got[0]
+	if c.Insns != 4500 || c.Mem != 830 || c.Cycles != 16100 || c.Calls != 10 ||
+		!reflect.DeepEqual(c.Accountant, results.CallCount{Calls: 4, Insns: 500, Mem: 70, Cycles: 900}) {
+		t.Errorf("gtp_write %+v accountant %+v: want 4500 insns, 830 mem, 16100 cycles, 10 calls, the accountant's 4 calls 500 70 900",
+			c.CallCount, c.Accountant)
+	}
+	rows := CallRows(results.VariantResult{Exact: &results.Exact{Packets: 10, Model: "m", Calls: e.Calls}})
+	if len(rows) != 2 || rows[0].NsPerPkt != 450 || rows[1].NsPerPkt != 1610 {
+		t.Errorf("call rows %+v, want 450 instructions and 1610 cycles a packet", rows)
 	}
 }

@@ -286,6 +286,15 @@ func checkCalls(t *testing.T, o tcgplugin.Options, c *tcgplugin.Counts, sym map[
 		}
 	}
 	checkSplits(t, o, w, want, sym, n)
+	// entry's calls from entry2 are the one nest (rec's inner call is
+	// its own target's, escape's and entry's direct calls are in none).
+	nest := tcgplugin.Nest{Outer: sym["entry2"], Inner: sym["entry"], Calls: n, Insns: 6 * n, Mem: 7 * n}
+	if o.Cache {
+		nest.Cycles = 6 * n
+	}
+	if !reflect.DeepEqual(w.Nests, []tcgplugin.Nest{nest}) {
+		t.Errorf("%+v: nests %+v, want %+v", o, w.Nests, nest)
+	}
 }
 
 // checkSplits: with blocks on, each target's splits are its context's

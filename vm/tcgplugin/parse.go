@@ -74,6 +74,9 @@ type Window struct {
 	// block ran while a call of each target was the innermost one open
 	// on its vCPU, by Target then Addr (see Split).
 	Splits []Split
+	// Nests are, with contexts, what the calls of one target ran inside
+	// another's, by Outer then Inner (see Nest).
+	Nests []Nest
 }
 
 // PC is the counts of the translation blocks starting at Addr (a guest
@@ -123,6 +126,7 @@ type parser struct {
 	ctxs    int     // ctx lines the current window still expects
 	pending int     // pc lines the current window still expects
 	splits  int     // split lines the current window still expects
+	nests   int     // nest lines the current window still expects
 	w       *Window // the window being read
 	lastCtx ctxKey  // the last ctx line's target and vCPU
 }
@@ -146,7 +150,7 @@ func Parse(r io.Reader) (*Counts, error) {
 	if p.line == 0 {
 		return nil, fmt.Errorf("tcgplugin: empty output (the plugin never started)")
 	}
-	if p.pending > 0 || p.ctxs > 0 || p.vcpus > 0 || p.splits > 0 {
+	if p.pending > 0 || p.ctxs > 0 || p.vcpus > 0 || p.splits > 0 || p.nests > 0 {
 		return nil, fmt.Errorf("tcgplugin: line %d: window %d ends after %d of its pc lines", p.line, p.w.Index, len(p.w.PCs))
 	}
 	if !p.header {
@@ -189,6 +193,8 @@ func (p *parser) parseLine(f []string) error {
 		return p.pc(f)
 	case "split":
 		return p.split(f)
+	case "nest":
+		return p.nest(f)
 	case "stray":
 		if len(f) != 1 {
 			return fmt.Errorf("stray takes no fields")
@@ -222,7 +228,7 @@ func (p *parser) version(f []string) error {
 
 // expect refuses a line of another kind than the window being read
 // expects next: its vcpu lines, then its ctx lines, then its pc lines,
-// then its split lines.
+// then its split lines, then its nest lines.
 func (p *parser) expect(kind string) error {
 	switch {
 	case p.vcpus > 0 && kind != "vcpu":
@@ -233,6 +239,8 @@ func (p *parser) expect(kind string) error {
 		return fmt.Errorf("%q inside window %d, which expects %d more pc lines", kind, p.w.Index, p.pending)
 	case p.vcpus == 0 && p.ctxs == 0 && p.pending == 0 && p.splits > 0 && kind != "split":
 		return fmt.Errorf("%q inside window %d, which expects %d more split lines", kind, p.w.Index, p.splits)
+	case p.vcpus == 0 && p.ctxs == 0 && p.pending == 0 && p.splits == 0 && p.nests > 0 && kind != "nest":
+		return fmt.Errorf("%q inside window %d, which expects %d more nest lines", kind, p.w.Index, p.nests)
 	}
 	return nil
 }
@@ -299,14 +307,14 @@ func (p *parser) model(f []string) error {
 }
 
 // window reads "window <k> complete|incomplete insns N mem N cycles N
-// pcs N ctxs N splits N".
+// pcs N ctxs N splits N nests N".
 func (p *parser) window(f []string) error {
 	if !p.header {
 		return fmt.Errorf("window before the header's cache (and model) line")
 	}
-	if len(f) != 15 || f[3] != "insns" || f[5] != "mem" || f[7] != "cycles" || f[9] != "pcs" || f[11] != "ctxs" ||
-		f[13] != "splits" {
-		return fmt.Errorf("want window <k> complete|incomplete insns N mem N cycles N pcs N ctxs N splits N")
+	if len(f) != 17 || f[3] != "insns" || f[5] != "mem" || f[7] != "cycles" || f[9] != "pcs" || f[11] != "ctxs" ||
+		f[13] != "splits" || f[15] != "nests" {
+		return fmt.Errorf("want window <k> complete|incomplete insns N mem N cycles N pcs N ctxs N splits N nests N")
 	}
 	k, err := strconv.Atoi(f[1])
 	if err != nil {
@@ -318,7 +326,7 @@ func (p *parser) window(f []string) error {
 	if f[2] != "complete" && f[2] != "incomplete" {
 		return fmt.Errorf("want complete or incomplete, got %q", f[2])
 	}
-	n, err := uints([]string{f[4], f[6], f[8], f[10], f[12], f[14]}, 10)
+	n, err := uints([]string{f[4], f[6], f[8], f[10], f[12], f[14], f[16]}, 10)
 	if err != nil {
 		return err
 	}
@@ -328,14 +336,15 @@ func (p *parser) window(f []string) error {
 	if !p.c.Cache && n[2] != 0 {
 		return fmt.Errorf("cycles %d without the cache model", n[2])
 	}
-	if p.c.Contexts == nil && n[4] != 0 {
-		return fmt.Errorf("%d ctx lines with contexts off", n[4])
+	if p.c.Contexts == nil && n[4]+n[6] != 0 {
+		return fmt.Errorf("%d ctx and %d nest lines with contexts off", n[4], n[6])
 	}
 	p.c.Windows = append(p.c.Windows, Window{Index: k, Insns: n[0], Mem: n[1], Cycles: n[2], Incomplete: f[2] == "incomplete"})
 	p.w = &p.c.Windows[k]
 	p.pending = int(n[3])
 	p.ctxs = int(n[4])
 	p.splits = int(n[5])
+	p.nests = int(n[6])
 	p.lastCtx = ctxKey{}
 	if p.c.VCPUs > 1 {
 		p.vcpus = p.c.VCPUs
@@ -411,10 +420,13 @@ func (p *parser) pc(f []string) error {
 // check makes a finished block's pc lines add up to its window line,
 // and its split lines fit its contexts.
 func (p *parser) check() error {
-	if p.pending > 0 || p.vcpus > 0 || p.ctxs > 0 || p.splits > 0 {
+	if p.pending > 0 || p.vcpus > 0 || p.ctxs > 0 || p.splits > 0 || p.nests > 0 {
 		return nil
 	}
 	if err := p.splitsFit(); err != nil {
+		return err
+	}
+	if err := p.nestsFit(); err != nil {
 		return err
 	}
 	var s PC

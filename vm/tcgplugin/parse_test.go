@@ -15,11 +15,11 @@ const goodOff = `kcicount 6
 vcpus 1 quantum 0
 contexts off
 cache off
-window 0 complete insns 2001 mem 0 cycles 0 pcs 2 ctxs 0 splits 0
+window 0 complete insns 2001 mem 0 cycles 0 pcs 2 ctxs 0 splits 0 nests 0
 pc 401000 3 0 0 1 401009
 pc 401005 1998 0 0 999 401009
 stray
-window 1 incomplete insns 7 mem 4 cycles 0 pcs 2 ctxs 0 splits 0
+window 1 incomplete insns 7 mem 4 cycles 0 pcs 2 ctxs 0 splits 0 nests 0
 pc ffffffff81000000 7 3 0 1 ffffffff8100001c
 pc ffffffff81000040 0 1 0 0 ffffffff81000042
 exit
@@ -30,7 +30,7 @@ vcpus 1 quantum 0
 contexts off
 cache on
 model xeon-platinum-8180 l1i=32768:8:64 l1d=32768:8:64 l2=1048576:16:64 llc=40370176:11:64 lat l2=13 llc=77 dram=240
-window 0 complete insns 10 mem 2 cycles 263 pcs 2 ctxs 0 splits 0
+window 0 complete insns 10 mem 2 cycles 263 pcs 2 ctxs 0 splits 0 nests 0
 pc 10 4 1 4 1 1c
 pc 20 6 1 259 2 2e
 `
@@ -103,7 +103,7 @@ func TestParseBad(t *testing.T) {
 		{"version 3", "kcicount 3\nvcpus 1 quantum 0\ncache off\n", "line 1: format version 3"},
 		{"version number", "kcicount x\n", "line 1:"},
 		{"cache value", "kcicount 6\nvcpus 1 quantum 0\ncontexts off\ncache maybe\n", "line 4:"},
-		{"no model", "kcicount 6\nvcpus 1 quantum 0\ncontexts off\ncache on\nwindow 0 complete insns 0 mem 0 cycles 0 pcs 0 ctxs 0 splits 0\n", "line 5:"},
+		{"no model", "kcicount 6\nvcpus 1 quantum 0\ncontexts off\ncache on\nwindow 0 complete insns 0 mem 0 cycles 0 pcs 0 ctxs 0 splits 0 nests 0\n", "line 5:"},
 		{"header ends", "kcicount 6\nvcpus 1 quantum 0\ncontexts off\ncache on\n", "line 4: output ends inside the header"},
 		{"unknown kind", strings.Replace(goodOff, "stray\n", "bogus 1\n", 1), "line 8: unknown line kind"},
 		{"bad number", strings.Replace(goodOff, "pc 401005 1998", "pc 401005 19x8", 1), "line 7: bad number"},
@@ -120,10 +120,10 @@ func TestParseBad(t *testing.T) {
 		{"out of order", strings.Replace(goodOff, "window 1 ", "window 2 ", 1), "line 9: window 2 out of order"},
 		{"pcs unsorted", strings.Replace(goodOff, "pc 401005", "pc 400fff", 1), "line 7: pc 400fff not after 401000"},
 		{"sum mismatch", strings.Replace(goodOff, "insns 2001", "insns 2002", 1), "line 7: window 0: pc lines sum"},
-		{"truncated block", "kcicount 6\nvcpus 1 quantum 0\ncontexts off\ncache off\nwindow 0 complete insns 1 mem 0 cycles 0 pcs 2 ctxs 0 splits 0\npc 1 1 0 0 1 2\n", "line 6: window 0 ends after 1"},
+		{"truncated block", "kcicount 6\nvcpus 1 quantum 0\ncontexts off\ncache off\nwindow 0 complete insns 1 mem 0 cycles 0 pcs 2 ctxs 0 splits 0 nests 0\npc 1 1 0 0 1 2\n", "line 6: window 0 ends after 1"},
 		{"interleaved", strings.Replace(goodOff, "pc 401005 ", "stray\npc 401005 ", 1), "line 7: \"stray\" inside window 0"},
 		{"after exit", goodOff + "stray\n", "line 13: \"stray\" after exit"},
-		{"cycles without cache", strings.Replace(goodOff, "cycles 0 pcs 2 ctxs 0 splits 0\npc ffff", "cycles 5 pcs 2 ctxs 0 splits 0\npc ffff", 1), "line 9: cycles 5"},
+		{"cycles without cache", strings.Replace(goodOff, "cycles 0 pcs 2 ctxs 0 splits 0 nests 0\npc ffff", "cycles 5 pcs 2 ctxs 0 splits 0 nests 0\npc ffff", 1), "line 9: cycles 5"},
 		{"pc cycles without cache", strings.Replace(goodOff, "pc 401005 1998 0 0", "pc 401005 1998 0 5", 1), "line 7: cycles 5"},
 		{"completeness", strings.Replace(goodOff, "0 complete", "0 done", 1), "line 5: want complete or incomplete"},
 		{"model field", strings.Replace(goodOn, "l2=1048576:16:64", "l2=1048576:16", 1), "line 5: l2: want 3 numbers"},
@@ -187,7 +187,7 @@ vcpus 2 quantum 1000
 contexts off
 cache coherent
 model xeon-platinum-8180-coherent l1i=32768:8:64 l1d=32768:8:64 l2=1048576:16:64 llc=40370176:11:64 lat l2=13 llc=77 dram=240 xfer=119 upgrade=77 lock=18 cores=2
-window 0 complete insns 10 mem 2 cycles 263 pcs 2 ctxs 0 splits 0
+window 0 complete insns 10 mem 2 cycles 263 pcs 2 ctxs 0 splits 0 nests 0
 vcpu 0 insns 4 mem 1 cycles 4
 vcpu 1 insns 6 mem 1 cycles 259
 pc 10 4 1 4 1 1c 0

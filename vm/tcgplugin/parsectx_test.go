@@ -14,7 +14,7 @@ vcpus 1 quantum 0
 contexts 100000 100100 blocks on marks 2
 cache on
 model xeon-platinum-8180 l1i=32768:8:64 l1d=32768:8:64 l2=1048576:16:64 llc=40370176:11:64 lat l2=13 llc=77 dram=240
-window 0 complete insns 30 mem 6 cycles 300 pcs 3 ctxs 2 splits 0
+window 0 complete insns 30 mem 6 cycles 300 pcs 3 ctxs 2 splits 0 nests 0
 ctx 100000 0 5 20 4 200
 ctx 100040 0 5 10 2 100
 pc 10 10 2 100 1 1c 0 0 1 0 0 0 0 0 0
@@ -29,7 +29,7 @@ const goodCtxMulti = `kcicount 6
 vcpus 2 quantum 1000
 contexts ffffffffa0000000 ffffffffff000000 blocks off marks 0
 cache off
-window 0 complete insns 10 mem 2 cycles 0 pcs 2 ctxs 3 splits 0
+window 0 complete insns 10 mem 2 cycles 0 pcs 2 ctxs 3 splits 0 nests 0
 vcpu 0 insns 4 mem 1 cycles 0
 vcpu 1 insns 6 mem 1 cycles 0
 ctx ffffffffa0001000 0 1 4 1 0
@@ -94,7 +94,7 @@ func TestParseContextsBad(t *testing.T) {
 		{"contexts empty", r(goodCtx, "contexts 100000 100100", "contexts 100100 100000", 1), "line 3: contexts range 100100-100000 is empty"},
 		{"contexts hex", r(goodCtx, "contexts 100000", "contexts 10000g", 1), "line 3: bad number"},
 		{"contexts late", r(goodCtx, "contexts 100000 100100 blocks on marks 2\ncache on\n", "cache on\ncontexts 100000 100100 blocks on marks 2\n", 1), "line 3: cache line must be line 4"},
-		{"ctxs with contexts off", r(r(goodOff, "contexts off\n", "contexts off\n", 1), "pcs 2 ctxs 0", "pcs 2 ctxs 1", 1), "line 5: 1 ctx lines with contexts off"},
+		{"ctxs with contexts off", r(r(goodOff, "contexts off\n", "contexts off\n", 1), "pcs 2 ctxs 0", "pcs 2 ctxs 1", 1), "line 5: 1 ctx and 0 nest lines with contexts off"},
 		{"ctx fields", r(goodCtx, "ctx 100040 0 5 10 2 100", "ctx 100040 0 5 10 2", 1), "line 8: want ctx <target>"},
 		{"ctx hex", r(goodCtx, "ctx 100040", "ctx 10004g", 1), "line 8: bad number"},
 		{"ctx number", r(goodCtx, "ctx 100040 0 5 10", "ctx 100040 0 5 1x", 1), "line 8: bad number"},

@@ -50,6 +50,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nest.h"
 #include "vcpus.h"
 
 #define CTX_REGION_BITS 14 /* x86-64 THREAD_SIZE: 16 KiB */
@@ -95,6 +96,12 @@ struct frame {
 	uint32_t ctx;   /* with FRAME_OPEN: the context's index */
 	uint16_t state; /* FRAME_NONE, FRAME_OPEN, FRAME_FULL (no room) */
 	uint16_t cls;   /* the stack class of the callee's code */
+	/* With FRAME_OPEN: the window it opened in (nest.h's win, 0 for
+	 * none), the context open around it (its index + 1, 0 for none),
+	 * and its vCPU's totals then. */
+	uint64_t win;
+	uint32_t outer;
+	struct vtot at;
 };
 
 struct vctx {
@@ -130,6 +137,7 @@ struct ctxs {
 	uint32_t hcap;
 	struct mark_fn marks[MARKS_MAX];
 	int nmarks;
+	struct nests nest;
 };
 
 static inline bool ctx_in(const struct ctxs *c, uint64_t addr)
@@ -243,6 +251,11 @@ static void ctx_close(struct ctxs *c, struct vcpus *vc, int v, struct frame *f, 
 	x->depth--;
 	if (--c->acc[f->ctx].open[v] == 0) {
 		ctx_charge(c, vc, v, f->ctx, late);
+	}
+	if (c->nest.on && f->win == c->nest.win && f->outer != 0 && f->outer - 1 != f->ctx) {
+		struct vtot t = vc_now(vc, v);
+		nest_add(&c->nest, f->outer - 1, f->ctx,
+			 (struct vtot){t.insns - f->at.insns, t.mem - f->at.mem + late, t.pen - f->at.pen});
 	}
 }
 
@@ -399,6 +412,9 @@ static void ctx_enter(struct ctxs *c, struct vcpus *vc, int v, uint64_t addr)
 	}
 	f->state = FRAME_OPEN;
 	f->ctx = (uint32_t)k;
+	f->win = c->nest.on ? c->nest.win : 0;
+	f->outer = x->depth > 0 && x->depth <= CTX_OPEN_MAX ? x->open[x->depth - 1] + 1 : 0;
+	f->at = vc_now(vc, v);
 	if (x->depth < CTX_OPEN_MAX) {
 		x->open[x->depth] = (uint32_t)k;
 	}
@@ -438,6 +454,9 @@ static void ctx_drop(struct ctxs *c, struct vcpus *vc)
 
 static void ctx_window_open(struct ctxs *c, struct vcpus *vc)
 {
+	c->nest.win++;
+	c->nest.on = true;
+	c->nest.n = 0;
 	ctx_flush(c, vc);
 	for (uint32_t i = 0; i < c->n; i++) {
 		memcpy(c->acc[i].base, c->acc[i].now, (size_t)c->nvcpu * sizeof(struct ctot));

@@ -195,11 +195,32 @@ static size_t split_line(char *buf, size_t cap, uint32_t i)
 				(unsigned long)q->insns, (unsigned long)(st.cache ? q->insns + q->pen : 0));
 }
 
+static int by_nest(const void *a, const void *b)
+{
+	const struct npair *p = a, *q = b;
+	uint64_t x = st.ctx.acc[p->outer].target, y = st.ctx.acc[q->outer].target;
+	if (x == y) {
+		x = st.ctx.acc[p->inner].target;
+		y = st.ctx.acc[q->inner].target;
+	}
+	return x < y ? -1 : x > y;
+}
+
+/* nest_line appends nested pair i's nest line (nest.h). */
+static size_t nest_line(char *buf, size_t cap, const struct npair *q)
+{
+	return (size_t)snprintf(buf, cap, "nest %lx %lx %lu %lu %lu %lu\n", (unsigned long)st.ctx.acc[q->outer].target,
+				(unsigned long)st.ctx.acc[q->inner].target, (unsigned long)q->calls,
+				(unsigned long)q->insns, (unsigned long)q->mem,
+				(unsigned long)(st.cache ? q->insns + q->pen : 0));
+}
+
 /* window_close writes the open window as one block: a window line with
  * the totals, a vcpu line per vCPU (with several), a ctx line per call
  * context and vCPU that counted something, one pc line per slot that
  * did, in address order, then (ctxblocks=on) one split line per block
- * and innermost target that ran, by target then block. */
+ * and innermost target that ran, by target then block, and a nest line
+ * per pair of targets one's calls ran inside the other's. */
 static void window_close(bool complete)
 {
 	struct snap t = {0}; /* pen holds the cycles */
@@ -208,27 +229,32 @@ static void window_close(bool complete)
 	if (st.nvcpu > 1) {
 		vc_charge(&st.vc);
 	}
-	uint32_t nctx = 0, nsplit = 0, *sidx = NULL;
+	uint32_t nctx = 0, nsplit = 0, nnest = 0, *sidx = NULL;
 	if (st.ctx.on) {
 		ctx_flush(&st.ctx, &st.vc);
 		nctx = ctx_lines(&st.ctx, st.cache, NULL, 0, NULL);
+		nnest = st.ctx.nest.n;
+		qsort(st.ctx.nest.p, nnest, sizeof(*st.ctx.nest.p), by_nest);
+		st.ctx.nest.on = false;
 	}
 	if (st.ctx.blocks) {
 		sidx = split_pairs(&nsplit);
 	}
 	/* A pc line is at most 3 + 17 + 4 * 21 + 17 + 21 + 7 * 21 + 2 * 17
 	 * = 323 bytes, a vcpu line 5 + 3 + 3 * 27 = 89, a ctx line 108, a
-	 * split line 6 + 2 * 17 + 3 * 21 = 103. */
-	size_t bcap = 176 + (size_t)n * 324 + (size_t)st.nvcpu * 96 + (size_t)nctx * 112 + (size_t)nsplit * 104,
+	 * split line 6 + 2 * 17 + 3 * 21 = 103, a nest line 5 + 2 * 17 + 4 *
+	 * 21 = 123. */
+	size_t bcap = 192 + (size_t)n * 324 + (size_t)st.nvcpu * 96 + (size_t)nctx * 112 + (size_t)nsplit * 104 +
+		      (size_t)nnest * 124,
 	       blen = 0;
 	char *buf = malloc(bcap);
 	if (!buf) {
 		fprintf(stderr, "kcicount: out of memory\n");
 		abort();
 	}
-	blen += (size_t)snprintf(buf, bcap, "window %lu %s insns %lu mem %lu cycles %lu pcs %u ctxs %u splits %u\n",
+	blen += (size_t)snprintf(buf, bcap, "window %lu %s insns %lu mem %lu cycles %lu pcs %u ctxs %u splits %u nests %u\n",
 				 (unsigned long)(st.windows - 1), complete ? "complete" : "incomplete",
-				 (unsigned long)t.insns, (unsigned long)t.mem, (unsigned long)t.pen, n, nctx, nsplit);
+				 (unsigned long)t.insns, (unsigned long)t.mem, (unsigned long)t.pen, n, nctx, nsplit, nnest);
 	for (int v = 0; st.nvcpu > 1 && v < st.nvcpu; v++) {
 		struct vtot d = vc_window(&st.vc, v);
 		blen += (size_t)snprintf(buf + blen, bcap - blen, "vcpu %d insns %lu mem %lu cycles %lu\n", v,
@@ -243,6 +269,9 @@ static void window_close(bool complete)
 	}
 	for (uint32_t k = 0; k < nsplit; k++) {
 		blen += split_line(buf + blen, bcap - blen, sidx[k]);
+	}
+	for (uint32_t k = 0; k < nnest; k++) {
+		blen += nest_line(buf + blen, bcap - blen, &st.ctx.nest.p[k]);
 	}
 	out_write(buf, blen);
 	free(buf);
