@@ -6,6 +6,7 @@ import (
 
 	"github.com/kci-dev/kci/boot"
 	"github.com/kci-dev/kci/results"
+	"github.com/kci-dev/kci/results/verdict"
 	"github.com/kci-dev/kci/wire"
 )
 
@@ -38,9 +39,31 @@ func exactProfiles(ps []wire.Profile, ex []boot.VariantExact) []wire.Profile {
 	return out
 }
 
-// exactFolded is a window's counts as folded stacks: kind;function insns.
+// exactFolded is a window's counts as folded stacks: kind;function insns,
+// and a BPF program's calls split by function under it (bpf;prog;function:
+// what the program called, taken from the function's own stack), so a
+// flame graph shows each program's children as a profiler's does.
 func exactFolded(e *results.Exact) string {
+	own := map[string]uint64{}
+	for _, f := range e.Funcs {
+		own[f.Name] = f.Insns
+	}
 	var b strings.Builder
+	for _, c := range verdict.ProgCalls(e) {
+		for _, f := range c.Funcs {
+			if f.Name == "bpf:"+c.Prog || f.Insns == 0 {
+				continue
+			}
+			// A function under the window's fold is in its bucket there.
+			from := f.Name
+			if _, ok := own[from]; !ok {
+				from = results.FuncSmall
+			}
+			n := min(f.Insns, own[from])
+			own[from] -= n
+			fmt.Fprintf(&b, "bpf;%s;%s %d\n", c.Prog, foldedName(f.Name), n)
+		}
+	}
 	for _, f := range e.Funcs {
 		kind, name := "kernel", f.Name
 		switch {
@@ -51,7 +74,14 @@ func exactFolded(e *results.Exact) string {
 		case name == results.FuncUser:
 			kind, name = "user", "[user]"
 		}
-		fmt.Fprintf(&b, "%s;%s %d\n", kind, strings.ReplaceAll(name, " ", "_"), f.Insns)
+		if own[f.Name] > 0 {
+			fmt.Fprintf(&b, "%s;%s %d\n", kind, foldedName(name), own[f.Name])
+		}
 	}
 	return b.String()
+}
+
+// foldedName is a function's name as one frame of a folded stack.
+func foldedName(name string) string {
+	return strings.NewReplacer(" ", "_", ";", "_").Replace(name)
 }
