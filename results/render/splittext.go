@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"strings"
+	"unicode"
 
 	"github.com/kci-dev/kci/results/benchtab"
 )
@@ -30,7 +31,7 @@ func splitText(b *strings.Builder, splits []benchtab.CallSplit) {
 		if s.Boots == 1 {
 			boots = "boot"
 		}
-		fmt.Fprintf(b, "  %s %s: %s a call, %d %s\n", s.Variant, s.Prog, fmtNs(s.Total), s.Boots, boots)
+		fmt.Fprintf(b, "  %s %s: %s a call, %d %s\n", printable(s.Variant), printable(s.Prog), fmtNs(s.Total), s.Boots, boots)
 		var rest benchtab.SplitFunc
 		var tail []benchtab.SplitFunc
 		n := 0
@@ -60,5 +61,16 @@ func splitText(b *strings.Builder, splits []benchtab.CallSplit) {
 }
 
 func splitLine(b *strings.Builder, f benchtab.SplitFunc) {
-	fmt.Fprintf(b, "    %9s %5.1f %%  [%s, %s]  %s\n", fmtNs(f.Mean), 100*f.Share, fmtNs(f.Min), fmtNs(f.Max), f.Name)
+	fmt.Fprintf(b, "    %9s %5.1f %%  [%s, %s]  %s\n", fmtNs(f.Mean), 100*f.Share, fmtNs(f.Min), fmtNs(f.Max), printable(f.Name))
+}
+
+// printable is a name from a record (untrusted: a run directory may come
+// from anyone) with every character a terminal would act on replaced.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsPrint(r) {
+			return r
+		}
+		return '?'
+	}, s)
 }

@@ -22,7 +22,8 @@ func TestSplitText(t *testing.T) {
 	var b strings.Builder
 	splitText(&b, []benchtab.CallSplit{
 		{Variant: "gtp-gtp", Prog: "gtp_write", Unit: results.ModelledCyclesPerCallLabel, Boots: 2, Total: 1000, Funcs: funcs, Accountant: 32.4},
-		{Variant: "gtp-none", Prog: "x", Unit: results.InstructionsPerCallLabel, Boots: 1, Total: 5, Funcs: funcs[:1]},
+		{Variant: "gtp-none", Prog: "x", Unit: results.InstructionsPerCallLabel, Boots: 1, Total: 5,
+			Funcs: append(funcs[:1:1], benchtab.SplitFunc{Name: "\x1b[2Jevil", Mean: 1})},
 	})
 	got := b.String()
 	for _, want := range []string{
@@ -39,6 +40,9 @@ func TestSplitText(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("missing %q in\n%s", want, got)
 		}
+	}
+	if strings.Contains(got, "\x1b") || !strings.Contains(got, "  ?[2Jevil\n") {
+		t.Errorf("a name's escape sequence reached the text:\n%q", got)
 	}
 	if strings.Contains(got, "  fi\n") {
 		t.Errorf("the ninth function has a line of its own:\n%s", got)
