@@ -299,6 +299,7 @@ func splitOf(w *tcgplugin.Window, call string, name func(addr uint64) string) []
 		}
 		out[i].Insns += s.Insns
 		out[i].Cycles += s.Cycles
+		out[i].Fetch += s.Fetch
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Cycles != out[j].Cycles {

@@ -100,7 +100,7 @@ func TestAttributeCalls(t *testing.T) {
 	w.Splits = []tcgplugin.Split{
 		{Target: 0xffffffffa0000000, Addr: 0xffffffffa0000000, Execs: 10, Insns: 300, Cycles: 310},
 		{Target: 0xffffffffa0000000, Addr: 0xffffffffa0000040, Execs: 10, Insns: 100, Cycles: 100},
-		{Target: 0xffffffffa0000000, Addr: 0xffffffff81000000, Execs: 10, Insns: 200, Cycles: 600},
+		{Target: 0xffffffffa0000000, Addr: 0xffffffff81000000, Execs: 10, Insns: 200, Cycles: 600, Fetch: 240},
 		{Target: 0xffffffffa0000000, Addr: 0xffffffff81000080, Execs: 5, Insns: 50, Cycles: 90},
 		{Target: 0xffffffffa0000080, Addr: 0xffffffffa0000080, Execs: 10, Insns: 100, Cycles: 110},
 		{Target: 0xffffffffa0002000, Addr: 0xffffffff81000000, Execs: 1, Insns: 7},
@@ -108,7 +108,7 @@ func TestAttributeCalls(t *testing.T) {
 	e = attribute(w, v, syms)
 	wantSplit := map[string][]results.FuncCount{
 		"call:bpf:hash_write": {
-			{Name: "htab_map_update_elem", Insns: 250, Cycles: 690},
+			{Name: "htab_map_update_elem", Insns: 250, Cycles: 690, Fetch: 240},
 			{Name: "bpf:hash_write", Insns: 400, Cycles: 410},
 		},
 		"call:bpf:hash_write/1":                             {{Name: "bpf:hash_write/1", Insns: 100, Cycles: 110}},

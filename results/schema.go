@@ -201,6 +201,10 @@ type FuncCount struct {
 	// lines its accesses brought from another core's cache or upgraded
 	// from shared (invalidating the other copies).
 	CrossCore uint64 `json:"cross_core,omitempty"`
+	// Fetch is, in a call's split under the cache model, the part of
+	// Cycles the model charged to the function's instruction fetches
+	// (the rest over Insns is its data accesses').
+	Fetch uint64 `json:"fetch,omitempty"`
 }
 
 // CallCount is one call context's share of a window: Calls is how many

@@ -36,6 +36,12 @@ type CallSplit struct {
 	// Accountant is what kci's context accountant ran inside the calls,
 	// a call (mean): taken out of Total and of every row (ProgCall).
 	Accountant float64 `json:"accountant,omitempty"`
+	// Under the cache model, the split functions' instructions a call,
+	// and the model's penalties on them: instruction fetches', and the
+	// rest (data accesses'), means over the boots.
+	Insns      float64 `json:"insns,omitempty"`
+	FetchStall float64 `json:"fetch_stall,omitempty"`
+	DataStall  float64 `json:"data_stall,omitempty"`
 }
 
 // SplitFunc is one function's part of a program's call, a call: mean,
@@ -47,11 +53,20 @@ type SplitFunc struct {
 	Min   float64 `json:"min"`
 	Max   float64 `json:"max"`
 	Share float64 `json:"share"`
+	// Fetch is, under the cache model, the part of Mean that is the
+	// penalties of the function's instruction fetches (mean).
+	Fetch float64 `json:"fetch,omitempty"`
 }
 
-// accountantKey holds a boot's accountant a call among its functions: no
-// function's name is empty.
-const accountantKey = "\x00accountant"
+// Keys of a boot's split that are no function's (every function's name
+// is printable): the accountant a call, the functions' instructions and
+// fetch penalties a call, and a function's fetch penalties (fetchKey +
+// its name).
+const (
+	accountantKey = "\x00accountant"
+	insnsKey      = "\x00insns"
+	fetchKey      = "\x00fetch"
+)
 
 // splitKey is one program of one variant in one unit.
 type splitKey struct{ variant, prog, unit string }
@@ -81,9 +96,13 @@ func (s *splitBoots) add(variant string, e *results.Exact) {
 			}
 			return float64(insns) / float64(c.Calls)
 		}
+		n := float64(c.Calls)
 		boot := map[string]float64{"": per(c.Insns, c.Cycles), accountantKey: per(c.Accountant.Insns, c.Accountant.Cycles)}
 		for _, f := range c.Funcs {
 			boot[f.Name] += per(f.Insns, f.Cycles)
+			boot[insnsKey] += float64(f.Insns) / n
+			boot[fetchKey] += float64(f.Fetch) / n
+			boot[fetchKey+f.Name] += float64(f.Fetch) / n
 		}
 		k := splitKey{variant, c.Prog, unit}
 		if s.boots == nil {
@@ -124,7 +143,7 @@ func splitOf(k splitKey, boots []map[string]float64) CallSplit {
 	names := map[string]bool{}
 	for _, b := range boots {
 		for n := range b {
-			if n != "" && n != accountantKey {
+			if n != "" && n[0] != 0 {
 				names[n] = true
 			}
 		}
@@ -138,17 +157,27 @@ func splitOf(k splitKey, boots []map[string]float64) CallSplit {
 		for n := range names {
 			nested[i] -= b[n]
 		}
+		if k.unit == results.ModelledCyclesPerCallLabel {
+			cs.Insns += b[insnsKey] / float64(len(boots))
+			cs.FetchStall += b[fetchKey] / float64(len(boots))
+			cs.DataStall += (b[""] - nested[i] - b[insnsKey] - b[fetchKey]) / float64(len(boots))
+		}
 	}
+	var otherFetch float64
 	for n := range names {
 		vals := make([]float64, len(boots))
 		for i, b := range boots {
 			vals[i] = b[n]
 		}
 		f := summary(n, vals, cs.Total)
+		for _, b := range boots {
+			f.Fetch += b[fetchKey+n] / float64(len(boots))
+		}
 		if f.Share < SplitMinShare {
 			for i := range other {
 				other[i] += vals[i]
 			}
+			otherFetch += f.Fetch
 			continue
 		}
 		cs.Funcs = append(cs.Funcs, f)
@@ -164,6 +193,9 @@ func splitOf(k splitKey, boots []map[string]float64) CallSplit {
 		vals []float64
 	}{{SplitOther, other}, {SplitNested, nested}} {
 		if f := summary(r.name, r.vals, cs.Total); f.Max >= 0.5 {
+			if r.name == SplitOther {
+				f.Fetch = otherFetch
+			}
 			cs.Funcs = append(cs.Funcs, f)
 		}
 	}

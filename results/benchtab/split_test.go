@@ -32,8 +32,8 @@ func TestBenchSplits(t *testing.T) {
 			v.Exact.Calls[0].Cycles = 460_000
 			v.Exact.Calls[0].Inside = []results.CallCount{{Name: "call:observer:acct_irq_work_entry", Calls: 3, Insns: 1_000, Cycles: 10_000}}
 			v.Exact.Calls[0].Funcs = []results.FuncCount{
-				{Name: "htab_map_update_elem", Insns: 90_000, Cycles: uint64(200_000 + 5_000*seen)},
-				{Name: "bpf:hash_write", Insns: 50_000, Cycles: 150_000},
+				{Name: "htab_map_update_elem", Insns: 90_000, Cycles: uint64(200_000 + 5_000*seen), Fetch: 50_000},
+				{Name: "bpf:hash_write", Insns: 50_000, Cycles: 150_000, Fetch: 30_000},
 				{Name: "memcpy", Insns: 1_000, Cycles: 2_000},
 			}
 			if seen == 0 {
@@ -68,6 +68,14 @@ func TestBenchSplits(t *testing.T) {
 	}
 	if !same(s.Total, 450) || !same(s.Accountant, 10) || len(s.Funcs) != len(want) {
 		t.Fatalf("total %v, funcs %+v; want 450 and %+v", s.Total, s.Funcs, want)
+	}
+	// The functions' instructions (141 a call, and rare's 1 in one boot),
+	// their fetch stalls (80), and the rest of their cycles over both.
+	funcs := update + 150 + rare + 2
+	if ins := 141 + 1/n; !same(s.Insns, ins) || !same(s.FetchStall, 80) || !same(s.DataStall, funcs-ins-80) ||
+		!same(s.Funcs[0].Fetch, 50) || !same(s.Funcs[1].Fetch, 30) {
+		t.Errorf("insns %v fetch %v data %v, funcs' fetch %v %v: want %v, 80, %v, 50 and 30",
+			s.Insns, s.FetchStall, s.DataStall, s.Funcs[0].Fetch, s.Funcs[1].Fetch, ins, funcs-ins-80)
 	}
 	for i, w := range want {
 		f := s.Funcs[i]

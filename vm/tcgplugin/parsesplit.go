@@ -8,22 +8,23 @@ import (
 // Split is what the block at Addr ran while a call of Target was the
 // innermost call context open on its vCPU (README.md, Calls by block):
 // Execs entries, Insns instructions, Cycles modelled cycles (0 without
-// the cache model). A target's splits sum to its Context's counts less
+// the cache model), of which Fetch the penalties of its instruction
+// fetches (the rest over Insns are its data accesses'). A target's splits sum to its Context's counts less
 // those of the contexts that ran nested in its calls.
 type Split struct {
-	Target, Addr         uint64
-	Execs, Insns, Cycles uint64
+	Target, Addr                uint64
+	Execs, Insns, Cycles, Fetch uint64
 }
 
 // split reads "split <hex target> <hex block> <entries> <insns>
-// <cycles>", a window's block inside one target's calls, by target then
+// <cycles> <fetch cycles>", a window's block inside one target's calls, by target then
 // block, after its pc lines.
 func (p *parser) split(f []string) error {
 	if p.splits == 0 {
 		return fmt.Errorf("split line outside a window's block")
 	}
-	if len(f) != 6 {
-		return fmt.Errorf("want split <target> <block> <entries> <insns> <cycles>")
+	if len(f) != 7 {
+		return fmt.Errorf("want split <target> <block> <entries> <insns> <cycles> <fetch cycles>")
 	}
 	a, err := uints(f[1:3], 16)
 	if err != nil {
@@ -33,7 +34,7 @@ func (p *parser) split(f []string) error {
 	if err != nil {
 		return err
 	}
-	s := Split{Target: a[0], Addr: a[1], Execs: n[0], Insns: n[1], Cycles: n[2]}
+	s := Split{Target: a[0], Addr: a[1], Execs: n[0], Insns: n[1], Cycles: n[2], Fetch: n[3]}
 	if l := len(p.w.Splits); l > 0 {
 		if q := p.w.Splits[l-1]; q.Target > s.Target || q.Target == s.Target && q.Addr >= s.Addr {
 			return fmt.Errorf("split %x %x not after %x %x", s.Target, s.Addr, q.Target, q.Addr)
@@ -50,7 +51,8 @@ func (p *parser) split(f []string) error {
 // splitFits checks one split line against its window: a target in the
 // contexts' range, a block the window counted and no more of its
 // entries, at least one instruction an entry, cycles only with the
-// cache model and never below the instructions.
+// cache model and never below the instructions, fetch penalties within
+// the cycles over the instructions.
 func (p *parser) splitFits(s Split) error {
 	r := p.c.Contexts
 	if s.Target < r.Lo || s.Target >= r.Hi {
@@ -65,10 +67,12 @@ func (p *parser) splitFits(s Split) error {
 		return fmt.Errorf("split %x %x: %d entries, of the block's %d", s.Target, s.Addr, s.Execs, pc.Execs)
 	case s.Insns < s.Execs:
 		return fmt.Errorf("split %x %x: %d entries for %d instructions", s.Target, s.Addr, s.Execs, s.Insns)
-	case !p.c.Cache && s.Cycles != 0:
-		return fmt.Errorf("cycles %d without the cache model", s.Cycles)
+	case !p.c.Cache && s.Cycles+s.Fetch != 0:
+		return fmt.Errorf("cycles %d and fetch cycles %d without the cache model", s.Cycles, s.Fetch)
 	case p.c.Cache && s.Cycles < s.Insns:
 		return fmt.Errorf("split %x %x: cycles %d below its %d instructions", s.Target, s.Addr, s.Cycles, s.Insns)
+	case p.c.Cache && s.Fetch > s.Cycles-s.Insns:
+		return fmt.Errorf("split %x %x: fetch cycles %d over its %d cycles' %d penalties", s.Target, s.Addr, s.Fetch, s.Cycles, s.Cycles-s.Insns)
 	}
 	return nil
 }

@@ -255,7 +255,8 @@ static void ctx_close(struct ctxs *c, struct vcpus *vc, int v, struct frame *f, 
 	if (c->nest.on && f->win == c->nest.win && f->outer != 0 && f->outer - 1 != f->ctx) {
 		struct vtot t = vc_now(vc, v);
 		nest_add(&c->nest, f->outer - 1, f->ctx,
-			 (struct vtot){t.insns - f->at.insns, t.mem - f->at.mem + late, t.pen - f->at.pen});
+			 (struct vtot){t.insns - f->at.insns, t.mem - f->at.mem + late, t.pen - f->at.pen,
+				       t.fetch - f->at.fetch});
 	}
 }
 

@@ -396,6 +396,7 @@ static void on_fetch(unsigned int vcpu, void *udata)
 	uint64_t p = st.coherent ? cm_fetch(&st.cm, (int)vcpu, line, n) : model_fetch(&st.model, line, n);
 	s->pen += p;
 	st.vc.v[vcpu].pen += p;
+	st.vc.v[vcpu].fetch += p;
 }
 
 static void on_fetch_far(unsigned int vcpu, void *udata)
@@ -405,6 +406,7 @@ static void on_fetch_far(unsigned int vcpu, void *udata)
 				 : model_fetch(&st.model, f->line, f->nlines);
 	f->slot->pen += p;
 	st.vc.v[vcpu].pen += p;
+	st.vc.v[vcpu].fetch += p;
 }
 
 /* QEMU 7.2's cpu_exit (exported by its executable, not plugin API) ends

@@ -31,6 +31,7 @@
 struct spair {
 	uint32_t slot, ctx;
 	uint64_t execs, insns, pen;
+	uint64_t fetch; /* the part of pen charged to instruction fetches */
 };
 
 struct splits {
@@ -104,6 +105,7 @@ static void split_charge(struct splits *s, int vcpu, struct vtot now)
 	if (k >= 0) {
 		s->p[k].insns += now.insns - s->at[vcpu].insns;
 		s->p[k].pen += now.pen - s->at[vcpu].pen;
+		s->p[k].fetch += now.fetch - s->at[vcpu].fetch;
 	}
 	s->pending[vcpu] = -1;
 }
@@ -126,7 +128,7 @@ static void split_enter(struct splits *s, int vcpu, uint32_t slot, int64_t ctx, 
 static void split_reset(struct splits *s)
 {
 	for (uint32_t i = 0; i < s->n; i++) {
-		s->p[i].execs = s->p[i].insns = s->p[i].pen = 0;
+		s->p[i].execs = s->p[i].insns = s->p[i].pen = s->p[i].fetch = 0;
 	}
 	for (int v = 0; v < MAX_CORES; v++) {
 		s->pending[v] = -1;

@@ -26,6 +26,7 @@
 
 struct vtot {
 	uint64_t insns, mem, pen;
+	uint64_t fetch; /* the part of pen charged to instruction fetches */
 };
 
 struct vcpus {
@@ -92,7 +93,7 @@ static inline void vc_open(struct vcpus *vc, int n)
 static inline struct vtot vc_window(struct vcpus *vc, int vcpu)
 {
 	struct vtot d = vc->v[vcpu], b = vc->open[vcpu];
-	return (struct vtot){d.insns - b.insns, d.mem - b.mem, d.pen - b.pen};
+	return (struct vtot){d.insns - b.insns, d.mem - b.mem, d.pen - b.pen, d.fetch - b.fetch};
 }
 
 #endif

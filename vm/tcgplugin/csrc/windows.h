@@ -190,9 +190,10 @@ static uint32_t *split_pairs(uint32_t *np)
 static size_t split_line(char *buf, size_t cap, uint32_t i)
 {
 	const struct spair *q = &st.split.p[i];
-	return (size_t)snprintf(buf, cap, "split %lx %lx %lu %lu %lu\n", (unsigned long)st.ctx.acc[q->ctx].target,
+	return (size_t)snprintf(buf, cap, "split %lx %lx %lu %lu %lu %lu\n", (unsigned long)st.ctx.acc[q->ctx].target,
 				(unsigned long)slot_at(q->slot)->addr, (unsigned long)q->execs,
-				(unsigned long)q->insns, (unsigned long)(st.cache ? q->insns + q->pen : 0));
+				(unsigned long)q->insns, (unsigned long)(st.cache ? q->insns + q->pen : 0),
+				(unsigned long)q->fetch);
 }
 
 static int by_nest(const void *a, const void *b)
@@ -242,9 +243,9 @@ static void window_close(bool complete)
 	}
 	/* A pc line is at most 3 + 17 + 4 * 21 + 17 + 21 + 7 * 21 + 2 * 17
 	 * = 323 bytes, a vcpu line 5 + 3 + 3 * 27 = 89, a ctx line 108, a
-	 * split line 6 + 2 * 17 + 3 * 21 = 103, a nest line 5 + 2 * 17 + 4 *
+	 * split line 6 + 2 * 17 + 4 * 21 = 124, a nest line 5 + 2 * 17 + 4 *
 	 * 21 = 123. */
-	size_t bcap = 192 + (size_t)n * 324 + (size_t)st.nvcpu * 96 + (size_t)nctx * 112 + (size_t)nsplit * 104 +
+	size_t bcap = 192 + (size_t)n * 324 + (size_t)st.nvcpu * 96 + (size_t)nctx * 112 + (size_t)nsplit * 125 +
 		      (size_t)nnest * 124,
 	       blen = 0;
 	char *buf = malloc(bcap);
