@@ -210,65 +210,63 @@ func attribute(w *tcgplugin.Window, v wire.VariantResult, syms *profile.KernelSy
 // instructions, then name). A target in no known code keeps its address
 // in its name: such contexts (a BPF trampoline's, whose call of the
 // traced function may sleep) can nest in each other, and their sum would
-// be no one's count.
+// be no one's count. Each call gets its split by function and the calls
+// made inside it, both named once here.
 func callsOf(w *tcgplugin.Window, name func(addr uint64) string) []results.CallCount {
-	var out []results.CallCount
-	at := map[string]int{}
+	var calls callSums
 	for _, c := range w.Contexts {
-		n := callName(c.Target, name)
-		i, ok := at[n]
-		if !ok {
-			i = len(out)
-			at[n] = i
-			out = append(out, results.CallCount{Name: n})
-		}
-		out[i].Calls += c.Calls
-		out[i].Insns += c.Insns
-		out[i].Mem += c.Mem
-		out[i].Cycles += c.Cycles
+		calls.add(callName(c.Target, name), c.Calls, c.Insns, c.Mem, c.Cycles)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Insns != out[j].Insns {
-			return out[i].Insns > out[j].Insns
+	inside := map[string]*callSums{}
+	for _, x := range w.Nests {
+		outer := callName(x.Outer, name)
+		if inside[outer] == nil {
+			inside[outer] = &callSums{}
 		}
-		return out[i].Name < out[j].Name
-	})
+		inside[outer].add(callName(x.Inner, name), x.Calls, x.Insns, x.Mem, x.Cycles)
+	}
+	splits := splitsOf(w, name)
+	out := calls.sorted()
 	for i := range out {
-		out[i].Funcs = splitOf(w, out[i].Name, name)
-		out[i].Inside = insideOf(w, out[i].Name, name)
+		out[i].Funcs = splits[out[i].Name]
+		if in := inside[out[i].Name]; in != nil {
+			out[i].Inside = in.sorted()
+		}
 	}
 	return out
 }
 
-// insideOf is the calls made directly inside the calls named call, from
-// the window's nests, by the inner calls' names, largest first (by
-// instructions, then name).
-func insideOf(w *tcgplugin.Window, call string, name func(addr uint64) string) []results.CallCount {
-	var out []results.CallCount
-	at := map[string]int{}
-	for _, x := range w.Nests {
-		if callName(x.Outer, name) != call {
-			continue
+// callSums sums call counts by name.
+type callSums struct {
+	out []results.CallCount
+	at  map[string]int
+}
+
+func (s *callSums) add(name string, calls, insns, mem, cycles uint64) {
+	i, ok := s.at[name]
+	if !ok {
+		if s.at == nil {
+			s.at = map[string]int{}
 		}
-		n := callName(x.Inner, name)
-		i, ok := at[n]
-		if !ok {
-			i = len(out)
-			at[n] = i
-			out = append(out, results.CallCount{Name: n})
-		}
-		out[i].Calls += x.Calls
-		out[i].Insns += x.Insns
-		out[i].Mem += x.Mem
-		out[i].Cycles += x.Cycles
+		i = len(s.out)
+		s.at[name] = i
+		s.out = append(s.out, results.CallCount{Name: name})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Insns != out[j].Insns {
-			return out[i].Insns > out[j].Insns
+	s.out[i].Calls += calls
+	s.out[i].Insns += insns
+	s.out[i].Mem += mem
+	s.out[i].Cycles += cycles
+}
+
+// sorted is the sums, largest first (by instructions, then name).
+func (s *callSums) sorted() []results.CallCount {
+	sort.Slice(s.out, func(i, j int) bool {
+		if s.out[i].Insns != s.out[j].Insns {
+			return s.out[i].Insns > s.out[j].Insns
 		}
-		return out[i].Name < out[j].Name
+		return s.out[i].Name < s.out[j].Name
 	})
-	return out
+	return s.out
 }
 
 // callName names the calls of target (callsOf).
@@ -280,36 +278,36 @@ func callName(target uint64, name func(addr uint64) string) string {
 	return n
 }
 
-// splitOf is the calls named call by function, from the window's splits
-// of the targets of that name (callsOf's naming), largest first (by
-// cycles, then instructions, then name).
-func splitOf(w *tcgplugin.Window, call string, name func(addr uint64) string) []results.FuncCount {
-	var out []results.FuncCount
-	at := map[string]int{}
+// splitsOf is, per call name (callsOf's naming), the window's splits of
+// the targets of that name by function, largest first (by cycles, then
+// instructions, then name).
+func splitsOf(w *tcgplugin.Window, name func(addr uint64) string) map[string][]results.FuncCount {
+	out := map[string][]results.FuncCount{}
+	at := map[[2]string]int{}
 	for _, s := range w.Splits {
-		if callName(s.Target, name) != call {
-			continue
-		}
-		f := name(s.Addr)
-		i, ok := at[f]
+		call, f := callName(s.Target, name), name(s.Addr)
+		i, ok := at[[2]string{call, f}]
 		if !ok {
-			i = len(out)
-			at[f] = i
-			out = append(out, results.FuncCount{Name: f})
+			i = len(out[call])
+			at[[2]string{call, f}] = i
+			out[call] = append(out[call], results.FuncCount{Name: f})
 		}
-		out[i].Insns += s.Insns
-		out[i].Cycles += s.Cycles
-		out[i].Fetch += s.Fetch
+		c := &out[call][i]
+		c.Insns += s.Insns
+		c.Cycles += s.Cycles
+		c.Fetch += s.Fetch
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Cycles != out[j].Cycles {
-			return out[i].Cycles > out[j].Cycles
-		}
-		if out[i].Insns != out[j].Insns {
-			return out[i].Insns > out[j].Insns
-		}
-		return out[i].Name < out[j].Name
-	})
+	for _, fs := range out {
+		sort.Slice(fs, func(i, j int) bool {
+			if fs[i].Cycles != fs[j].Cycles {
+				return fs[i].Cycles > fs[j].Cycles
+			}
+			if fs[i].Insns != fs[j].Insns {
+				return fs[i].Insns > fs[j].Insns
+			}
+			return fs[i].Name < fs[j].Name
+		})
+	}
 	return out
 }
 

@@ -58,23 +58,21 @@ type SplitFunc struct {
 	Fetch float64 `json:"fetch,omitempty"`
 }
 
-// Keys of a boot's split that are no function's (every function's name
-// is printable): the accountant a call, the functions' instructions and
-// fetch penalties a call, and a function's fetch penalties (fetchKey +
-// its name).
-const (
-	accountantKey = "\x00accountant"
-	insnsKey      = "\x00insns"
-	fetchKey      = "\x00fetch"
-)
-
 // splitKey is one program of one variant in one unit.
 type splitKey struct{ variant, prog, unit string }
+
+// splitBoot is one boot's split of a program's calls, a call: the call's
+// whole count and the accountant taken out of it, and its functions'
+// counts (in the split's unit), instructions and fetch penalties.
+type splitBoot struct {
+	total, accountant, insns, fetch float64
+	funcs, fetchOf                  map[string]float64
+}
 
 // splitBoots collects, per program, each boot's calls split a call.
 type splitBoots struct {
 	order []splitKey
-	boots map[splitKey][]map[string]float64 // per boot: function → a call; "" the call's total
+	boots map[splitKey][]splitBoot
 }
 
 // add records v's programs' splits in one boot.
@@ -90,28 +88,29 @@ func (s *splitBoots) add(variant string, e *results.Exact) {
 		if len(c.Funcs) == 0 || c.Calls == 0 {
 			continue
 		}
+		n := float64(c.Calls)
 		per := func(insns, cycles uint64) float64 {
 			if e.Model != "" {
-				return float64(cycles) / float64(c.Calls)
+				return float64(cycles) / n
 			}
-			return float64(insns) / float64(c.Calls)
+			return float64(insns) / n
 		}
-		n := float64(c.Calls)
-		boot := map[string]float64{"": per(c.Insns, c.Cycles), accountantKey: per(c.Accountant.Insns, c.Accountant.Cycles)}
+		b := splitBoot{total: per(c.Insns, c.Cycles), accountant: per(c.Accountant.Insns, c.Accountant.Cycles),
+			funcs: map[string]float64{}, fetchOf: map[string]float64{}}
 		for _, f := range c.Funcs {
-			boot[f.Name] += per(f.Insns, f.Cycles)
-			boot[insnsKey] += float64(f.Insns) / n
-			boot[fetchKey] += float64(f.Fetch) / n
-			boot[fetchKey+f.Name] += float64(f.Fetch) / n
+			b.funcs[f.Name] += per(f.Insns, f.Cycles)
+			b.fetchOf[f.Name] += float64(f.Fetch) / n
+			b.insns += float64(f.Insns) / n
+			b.fetch += float64(f.Fetch) / n
 		}
 		k := splitKey{variant, c.Prog, unit}
 		if s.boots == nil {
-			s.boots = map[splitKey][]map[string]float64{}
+			s.boots = map[splitKey][]splitBoot{}
 		}
 		if _, ok := s.boots[k]; !ok {
 			s.order = append(s.order, k)
 		}
-		s.boots[k] = append(s.boots[k], boot)
+		s.boots[k] = append(s.boots[k], b)
 	}
 }
 
@@ -138,41 +137,38 @@ func (s *splitBoots) table(variants []string) []CallSplit {
 
 // splitOf summarises one program's boots: its functions by mean, those
 // under SplitMinShare summed, and what nested calls ran.
-func splitOf(k splitKey, boots []map[string]float64) CallSplit {
+func splitOf(k splitKey, boots []splitBoot) CallSplit {
 	cs := CallSplit{Variant: k.variant, Prog: k.prog, Unit: k.unit, Boots: len(boots)}
 	names := map[string]bool{}
 	for _, b := range boots {
-		for n := range b {
-			if n != "" && n[0] != 0 {
-				names[n] = true
-			}
+		for n := range b.funcs {
+			names[n] = true
 		}
 	}
 	nested := make([]float64, len(boots))
 	other := make([]float64, len(boots))
 	for i, b := range boots {
-		cs.Total += b[""] / float64(len(boots))
-		cs.Accountant += b[accountantKey] / float64(len(boots))
-		nested[i] = b[""]
-		for n := range names {
-			nested[i] -= b[n]
+		cs.Total += b.total / float64(len(boots))
+		cs.Accountant += b.accountant / float64(len(boots))
+		nested[i] = b.total
+		for _, x := range b.funcs {
+			nested[i] -= x
 		}
 		if k.unit == results.ModelledCyclesPerCallLabel {
-			cs.Insns += b[insnsKey] / float64(len(boots))
-			cs.FetchStall += b[fetchKey] / float64(len(boots))
-			cs.DataStall += (b[""] - nested[i] - b[insnsKey] - b[fetchKey]) / float64(len(boots))
+			cs.Insns += b.insns / float64(len(boots))
+			cs.FetchStall += b.fetch / float64(len(boots))
+			cs.DataStall += (b.total - nested[i] - b.insns - b.fetch) / float64(len(boots))
 		}
 	}
 	var otherFetch float64
 	for n := range names {
 		vals := make([]float64, len(boots))
+		fetch := 0.0
 		for i, b := range boots {
-			vals[i] = b[n]
+			vals[i] = b.funcs[n]
+			fetch += b.fetchOf[n] / float64(len(boots))
 		}
-		f := summary(n, vals, cs.Total)
-		for _, b := range boots {
-			f.Fetch += b[fetchKey+n] / float64(len(boots))
-		}
+		f := summary(n, vals, cs.Total, fetch)
 		if f.Share < SplitMinShare {
 			for i := range other {
 				other[i] += vals[i]
@@ -192,10 +188,11 @@ func splitOf(k splitKey, boots []map[string]float64) CallSplit {
 		name string
 		vals []float64
 	}{{SplitOther, other}, {SplitNested, nested}} {
-		if f := summary(r.name, r.vals, cs.Total); f.Max >= 0.5 {
-			if r.name == SplitOther {
-				f.Fetch = otherFetch
-			}
+		fetch := 0.0
+		if r.name == SplitOther {
+			fetch = otherFetch
+		}
+		if f := summary(r.name, r.vals, cs.Total, fetch); f.Max >= 0.5 {
 			cs.Funcs = append(cs.Funcs, f)
 		}
 	}
@@ -203,9 +200,9 @@ func splitOf(k splitKey, boots []map[string]float64) CallSplit {
 }
 
 // summary is vals' mean, lowest and highest, and the mean's share of
-// total.
-func summary(name string, vals []float64, total float64) SplitFunc {
-	f := SplitFunc{Name: name, Min: math.Inf(1), Max: math.Inf(-1)}
+// total, with its fetch part.
+func summary(name string, vals []float64, total, fetch float64) SplitFunc {
+	f := SplitFunc{Name: name, Min: math.Inf(1), Max: math.Inf(-1), Fetch: fetch}
 	for _, x := range vals {
 		f.Mean += x / float64(len(vals))
 		f.Min = math.Min(f.Min, x)

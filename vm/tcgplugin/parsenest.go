@@ -20,14 +20,7 @@ func (p *parser) nest(f []string) error {
 	if p.nests == 0 {
 		return fmt.Errorf("nest line outside a window's block")
 	}
-	if len(f) != 7 {
-		return fmt.Errorf("want nest <outer> <inner> <calls> <insns> <mem> <cycles>")
-	}
-	a, err := uints(f[1:3], 16)
-	if err != nil {
-		return err
-	}
-	n, err := uints(f[3:], 10)
+	a, n, err := twoAddrs(f, "nest <outer> <inner> <calls> <insns> <mem> <cycles>")
 	if err != nil {
 		return err
 	}

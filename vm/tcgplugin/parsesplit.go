@@ -3,6 +3,7 @@ package tcgplugin
 import (
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // Split is what the block at Addr ran while a call of Target was the
@@ -23,14 +24,7 @@ func (p *parser) split(f []string) error {
 	if p.splits == 0 {
 		return fmt.Errorf("split line outside a window's block")
 	}
-	if len(f) != 7 {
-		return fmt.Errorf("want split <target> <block> <entries> <insns> <cycles> <fetch cycles>")
-	}
-	a, err := uints(f[1:3], 16)
-	if err != nil {
-		return err
-	}
-	n, err := uints(f[3:], 10)
+	a, n, err := twoAddrs(f, "split <target> <block> <entries> <insns> <cycles> <fetch>")
 	if err != nil {
 		return err
 	}
@@ -46,6 +40,21 @@ func (p *parser) split(f []string) error {
 	p.w.Splits = append(p.w.Splits, s)
 	p.splits--
 	return p.check()
+}
+
+// twoAddrs reads a line of two hex addresses and then counts, of the
+// shape want names (its field count is the line's).
+func twoAddrs(f []string, want string) (addrs, counts []uint64, err error) {
+	if len(f) != len(strings.Fields(want)) {
+		return nil, nil, fmt.Errorf("want %s", want)
+	}
+	if addrs, err = uints(f[1:3], 16); err != nil {
+		return nil, nil, err
+	}
+	if counts, err = uints(f[3:], 10); err != nil {
+		return nil, nil, err
+	}
+	return addrs, counts, nil
 }
 
 // splitFits checks one split line against its window: a target in the
