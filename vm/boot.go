@@ -3,8 +3,7 @@ package vm
 import (
 	"context"
 	"fmt"
-	"io"
-	"net"
+
 	"os"
 	"path/filepath"
 	"time"
@@ -27,34 +26,31 @@ func boot(ctx context.Context, cfg Config, res *Result, onEvent func(event.Event
 		return err
 	}
 	defer cleanup()
-	con, err := openConsole(cfg, res.Console)
+	con, err := openConsole(cfg, paths)
 	if err != nil {
 		return err
 	}
 	defer con.close()
-	m, err := startMachine(cfg.QEMU, res.Args[1:], con.stdin, con.stdout, cfg.Interactive)
-	con.handedOver()
+	m, err := startMachine(cfg.QEMU, res.Args[1:], cfg.Interactive)
 	if err != nil {
 		return err
 	}
 	res.PID = m.pid()
 	// Readers stop handing over once the run is decided (stop), but the
-	// console reader keeps copying to console.log until QEMU is gone.
+	// console reader keeps following console.log (for the tee) until QEMU
+	// is gone.
 	stop := make(chan struct{})
-	lines := con.follow(cfg, stop)
+	lines, events := con.follow(cfg, m.exited, stop)
 	defer func() {
 		close(stop)
 		_ = m.kill()
 		con.drain()
 	}()
-	mon, conn, err := connect(ctx, cfg, res, m, paths)
+	mon, err := connect(ctx, cfg, res, m, paths)
 	if err != nil {
 		return err
 	}
 	defer mon.close()
-	defer func() { _ = conn.Close() }()
-	events := make(chan agentMsg, 64)
-	go readEvents(conn, events, stop)
 	if err := mon.cont(ctx); err != nil {
 		return startError(ctx, m, "qmp", err)
 	}
@@ -89,8 +85,9 @@ func prepare(cfg *Config, res *Result) (Paths, func(), error) {
 	}
 	cleanup := func() { _ = os.RemoveAll(sockDir) }
 	paths := Paths{
-		QMP:    filepath.Join(sockDir, "qmp"),
-		Events: filepath.Join(sockDir, "ev"),
+		QMP:     filepath.Join(sockDir, "qmp"),
+		Events:  filepath.Join(sockDir, "events"),
+		Console: res.Console,
 	}
 	if RecordsReplay(*cfg, res.Clock) {
 		// Removed with the sockets: the numbers, not the log, are kept.
@@ -99,9 +96,6 @@ func prepare(cfg *Config, res *Result) (Paths, func(), error) {
 	if cfg.Plugin != "" && GuestClock(*cfg) == ClockICount && cfg.Accel == AccelTCG {
 		paths.Counts = filepath.Join(cfg.Dir, "counts.txt")
 		res.Counts = paths.Counts
-	}
-	if cfg.Interactive {
-		paths.ConsoleLog = res.Console
 	}
 	args, err := QemuArgs(*cfg, paths)
 	if err != nil {
@@ -112,58 +106,51 @@ func prepare(cfg *Config, res *Result) (Paths, func(), error) {
 	return paths, cleanup, nil
 }
 
-// console is where QEMU's serial console goes: the terminal when
-// interactive, else a pipe that one reader copies to console.log and
-// hands over line by line.
+// console holds kci's ends of the guest's two channels: the serial
+// console (a file QEMU writes, or the terminal when interactive, logged
+// to the file) and the agent's port. Each is followed line by line.
 type console struct {
-	stdin    io.Reader
-	stdout   io.Writer
-	log      *os.File
-	pr, pw   *os.File
-	lines    chan string
+	log, ev  *follower
 	finished chan struct{}
 }
 
-func openConsole(cfg Config, path string) (*console, error) {
+func openConsole(cfg Config, p Paths) (*console, error) {
 	c := &console{}
+	var err error
+	if c.ev, err = openFollower(p.Events); err != nil {
+		return nil, infra("event channel", err)
+	}
 	if cfg.Interactive {
-		c.stdin, c.stdout = os.Stdin, os.Stdout
 		return c, nil
 	}
-	var err error
-	if c.log, err = os.Create(path); err != nil {
+	if c.log, err = openFollower(p.Console); err != nil {
+		_ = c.ev.Close() // the console's error is the news
 		return nil, infra("console log", err)
 	}
-	if c.pr, c.pw, err = os.Pipe(); err != nil {
-		_ = c.log.Close() // the pipe's error is the news
-		return nil, infra("console pipe", err)
-	}
-	c.stdout = c.pw
 	return c, nil
 }
 
-// handedOver closes kci's copy of the write end: QEMU holds its own, and
-// EOF follows its exit.
-func (c *console) handedOver() {
-	if c.pw != nil {
-		_ = c.pw.Close()
-	}
-}
-
-// follow starts the reader; nil when interactive (no lines to watch).
-func (c *console) follow(cfg Config, stop <-chan struct{}) <-chan string {
+// follow starts the readers. The console's line channel is nil when
+// interactive (no lines to watch); its reader ends when QEMU has exited,
+// the events' also when the run is decided (stop).
+func (c *console) follow(cfg Config, exited, stop <-chan struct{}) (<-chan string, <-chan agentMsg) {
+	c.ev.start(exited, stop)
+	events := make(chan agentMsg, 64)
+	go readEvents(c.ev, events, stop)
 	if cfg.Interactive {
-		return nil
+		return nil, events
 	}
-	c.lines, c.finished = make(chan string, 256), make(chan struct{})
+	c.log.start(exited, nil)
+	lines := make(chan string, 256)
+	c.finished = make(chan struct{})
 	go func() {
 		defer close(c.finished)
-		readConsole(c.pr, c.log, cfg.Console, c.lines, stop)
+		readConsole(c.log, cfg.Console, lines, stop)
 	}()
-	return c.lines
+	return lines, events
 }
 
-// drain gives the reader a moment to copy QEMU's last words.
+// drain gives the reader a moment to copy QEMU's last words to the tee.
 func (c *console) drain() {
 	if c.finished == nil {
 		return
@@ -175,40 +162,27 @@ func (c *console) drain() {
 }
 
 func (c *console) close() {
-	if c.pr != nil {
-		_ = c.pr.Close()
-	}
+	_ = c.ev.Close()
 	if c.log != nil {
 		_ = c.log.Close()
 	}
 }
 
-// connect dials QEMU's monitor and the agent's event channel, checks the
-// guest is still paused, and pins the vCPU threads.
-func connect(ctx context.Context, cfg Config, res *Result, m *machine, paths Paths) (*monitor, net.Conn, error) {
+// connect dials QEMU's monitor, checks the guest is still paused, and
+// pins the vCPU threads.
+func connect(ctx context.Context, cfg Config, res *Result, m *machine, paths Paths) (*monitor, error) {
 	mon, err := dialQMP(ctx, paths.QMP, m.exited)
 	if err != nil {
-		return nil, nil, startError(ctx, m, "qmp", err)
+		return nil, startError(ctx, m, "qmp", err)
 	}
-	conn, err := dialEvents(ctx, paths.Events, m.exited)
-	if err != nil {
+	fail := func(err error) (*monitor, error) {
 		mon.close()
-		return nil, nil, startError(ctx, m, "event channel", err)
-	}
-	fail := func(err error) (*monitor, net.Conn, error) {
-		_ = conn.Close() // the setup's error is the news
-		mon.close()
-		return nil, nil, err
+		return nil, err
 	}
 	if st, err := mon.status(ctx); err != nil {
 		return fail(startError(ctx, m, "qmp", err))
 	} else if st != "prelaunch" && st != "paused" {
 		return fail(infra("qmp", fmt.Errorf("qemu is %q before start, want paused", st)))
-	}
-	actx, cancel := context.WithTimeout(ctx, socketTimeout)
-	defer cancel()
-	if err := mon.awaitAccepted(actx, eventChardev); err != nil {
-		return fail(startError(ctx, m, "event channel", err))
 	}
 	if len(cfg.Pin) > 0 {
 		tids, err := mon.vcpuThreads(ctx)
@@ -220,5 +194,5 @@ func connect(ctx context.Context, cfg Config, res *Result, m *machine, paths Pat
 			return fail(infra("pin", err))
 		}
 	}
-	return mon, conn, nil
+	return mon, nil
 }

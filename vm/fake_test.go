@@ -14,7 +14,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -27,8 +26,8 @@ import (
 
 // The tests in this file run Run against a fake QEMU: this test binary,
 // re-executed with KCI_FAKE_QEMU=<scenario>. It speaks enough QMP for
-// go-qemu, listens on the agent's socket like QEMU does, and plays a
-// scripted guest on its stdout (the console) and the event socket.
+// go-qemu and plays a scripted guest on the console's and the agent's
+// files, which it opens as QEMU's file chardevs do.
 
 func TestMain(m *testing.M) {
 	if sc := os.Getenv("KCI_FAKE_QEMU"); sc != "" {
@@ -39,19 +38,29 @@ func TestMain(m *testing.M) {
 
 func socketArg(args []string, flag, prefix string) string {
 	for i := 0; i+1 < len(args); i++ {
-		if args[i] != flag || !strings.HasPrefix(args[i+1], prefix) {
-			continue
-		}
-		for _, kv := range strings.Split(strings.TrimPrefix(args[i+1], "unix:"), ",") {
-			if p, ok := strings.CutPrefix(kv, "path="); ok {
-				return p
-			}
-			if strings.HasPrefix(kv, "/") {
-				return kv
-			}
+		if args[i] == flag && strings.HasPrefix(args[i+1], prefix) {
+			p, _, _ := strings.Cut(strings.TrimPrefix(args[i+1], prefix), ",")
+			return p
 		}
 	}
 	return ""
+}
+
+// chardevFile opens the file of the file chardev id for writing, as QEMU
+// does (truncated), its path unescaped; nil if there is none.
+func chardevFile(args []string, id string) *os.File {
+	for i := 0; i+1 < len(args); i++ {
+		v, ok := strings.CutPrefix(args[i+1], "file,id="+id+",path=")
+		if args[i] != "-chardev" || !ok {
+			continue
+		}
+		f, err := os.OpenFile(strings.ReplaceAll(v, ",,", ","), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		if err != nil {
+			return nil
+		}
+		return f
+	}
+	return nil
 }
 
 func fakeQEMU(scenario string, args []string) int {
@@ -64,9 +73,9 @@ func fakeQEMU(scenario string, args []string) int {
 		return code
 	}
 	qmpPath := socketArg(args, "-qmp", "unix:")
-	evPath := socketArg(args, "-chardev", "socket,id=kci")
-	if qmpPath == "" || evPath == "" {
-		fmt.Fprintln(os.Stderr, "fake qemu: no sockets in", args)
+	ev, console := chardevFile(args, "kci"), chardevFile(args, "con")
+	if qmpPath == "" || ev == nil || console == nil {
+		fmt.Fprintln(os.Stderr, "fake qemu: no QMP socket or chardev files in", args)
 		return 1
 	}
 	if scenario == "bad-args" {
@@ -77,18 +86,8 @@ func fakeQEMU(scenario string, args []string) int {
 	if err != nil {
 		return 1
 	}
-	el, err := net.Listen("unix", evPath)
-	if err != nil {
-		return 1
-	}
 	started := make(chan struct{})
-	var accepted atomic.Bool
-	go serveQMP(ql, started, evPath, &accepted)
-	ev, err := el.Accept()
-	if err != nil {
-		return 1
-	}
-	accepted.Store(true)
+	go serveQMP(ql, started)
 	<-started
 	emit := func(typ string, v any) {
 		e, _ := event.New(typ, v)
@@ -97,7 +96,7 @@ func fakeQEMU(scenario string, args []string) int {
 	}
 	con := func(lines ...string) {
 		for _, l := range lines {
-			fmt.Println(l)
+			fmt.Fprintln(console, l)
 		}
 	}
 	forever := func() int {
@@ -127,12 +126,12 @@ func fakeQEMU(scenario string, args []string) int {
 		return forever() // only QMP quit ends it
 	case "panic":
 		b, _ := os.ReadFile("testdata/report/panic.console")
-		fmt.Print(string(b))
+		console.Write(b)
 		return 0 // panic=-1 and -no-reboot: QEMU exits
 	case "warn":
 		emit(event.Ready, event.Hello{})
 		b, _ := os.ReadFile("testdata/report/warning.console")
-		fmt.Print(string(b))
+		console.Write(b)
 		return forever()
 	case "call-trace-no-end":
 		emit(event.Ready, event.Hello{})
@@ -204,9 +203,8 @@ func starve() {
 	}
 }
 
-// serveQMP answers the QMP commands kci sends. query-chardev reports the
-// event channel "disconnected:" until the fake accepted it, as QEMU does.
-func serveQMP(l net.Listener, started chan<- struct{}, evPath string, accepted *atomic.Bool) {
+// serveQMP answers the QMP commands kci sends.
+func serveQMP(l net.Listener, started chan<- struct{}) {
 	for {
 		c, err := l.Accept()
 		if err != nil {
@@ -229,12 +227,6 @@ func serveQMP(l net.Listener, started chan<- struct{}, evPath string, accepted *
 				switch cmd.Execute {
 				case "query-status":
 					enc.Encode(map[string]any{"return": map[string]any{"status": status, "running": status == "running", "singlestep": false}})
-				case "query-chardev":
-					name := "unix:" + evPath + ",server=on"
-					if !accepted.Load() {
-						name = "disconnected:" + name
-					}
-					enc.Encode(map[string]any{"return": []map[string]any{{"label": "kci", "filename": name, "frontend-open": false}}})
 				case "human-monitor-command": // info registers -a, as QEMU 7.2 prints it (abridged)
 					enc.Encode(map[string]any{"return": "\r\nCPU#0\r\nRAX=0000000000000000 RBX=ffffffff82a0c940\r\n" +
 						"RIP=ffffffff81c5f2a6 RFL=00000246 [---Z-P-] CPL=0 II=0 A20=1 SMM=0 HLT=1\r\nEFER=0000000000000d01\r\n"})

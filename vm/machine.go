@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
+
 	"os"
 	"os/exec"
 	"strings"
@@ -33,7 +33,7 @@ type machine struct {
 // startMachine starts QEMU. Batch runs get their own process group so a
 // kill takes anything QEMU spawned with it; interactive runs stay in the
 // terminal's foreground group so QEMU can read the terminal.
-func startMachine(qemu string, args []string, stdin io.Reader, stdout io.Writer, interactive bool) (*machine, error) {
+func startMachine(qemu string, args []string, interactive bool) (*machine, error) {
 	path, err := exec.LookPath(qemu)
 	if err != nil {
 		return nil, infra("qemu", err)
@@ -41,9 +41,11 @@ func startMachine(qemu string, args []string, stdin io.Reader, stdout io.Writer,
 	m := &machine{exited: make(chan struct{}), stderr: &tailBuffer{max: 16 << 10}, group: !interactive}
 	m.cmd = exec.Command(path, args...)
 	m.cmd.Env = childenv.Environ() // QEMU needs no credentials kci holds
-	m.cmd.Stdin, m.cmd.Stdout = stdin, stdout
-	m.cmd.Stderr = m.stderr
+	// A batch QEMU's console is a file: anything on its stdout is QEMU's
+	// own words, kept with its stderr for the error.
+	m.cmd.Stdout, m.cmd.Stderr = m.stderr, m.stderr
 	if interactive {
+		m.cmd.Stdin, m.cmd.Stdout = os.Stdin, os.Stdout
 		m.cmd.Stderr = io.MultiWriter(os.Stderr, m.stderr)
 	}
 	// Pdeathsig: should kci itself be killed outright, QEMU follows.
@@ -127,9 +129,9 @@ func (t *tailBuffer) String() string {
 	return strings.TrimSpace(string(t.b))
 }
 
-// readConsole copies QEMU's console to log and tee as it comes, and sends
+// readConsole copies QEMU's console to tee as it comes, and sends
 // complete lines to lines (until stop is closed), which it closes at EOF.
-func readConsole(r io.Reader, log, tee io.Writer, lines chan<- string, stop <-chan struct{}) {
+func readConsole(r io.Reader, tee io.Writer, lines chan<- string, stop <-chan struct{}) {
 	defer close(lines)
 	send := func(l string) {
 		select {
@@ -143,7 +145,6 @@ func readConsole(r io.Reader, log, tee io.Writer, lines chan<- string, stop <-ch
 		n, err := r.Read(buf)
 		if n > 0 {
 			chunk := buf[:n]
-			_, _ = log.Write(chunk)
 			if tee != nil {
 				_, _ = tee.Write(chunk)
 			}
@@ -178,7 +179,7 @@ const maxEventLine = 64 << 20
 
 // readEvents decodes the agent's lines into out (until stop is closed),
 // which it closes at EOF.
-func readEvents(c net.Conn, out chan<- agentMsg, stop <-chan struct{}) {
+func readEvents(c io.Reader, out chan<- agentMsg, stop <-chan struct{}) {
 	defer close(out)
 	send := func(m agentMsg) bool {
 		select {
@@ -203,13 +204,9 @@ func readEvents(c net.Conn, out chan<- agentMsg, stop <-chan struct{}) {
 			return
 		}
 	}
-	if err := sc.Err(); err != nil && !isClosed(err) {
+	if err := sc.Err(); err != nil {
 		send(agentMsg{err: err})
 	}
-}
-
-func isClosed(err error) bool {
-	return err == io.EOF || strings.Contains(err.Error(), "use of closed network connection")
 }
 
 // consoleTail keeps the last lines of the console for boot and timeout

@@ -1,7 +1,8 @@
 // Package vm boots a kernel with kci's initramfs in QEMU and collects what
 // the guest agent reports: it starts qemu-system-x86_64 itself, drives it
-// over QMP, reads the agent's JSON lines from a virtio-serial port, scans
-// the serial console for crash reports, enforces boot and step deadlines,
+// over QMP, follows the agent's JSON lines from a virtio-serial port and
+// the serial console (files QEMU writes), scans the console for crash
+// reports, enforces boot and step deadlines,
 // and never leaves a QEMU process or socket behind.
 package vm
 
@@ -112,8 +113,9 @@ func RecordsReplay(c Config, clock Clock) bool {
 // exact by construction: they take turns on one host thread at points the
 // instruction count decides (the plugin's quantum), no host input reaches
 // the guest while it measures (QMP is used before the start and after the
-// end; the agent only writes), and the result cache's re-check boot tests
-// it on every run that reads the cache (docs/internals.md).
+// end; the agent only writes), what the guest writes goes to files, which
+// never make it wait (follow.go), and the result cache's re-check boot
+// tests it on every run that reads the cache (docs/internals.md).
 func Repeatable(c Config, clock Clock) bool {
 	return clock == ClockICount && !c.Interactive
 }
@@ -259,9 +261,13 @@ func (c Config) withDefaults() Config {
 
 // Paths are the per-boot files QEMU is pointed at.
 type Paths struct {
-	QMP        string // QMP unix socket (QEMU listens)
-	Events     string // the agent's virtio-serial port, a unix socket (QEMU listens)
-	ConsoleLog string // interactive mode only: QEMU logs the console here
+	QMP string // QMP unix socket (QEMU listens)
+	// Events receives what the agent writes to its virtio-serial port,
+	// and Console the serial console: files QEMU writes and kci follows
+	// (follow.go). Interactive boots keep the console on the terminal
+	// and log it to Console.
+	Events  string
+	Console string
 	// Replay receives QEMU's record/replay log under icount ("" = none):
 	// recording is what makes an icount boot repeat exactly.
 	Replay string
@@ -281,15 +287,16 @@ func Cmdline(c Config) string {
 }
 
 // QemuArgs builds QEMU's argument list for c (accelerator resolved: kvm
-// or tcg). The console is QEMU's stdio; the machine starts paused (-S)
-// so vCPUs can be pinned before the first guest instruction.
+// or tcg). The guest's console and the agent's port go to files (the
+// console to the terminal when interactive); the machine starts paused
+// (-S) so vCPUs can be pinned before the first guest instruction.
 func QemuArgs(c Config, p Paths) ([]string, error) {
 	c = c.withDefaults()
 	if c.Kernel == "" || c.Initrd == "" {
 		return nil, errors.New("vm: kernel and initrd are required")
 	}
-	if p.QMP == "" || p.Events == "" {
-		return nil, errors.New("vm: QMP and event socket paths are required")
+	if p.QMP == "" || p.Events == "" || p.Console == "" {
+		return nil, errors.New("vm: QMP socket, event and console paths are required")
 	}
 	if c.MemoryMiB < 64 || c.CPUs < 1 {
 		return nil, fmt.Errorf("vm: %d MiB and %d CPUs is not a machine", c.MemoryMiB, c.CPUs)
@@ -323,13 +330,10 @@ func QemuArgs(c Config, p Paths) ([]string, error) {
 		// completion interrupt lands at a host-dependent instruction.
 		vser += ",ioeventfd=off"
 	}
-	con := "stdio,id=con,signal=off"
+	con := "file,id=con,path=" + optValue(p.Console)
 	if c.Interactive {
 		// mux gives the user QEMU's Ctrl-A escapes (Ctrl-A x quits).
-		con += ",mux=on"
-		if p.ConsoleLog != "" {
-			con += ",logfile=" + p.ConsoleLog
-		}
+		con = "stdio,id=con,signal=off,mux=on,logfile=" + optValue(p.Console)
 	}
 	args := []string{
 		"-name", "kci",
@@ -348,7 +352,7 @@ func QemuArgs(c Config, p Paths) ([]string, error) {
 		"-chardev", con,
 		"-serial", "chardev:con",
 		"-device", vser,
-		"-chardev", "socket,id=" + eventChardev + ",path=" + p.Events + ",server=on,wait=off",
+		"-chardev", "file,id=" + eventChardev + ",path=" + optValue(p.Events),
 		"-device", "virtserialport,bus=vser.0,chardev=" + eventChardev + ",name=" + event.Port,
 		"-qmp", "unix:" + p.QMP + ",server=on,wait=off",
 	}
@@ -365,6 +369,10 @@ func QemuArgs(c Config, p Paths) ([]string, error) {
 	}
 	return args, nil
 }
+
+// optValue escapes a value for QEMU's option syntax, where a comma ends
+// it and two stand for one.
+func optValue(s string) string { return strings.ReplaceAll(s, ",", ",,") }
 
 // pluginOptions are the plugin's settings for c: several vCPUs get the
 // coherent model and take turns every quantum.
@@ -392,7 +400,7 @@ func ICountMachine(c Config) ([]string, error) {
 		// The plugin's file name carries its sources' hash.
 		c.Plugin = filepath.Base(c.Plugin)
 	}
-	p := Paths{QMP: "QMP", Events: "EVENTS", Counts: "COUNTS"}
+	p := Paths{QMP: "QMP", Events: "EVENTS", Console: "CONSOLE", Counts: "COUNTS"}
 	if RecordsReplay(c, ClockICount) {
 		p.Replay = "REPLAY"
 	}

@@ -26,7 +26,7 @@ func argValue(t *testing.T, args []string, flag string) []string {
 // The default identity shows the guest the user's CPU and turns off the
 // mitigations that CPU does in hardware; an unknown one is refused.
 func TestIdentityArgs(t *testing.T) {
-	paths := Paths{QMP: "q", Events: "e"}
+	paths := Paths{QMP: "q", Events: "e", Console: "c"}
 	args, err := QemuArgs(Config{Kernel: "k", Initrd: "i", Accel: AccelTCG}, paths)
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +50,7 @@ func TestIdentityArgs(t *testing.T) {
 }
 
 func TestQemuArgs(t *testing.T) {
-	paths := Paths{QMP: "/tmp/q/qmp", Events: "/tmp/q/ev"}
+	paths := Paths{QMP: "/tmp/q/qmp", Events: "/tmp/q/ev", Console: "/run,1/console.log"}
 	cfg := Config{Kernel: "/k/bzImage", Initrd: "/k/initrd", Accel: AccelTCG, CPUs: 4, MemoryMiB: 2048, Append: []string{"loglevel=5"}, Identity: IdentityQEMU}
 	args, err := QemuArgs(cfg, paths)
 	if err != nil {
@@ -72,11 +72,18 @@ func TestQemuArgs(t *testing.T) {
 		}
 	}
 	chardevs := strings.Join(argValue(t, args, "-chardev"), " ")
-	if !strings.Contains(chardevs, "socket,id=kci,path=/tmp/q/ev,server=on,wait=off") {
+	// Files, never a pipe or a socket: a full one would make QEMU retry
+	// from its main loop, at a host-scheduled instruction (follow.go).
+	if !strings.Contains(chardevs, "file,id=kci,path=/tmp/q/ev") {
 		t.Errorf("event chardev missing: %s", chardevs)
 	}
-	if strings.Contains(chardevs, "logfile=") {
-		t.Errorf("batch console must not use logfile (kci reads stdout): %s", chardevs)
+	if !strings.Contains(chardevs, "file,id=con,path=/run,,1/console.log") {
+		t.Errorf("batch console: want a file, its path's comma doubled: %s", chardevs)
+	}
+	for _, c := range argValue(t, args, "-chardev") {
+		if !strings.HasPrefix(c, "file,") {
+			t.Errorf("batch chardev %q: want every guest→host channel a file", c)
+		}
 	}
 	devices := strings.Join(argValue(t, args, "-device"), " ")
 	if !strings.Contains(devices, "virtserialport,bus=vser.0,chardev=kci,name="+event.Port) {
@@ -95,15 +102,14 @@ func TestQemuArgs(t *testing.T) {
 	}
 
 	cfg.Interactive = true
-	paths.ConsoleLog = "/run/console.log"
 	args, _ = QemuArgs(cfg, paths)
-	if !strings.Contains(strings.Join(args, " "), "stdio,id=con,signal=off,mux=on,logfile=/run/console.log") {
+	if !strings.Contains(strings.Join(args, " "), "stdio,id=con,signal=off,mux=on,logfile=/run,,1/console.log") {
 		t.Errorf("interactive console does not log: %q", args)
 	}
 }
 
 func TestQemuArgsDefaultsAndErrors(t *testing.T) {
-	paths := Paths{QMP: "q", Events: "e"}
+	paths := Paths{QMP: "q", Events: "e", Console: "c"}
 	args, err := QemuArgs(Config{Kernel: "k", Initrd: "i", Accel: AccelTCG}, paths)
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +128,7 @@ func TestQemuArgsDefaultsAndErrors(t *testing.T) {
 		}
 	}
 	if _, err := QemuArgs(Config{Kernel: "k", Initrd: "i", Accel: AccelTCG}, Paths{}); err == nil {
-		t.Error("missing socket paths: no error")
+		t.Error("missing paths: no error")
 	}
 }
 
@@ -199,7 +205,7 @@ func TestKind(t *testing.T) {
 // Deterministic mode is TCG's default: icount, a VM-clock RTC from a fixed
 // date and a fixed seed; --clock host and KVM get none of it.
 func TestQemuArgsClock(t *testing.T) {
-	paths := Paths{QMP: "/q", Events: "/e", Replay: "/r.rr"}
+	paths := Paths{QMP: "/q", Events: "/e", Console: "/c", Replay: "/r.rr"}
 	has := func(args []string, a, b string) bool {
 		for i := 0; i+1 < len(args); i++ {
 			if args[i] == a && args[i+1] == b {
@@ -366,7 +372,7 @@ func TestIdentityWithoutCX16(t *testing.T) {
 	if cpu != id.CPU+",-cx16" || !strings.Contains(about, "without CMPXCHG16B") {
 		t.Errorf("six vCPUs: %q (%q), want %q and a reason", cpu, about, id.CPU+",-cx16")
 	}
-	args, err := QemuArgs(Config{Kernel: "k", Initrd: "i", Accel: AccelTCG, CPUs: 2}, Paths{QMP: "q", Events: "e"})
+	args, err := QemuArgs(Config{Kernel: "k", Initrd: "i", Accel: AccelTCG, CPUs: 2}, Paths{QMP: "q", Events: "e", Console: "c"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,9 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
+
 	"os"
-	"strings"
 	"time"
 
 	"github.com/digitalocean/go-qemu/qmp"
@@ -42,7 +41,7 @@ func dialQMP(ctx context.Context, path string, exited <-chan struct{}) (*monitor
 	return m, nil
 }
 
-// socketTimeout bounds waiting for QEMU to listen on its sockets.
+// socketTimeout bounds waiting for QEMU to listen on its QMP socket.
 const socketTimeout = 30 * time.Second
 
 // retryDial calls dial until it succeeds: QEMU creates the socket file
@@ -151,57 +150,3 @@ func parseCPUsFast(b []byte) ([]int, error) {
 }
 
 func (m *monitor) close() { _ = m.sock.Disconnect() }
-
-// awaitAccepted waits until QEMU has accepted the connection to its
-// chardev label. A client's connect succeeds as soon as the kernel queues
-// it; QEMU accepts it later, in its main loop. A guest that writes the
-// port before then waits, in host time, for the accept; under icount its
-// idle clock races ahead meanwhile (60 s of guest time was measured on a
-// loaded host), which moves every later instruction count.
-func (m *monitor) awaitAccepted(ctx context.Context, label string) error {
-	tick := time.NewTicker(2 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		var devs []raw.ChardevInfo
-		err := m.call(ctx, func() (err error) {
-			devs, err = m.raw.QueryChardev()
-			return err
-		})
-		if err != nil {
-			return fmt.Errorf("qmp query-chardev: %w", err)
-		}
-		found := false
-		for _, d := range devs {
-			if d.Label == label {
-				found = true
-				if !strings.HasPrefix(d.Filename, "disconnected:") {
-					return nil
-				}
-			}
-		}
-		if !found {
-			return fmt.Errorf("qmp query-chardev: no chardev %q", label)
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("qmp: chardev %q never accepted the connection: %w", label, ctx.Err())
-		case <-tick.C:
-		}
-	}
-}
-
-// dialEvents connects to the agent's port once QEMU listens on it.
-func dialEvents(ctx context.Context, path string, exited <-chan struct{}) (net.Conn, error) {
-	var c net.Conn
-	err := retryDial(ctx, path, exited, func() (err error) {
-		var d net.Dialer
-		dctx, cancel := context.WithTimeout(ctx, qmpTimeout)
-		defer cancel()
-		c, err = d.DialContext(dctx, "unix", path)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("event channel: %w", err)
-	}
-	return c, nil
-}
