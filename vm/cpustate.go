@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // CPUState is where one vCPU was when a boot or a step ran out of time:
@@ -19,7 +20,16 @@ type CPUState struct {
 	CPL    int    `json:"cpl"`    // 0 = kernel, 3 = user
 	Halted bool   `json:"halted"` // HLT=1: waiting for an interrupt
 	Func   string `json:"func,omitempty"`
+	// Stuck: not halted, and every register the same in two reads
+	// stuckGap apart while another vCPU's changed (see markStuck).
+	Stuck bool   `json:"stuck,omitempty"`
+	regs  string // the vCPU's whole register dump, to compare reads
 }
+
+// stuckGap is how long hangCPUs waits between its two reads of a guest
+// of several vCPUs under TCG: long enough for QEMU's one thread to run
+// millions of instructions.
+const stuckGap = time.Second
 
 // cpuStates asks QEMU for every vCPU's registers. QMP has no command for
 // them, so it goes through the human monitor.
@@ -61,6 +71,7 @@ func parseCPUStates(text string) ([]CPUState, error) {
 		if cur == nil {
 			continue
 		}
+		cur.regs += line + "\n"
 		for _, f := range strings.Fields(line) {
 			k, v, ok := strings.Cut(f, "=")
 			if !ok {
@@ -110,6 +121,10 @@ func describeCPUs(cs []CPUState) string {
 		case c.Halted:
 			where += ", halted"
 		}
+		if c.Stuck {
+			where += fmt.Sprintf(", no register changed in %v while another vCPU ran"+
+				" (QEMU 7.2's round-robin gave it no turn, or it spins on one instruction)", stuckGap)
+		}
 		parts[i] = fmt.Sprintf("vCPU %d at %s", c.Index, where)
 	}
 	return strings.Join(parts, "; ")
@@ -123,12 +138,49 @@ func (l *loop) hangCPUs(ctx context.Context) ([]CPUState, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(cs) > 1 && l.cfg.Accel == AccelTCG {
+		// Under TCG one host thread gives the vCPUs turns, and QEMU 7.2
+		// can give one none at all (docs/internals.md): a second read
+		// tells a vCPU that runs from one that does not.
+		select {
+		case <-ctx.Done():
+			return cs, nil
+		case <-time.After(stuckGap):
+		}
+		again, err := l.mon.cpuStates(ctx)
+		if err != nil {
+			return cs, nil // the first read is still news
+		}
+		cs = markStuck(cs, again)
+	}
 	for i := range cs {
 		if l.cfg.Symbolize != nil && cs[i].CPL == 0 {
 			cs[i].Func = l.cfg.Symbolize(cs[i].PC)
 		}
 	}
 	return cs, nil
+}
+
+// markStuck returns the second read with Stuck set on each vCPU that is
+// not halted and whose registers are all the same in both reads, when
+// another vCPU's changed (so QEMU ran instructions meanwhile). A halted
+// vCPU waits for an interrupt, which is the guest's business; with no
+// vCPU changing, the whole machine stood still (paused, or the host gave
+// QEMU no CPU), which says nothing about any one vCPU.
+func markStuck(first, second []CPUState) []CPUState {
+	if len(first) != len(second) {
+		return second
+	}
+	ran := false
+	for i := range first {
+		if first[i].regs != second[i].regs {
+			ran = true
+		}
+	}
+	for i := range second {
+		second[i].Stuck = ran && !second[i].Halted && first[i].Index == second[i].Index && first[i].regs == second[i].regs
+	}
+	return second
 }
 
 // whereCPUs is a report's phrase for hangCPUs' answer.

@@ -11,9 +11,9 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -87,7 +87,7 @@ func fakeQEMU(scenario string, args []string) int {
 		return 1
 	}
 	started := make(chan struct{})
-	go serveQMP(ql, started)
+	go serveQMP(ql, started, scenario)
 	<-started
 	emit := func(typ string, v any) {
 		e, _ := event.New(typ, v)
@@ -153,6 +153,10 @@ func fakeQEMU(scenario string, args []string) int {
 		emit(event.Ready, event.Hello{})
 		emit(event.StepBeg, event.StepData{Name: "bench/hash", Timeout: 300 * time.Millisecond})
 		return forever()
+	case "step-stuck":
+		emit(event.Ready, event.Hello{})
+		emit(event.StepBeg, event.StepData{Name: "bench/cnt", Timeout: 300 * time.Millisecond})
+		return forever()
 	case "step-starved":
 		emit(event.Ready, event.Hello{})
 		emit(event.StepBeg, event.StepData{Name: "bench/hash", Timeout: 300 * time.Millisecond})
@@ -203,8 +207,10 @@ func starve() {
 	}
 }
 
-// serveQMP answers the QMP commands kci sends.
-func serveQMP(l net.Listener, started chan<- struct{}) {
+// serveQMP answers the QMP commands kci sends. In scenario step-stuck
+// the guest has two vCPUs and only vCPU 0's registers move between reads.
+func serveQMP(l net.Listener, started chan<- struct{}, scenario string) {
+	var reads atomic.Int64
 	for {
 		c, err := l.Accept()
 		if err != nil {
@@ -228,6 +234,11 @@ func serveQMP(l net.Listener, started chan<- struct{}) {
 				case "query-status":
 					enc.Encode(map[string]any{"return": map[string]any{"status": status, "running": status == "running", "singlestep": false}})
 				case "human-monitor-command": // info registers -a, as QEMU 7.2 prints it (abridged)
+					if scenario == "step-stuck" {
+						enc.Encode(map[string]any{"return": fmt.Sprintf("CPU#0\r\nRAX=%016x\r\nRIP=0000000000454852 CPL=3 HLT=0\r\n"+
+							"CPU#1\r\nRAX=0000000000000001\r\nRIP=ffffffff818014b0 CPL=0 HLT=0\r\n", reads.Add(1))})
+						continue
+					}
 					enc.Encode(map[string]any{"return": "\r\nCPU#0\r\nRAX=0000000000000000 RBX=ffffffff82a0c940\r\n" +
 						"RIP=ffffffff81c5f2a6 RFL=00000246 [---Z-P-] CPL=0 II=0 A20=1 SMM=0 HLT=1\r\nEFER=0000000000000d01\r\n"})
 				case "query-cpus-fast":
@@ -406,8 +417,24 @@ func TestFakeStepTimeout(t *testing.T) {
 		t.Fatalf("err = %v, want the step's TimeoutError", err)
 	}
 	want := []CPUState{{Index: 0, PC: 0xffffffff81c5f2a6, Halted: true, Func: "native_safe_halt"}}
-	if !slices.Equal(te.CPUs, want) || !strings.Contains(te.Error(), "vCPU 0 at native_safe_halt (0xffffffff81c5f2a6), halted") {
+	if len(te.CPUs) != 1 || withoutRegs(te.CPUs[0]) != want[0] || !strings.Contains(te.Error(), "vCPU 0 at native_safe_halt (0xffffffff81c5f2a6), halted") {
 		t.Errorf("CPUs %+v, error %q: want %+v and the line", te.CPUs, te.Error(), want)
+	}
+}
+
+// A two-vCPU guest whose vCPU 1 runs nothing while vCPU 0 runs (QEMU
+// 7.2's round-robin starving it) times out saying so.
+func TestFakeStepStuck(t *testing.T) {
+	_, err := fakeRun(t, context.Background(), "step-stuck", nil)
+	var te *TimeoutError
+	if !errors.As(err, &te) || len(te.CPUs) != 2 {
+		t.Fatalf("err = %v, want a TimeoutError with both vCPUs", err)
+	}
+	if te.CPUs[0].Stuck || !te.CPUs[1].Stuck {
+		t.Errorf("stuck %v %v: want vCPU 1 alone", te.CPUs[0].Stuck, te.CPUs[1].Stuck)
+	}
+	if !strings.Contains(te.Error(), "vCPU 1 at 0xffffffff818014b0, no register changed in 1s while another vCPU ran") {
+		t.Errorf("error %q: want vCPU 1 named as stuck", te.Error())
 	}
 }
 
