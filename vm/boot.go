@@ -3,7 +3,6 @@ package vm
 import (
 	"context"
 	"fmt"
-
 	"os"
 	"path/filepath"
 	"time"
