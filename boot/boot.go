@@ -71,6 +71,9 @@ type BootResult struct {
 	// CPU is QEMU's -cpu model the boot ran with, CPUReason why it is not
 	// the accelerator's default ("" when it is).
 	CPU, CPUReason string
+	// MainLoop is how QEMU's main loop was kept from moving the counts of
+	// several vCPUs under icount (vm.MainLoop's words; "" otherwise).
+	MainLoop string `json:",omitempty"`
 	// VCPUs is the guest's vCPU count (0 in an older cache entry: one).
 	VCPUs int `json:",omitempty"`
 	// Exact are the QEMU plugin's counts of the variants' windows (icount

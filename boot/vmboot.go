@@ -270,6 +270,7 @@ func fromVM(out *BootResult, res *vm.Result, console string) error {
 	}
 	out.Accel, out.BootToReady, out.Clock = string(res.Accel), res.BootToReady, string(res.Clock)
 	out.CPU, out.CPUReason = res.CPU, res.CPUReason
+	out.MainLoop = res.MainLoop.String()
 	for _, p := range res.Phases {
 		out.Phases = append(out.Phases, results.BootPhase{Name: p.Name, Duration: p.Duration})
 	}

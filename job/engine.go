@@ -192,6 +192,7 @@ func (e *engine) record(s bootSpec, res *boot.BootResult, kind string, err error
 		withExact(b.Variants, res.Exact)
 		b.Clock, b.TSCkHz, b.Clocksource = res.Clock, res.TSCkHz, res.Clocksource
 		b.Cache, b.CPU, b.Phases = res.Cache, res.CPU, res.Phases
+		b.MainLoop = res.MainLoop
 	}
 	if err != nil {
 		b.Error = lines.First(err.Error())

@@ -206,6 +206,10 @@ type Boot struct {
 	Cache string `json:"cache,omitempty"`
 	// CPU is QEMU's -cpu model of this boot.
 	CPU string `json:"cpu,omitempty"`
+	// MainLoop says whether QEMU's main loop was fenced off the counts of
+	// a guest of several vCPUs under icount ("fenced on host CPU 1", or
+	// "not fenced: " and why); empty for other boots.
+	MainLoop string `json:"main_loop,omitempty"`
 	// Phases are where the boot's host wall time went, in order (qemu,
 	// firmware, kernel, agent, the agent's steps as it named them,
 	// teardown); they sum to the boot's wall time. A cache hit's are the

@@ -30,6 +30,13 @@ func boot(ctx context.Context, cfg Config, res *Result, onEvent func(event.Event
 		return err
 	}
 	defer con.close()
+	// Released after the deferred kill below: the CPU stays taken while
+	// this QEMU lives.
+	hc, err := holdFence(ctx, cfg, res)
+	if err != nil {
+		return err
+	}
+	defer hc.release()
 	m, err := startMachine(cfg.QEMU, res.Args[1:], cfg.Interactive)
 	if err != nil {
 		return err
@@ -45,7 +52,7 @@ func boot(ctx context.Context, cfg Config, res *Result, onEvent func(event.Event
 		_ = m.kill()
 		con.drain()
 	}()
-	mon, err := connect(ctx, cfg, res, m, paths)
+	mon, vcpuTIDs, err := connect(ctx, cfg, res, m, paths, hc)
 	if err != nil {
 		return err
 	}
@@ -54,9 +61,13 @@ func boot(ctx context.Context, cfg Config, res *Result, onEvent func(event.Event
 		return startError(ctx, m, "qmp", err)
 	}
 	cont := time.Now()
+	if res.MainLoop.fenced() {
+		mon.onCall = unfenceOnce(m.pid(), res.MainLoop)
+	}
+	stressMainLoop(cfg.MainLoopStress, mon, stop)
 	pc.mark(PhaseFirmware, cont)
 	l := &loop{cfg: cfg, res: res, m: m, mon: mon, onEvent: onEvent, untilReady: untilReady,
-		started: cont, tail: consoleTail{max: 40}, pc: pc}
+		started: cont, tail: consoleTail{max: 40}, pc: pc, vcpuTIDs: vcpuTIDs}
 	return l.run(ctx, lines, events)
 }
 
@@ -168,30 +179,38 @@ func (c *console) close() {
 }
 
 // connect dials QEMU's monitor, checks the guest is still paused, and
-// pins the vCPU threads.
-func connect(ctx context.Context, cfg Config, res *Result, m *machine, paths Paths) (*monitor, error) {
+// fences QEMU on hc's CPU or pins the vCPU threads. With a fence it
+// returns the vCPU threads, whose waits alone stall the guest.
+func connect(ctx context.Context, cfg Config, res *Result, m *machine, paths Paths, hc *hostCPU) (*monitor, []int, error) {
 	mon, err := dialQMP(ctx, paths.QMP, m.exited)
 	if err != nil {
-		return nil, startError(ctx, m, "qmp", err)
+		return nil, nil, startError(ctx, m, "qmp", err)
 	}
-	fail := func(err error) (*monitor, error) {
+	fail := func(err error) (*monitor, []int, error) {
 		mon.close()
-		return nil, err
+		return nil, nil, err
 	}
 	if st, err := mon.status(ctx); err != nil {
 		return fail(startError(ctx, m, "qmp", err))
 	} else if st != "prelaunch" && st != "paused" {
 		return fail(infra("qmp", fmt.Errorf("qemu is %q before start, want paused", st)))
 	}
-	if len(cfg.Pin) > 0 {
-		tids, err := mon.vcpuThreads(ctx)
-		if err != nil {
-			return fail(startError(ctx, m, "pin", err))
-		}
-		res.Pins = PinPlan(tids, cfg.Pin)
-		if err := applyPins(res.Pins); err != nil {
-			return fail(infra("pin", err))
-		}
+	if hc == nil && len(cfg.Pin) == 0 {
+		return mon, nil, nil
 	}
-	return mon, nil
+	tids, err := mon.vcpuThreads(ctx)
+	if err != nil {
+		return fail(startError(ctx, m, "pin", err))
+	}
+	if hc != nil {
+		if err := fence(m.pid(), hc, res.MainLoop); err != nil {
+			return fail(infra("fence", err))
+		}
+		return mon, tids, nil
+	}
+	res.Pins = PinPlan(tids, cfg.Pin)
+	if err := applyPins(res.Pins); err != nil {
+		return fail(infra("pin", err))
+	}
+	return mon, nil, nil
 }

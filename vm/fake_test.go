@@ -114,6 +114,11 @@ func fakeQEMU(scenario string, args []string) int {
 	}
 	con("[    0.000000] Linux version 6.12.0-fake", "[    0.300000] Run /init as init process")
 	switch scenario {
+	case "fenced":
+		con(fakeSched())
+		emit(event.Ready, event.Hello{})
+		emit(event.Done, event.DoneData{OK: true})
+		return 0
 	case "ok":
 		emit(event.Ready, event.Hello{Agent: "fake", Release: "6.12.0-fake", Uptime: 0.3})
 		emit(event.StepBeg, event.StepData{Name: "sanity", Timeout: 5 * time.Second})
@@ -273,7 +278,9 @@ func fakeRun(t *testing.T, ctx context.Context, scenario string, mod func(*Confi
 	kernel, initrd := filepath.Join(dir, "bzImage"), filepath.Join(dir, "initrd")
 	os.WriteFile(kernel, []byte("k"), 0o644)
 	os.WriteFile(initrd, []byte("i"), 0o644)
-	cfg := Config{QEMU: self, Kernel: kernel, Initrd: initrd, Accel: AccelTCG, Dir: dir, BootTimeout: 5 * time.Second}
+	// One vCPU unless the scenario says otherwise: a guest of several is
+	// fenced, which TestFakeFenced covers.
+	cfg := Config{QEMU: self, Kernel: kernel, Initrd: initrd, Accel: AccelTCG, Dir: dir, BootTimeout: 5 * time.Second, CPUs: 1}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -327,7 +334,7 @@ func TestFakeOK(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "k"), nil, 0o644)
 	os.WriteFile(filepath.Join(dir, "i"), nil, 0o644)
 	res, err := Run(context.Background(), Config{QEMU: self, Kernel: filepath.Join(dir, "k"), Initrd: filepath.Join(dir, "i"),
-		Accel: AccelTCG, Dir: dir, Pin: []int{0}}, func(e event.Event) { got = append(got, e.Type) })
+		Accel: AccelTCG, Dir: dir, Pin: []int{0}, CPUs: 1}, func(e event.Event) { got = append(got, e.Type) })
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -425,7 +432,7 @@ func TestFakeStepTimeout(t *testing.T) {
 // A two-vCPU guest whose vCPU 1 runs nothing while vCPU 0 runs (QEMU
 // 7.2's round-robin starving it) times out saying so.
 func TestFakeStepStuck(t *testing.T) {
-	_, err := fakeRun(t, context.Background(), "step-stuck", nil)
+	_, err := fakeRun(t, context.Background(), "step-stuck", func(c *Config) { c.CPUs = 2 })
 	var te *TimeoutError
 	if !errors.As(err, &te) || len(te.CPUs) != 2 {
 		t.Fatalf("err = %v, want a TimeoutError with both vCPUs", err)
@@ -557,4 +564,26 @@ func TestFakeDeadline(t *testing.T) {
 
 func signalContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt)
+}
+
+// fakeSched waits up to 5 s for kci to fence this process, then says how
+// its thread is scheduled: "kci-fake: policy 1 cpus [3]".
+func fakeSched() string {
+	var pol uint32
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if a, err := unix.SchedGetAttr(0, 0); err == nil {
+			if pol = a.Policy; pol == unix.SCHED_FIFO {
+				break
+			}
+		}
+	}
+	var set unix.CPUSet
+	_ = unix.SchedGetaffinity(0, &set)
+	var cpus []int
+	for c := 0; c < 1024; c++ {
+		if set.IsSet(c) {
+			cpus = append(cpus, c)
+		}
+	}
+	return fmt.Sprintf("kci-fake: policy %d cpus %v", pol, cpus)
 }

@@ -20,6 +20,9 @@ type loop struct {
 	started    time.Time
 	pc         *phaseClock
 	kernelSeen bool // the kernel's first console line has been seen
+	// vcpuTIDs, when QEMU is fenced, are the threads whose waits for a
+	// CPU stall the guest: the others wait behind them by design.
+	vcpuTIDs []int
 
 	wd       Watchdog
 	tail     consoleTail
@@ -217,7 +220,17 @@ func (l *loop) setStep(name string, d time.Duration) {
 }
 
 // waits reads how long each of QEMU's threads has waited for a CPU.
-func (l *loop) waits() map[int]time.Duration { return threadWaits(l.m.pid()) }
+func (l *loop) waits() map[int]time.Duration {
+	w := threadWaits(l.m.pid())
+	if len(l.vcpuTIDs) == 0 {
+		return w
+	}
+	only := make(map[int]time.Duration, len(l.vcpuTIDs))
+	for _, t := range l.vcpuTIDs {
+		only[t] = w[t]
+	}
+	return only
+}
 
 // stopAfterDone: the agent said done but the guest did not power off;
 // the results are complete, so stop it.

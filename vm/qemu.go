@@ -114,7 +114,8 @@ func RecordsReplay(c Config, clock Clock) bool {
 // instruction count decides (the plugin's quantum), no host input reaches
 // the guest while it measures (QMP is used before the start and after the
 // end; the agent only writes), what the guest writes goes to files, which
-// never make it wait (follow.go), and the result cache's re-check boot
+// never make it wait (follow.go), QEMU's main loop runs only when the
+// vCPU thread blocks (fence.go), and the result cache's re-check boot
 // tests it on every run that reads the cache (docs/internals.md).
 func Repeatable(c Config, clock Clock) bool {
 	return clock == ClockICount && !c.Interactive
@@ -177,8 +178,13 @@ type Config struct {
 	// layout) and base and patched stay paired.
 	Seed uint64
 	// Pin lists host CPUs; vCPU i's thread is pinned to Pin[i % len(Pin)]
-	// before the guest starts.
+	// before the guest starts. A fenced QEMU (several vCPUs under
+	// icount, fence.go) takes one CPU of the list for all its threads.
 	Pin []int
+	// MainLoopStress, for tests, asks QMP for QEMU's status this often
+	// while the guest runs (0 = never): QEMU's main loop then wakes at
+	// moments the guest does not decide, which the fence must withstand.
+	MainLoopStress time.Duration `json:"-"`
 
 	// BootTimeout bounds start to the agent's ready event; 0 = 60 s.
 	BootTimeout time.Duration

@@ -20,6 +20,8 @@ const qmpTimeout = 5 * time.Second
 type monitor struct {
 	sock *qmp.SocketMonitor
 	raw  *raw.Monitor
+	// onCall runs before each command (the fence's end, after the start).
+	onCall func()
 }
 
 // dialQMP connects once QEMU listens on the socket, giving up when ctx
@@ -70,6 +72,9 @@ func retryDial(ctx context.Context, path string, exited <-chan struct{}, dial fu
 // call runs f with a deadline. go-qemu has none, so on timeout the
 // connection is closed, which makes f return.
 func (m *monitor) call(ctx context.Context, f func() error) error {
+	if m.onCall != nil {
+		m.onCall()
+	}
 	ctx, cancel := context.WithTimeout(ctx, qmpTimeout)
 	defer cancel()
 	errc := make(chan error, 1)

@@ -32,6 +32,8 @@ type Result struct {
 	Phases []Phase `json:"phases,omitempty"`
 	// Counts is the exact-count plugin's output ("" = no plugin loaded).
 	Counts string `json:"counts,omitempty"`
+	// MainLoop is the fence of a boot of several vCPUs under icount.
+	MainLoop *MainLoop `json:"main_loop,omitempty"`
 }
 
 const (

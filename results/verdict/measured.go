@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/kci-dev/kci/results"
 )
@@ -27,9 +28,24 @@ func measuredTitle(run *results.Run, tree string) string {
 		return s + ", nothing to compare (kci bench RUNDIR tabulates them)"
 	}
 	if d := firstDifference(boots); d != "" {
-		return fmt.Sprintf("%s, all seed %d: boots of one seed differ (%s)", s, seed, d)
+		return fmt.Sprintf("%s, all seed %d: boots of one seed differ (%s)%s", s, seed, d, unfenced(boots))
 	}
 	return fmt.Sprintf("%s, all seed %d: identical in every program's, whole-path and context count", s, seed)
+}
+
+// unfenced names the boots whose QEMU main loop ran unfenced (several
+// vCPUs without the privilege for it), a cause of such a difference.
+func unfenced(boots []results.Boot) string {
+	n := 0
+	for _, b := range boots {
+		if strings.HasPrefix(b.MainLoop, "not fenced") {
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; QEMU's main loop ran unfenced in %s (run.json main_loop)", results.Plural(n, "boot"))
 }
 
 func baseBootsOf(run *results.Run, tree string) []results.Boot {

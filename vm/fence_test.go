@@ -1,0 +1,159 @@
+package vm
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Host CPUs are handed out one fenced QEMU each, across processes (the
+// locks are files), and waited for when all are taken.
+func TestTakeHostCPU(t *testing.T) {
+	dir := t.TempDir()
+	pool := []int{5, 7}
+	a, err := takeHostCPU(context.Background(), dir, pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := takeHostCPU(context.Background(), dir, pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.cpu != 5 || b.cpu != 7 {
+		t.Fatalf("took CPUs %d and %d, want 5 and 7", a.cpu, b.cpu)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if c, err := takeHostCPU(ctx, dir, pool); err == nil || !strings.Contains(err.Error(), "held by another fenced QEMU") {
+		t.Fatalf("a third QEMU on two CPUs: %+v, %v; want it to wait and give up", c, err)
+	}
+	got := make(chan *hostCPU)
+	go func() {
+		c, _ := takeHostCPU(context.Background(), dir, pool)
+		got <- c
+	}()
+	time.Sleep(100 * time.Millisecond)
+	a.release()
+	select {
+	case c := <-got:
+		if c == nil || c.cpu != 5 {
+			t.Fatalf("after CPU 5's release the waiter took %+v", c)
+		}
+		c.release()
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiter did not take the released CPU")
+	}
+	b.release()
+}
+
+func TestFencePool(t *testing.T) {
+	if p, err := fencePool([]int{3}); err != nil || len(p) != 1 || p[0] != 3 {
+		t.Errorf("fencePool([3]) = %v, %v: want the pin list", p, err)
+	}
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		t.Fatal(err)
+	}
+	p, err := fencePool(nil)
+	if set.Count() < 2 {
+		if err == nil {
+			t.Errorf("one host CPU: pool %v, want a refusal", p)
+		}
+		return
+	}
+	if err != nil || len(p) != set.Count() {
+		t.Errorf("fencePool(nil) = %v, %v: want the %d CPUs kci may use", p, err, set.Count())
+	}
+}
+
+// fenceThreads sets every thread of a running process, and
+// unfenceThreads takes the priority back (the affinity stays).
+func TestFenceThreads(t *testing.T) {
+	// A fake QEMU whose guest says nothing: a Go process, several threads.
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-qmp", "unix:"+filepath.Join(dir, "q")+",server=on",
+		"-chardev", "file,id=kci,path="+filepath.Join(dir, "e"), "-chardev", "file,id=con,path="+filepath.Join(dir, "c"))
+	cmd.Env = append(os.Environ(), "KCI_FAKE_QEMU=silent")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	pid := cmd.Process.Pid
+	time.Sleep(200 * time.Millisecond)
+	err := fenceThreads(pid, 0)
+	if errors.Is(err, unix.EPERM) {
+		t.Skip("needs root or CAP_SYS_NICE to set SCHED_FIFO")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	tids, err := threadIDs(pid)
+	if err != nil || len(tids) < 2 {
+		t.Fatalf("threads %v, %v: want a multi-threaded child", tids, err)
+	}
+	check := func(policy uint32) {
+		t.Helper()
+		for _, tid := range tids {
+			a, err := unix.SchedGetAttr(tid, 0)
+			var set unix.CPUSet
+			if err == nil {
+				err = unix.SchedGetaffinity(tid, &set)
+			}
+			if err != nil {
+				t.Fatalf("thread %d: %v", tid, err)
+			}
+			if a.Policy != policy || set.Count() != 1 || !set.IsSet(0) {
+				t.Errorf("thread %d: policy %d on %d CPUs (CPU 0: %v), want policy %d on CPU 0 alone", tid, a.Policy, set.Count(), set.IsSet(0), policy)
+			}
+		}
+	}
+	check(unix.SCHED_FIFO)
+	if err := unfenceThreads(pid); err != nil {
+		t.Fatal(err)
+	}
+	check(unix.SCHED_NORMAL)
+}
+
+// A batch guest of two vCPUs runs fenced: every thread of its QEMU on
+// the host CPU kci took, at SCHED_FIFO, from the start; the CPU is free
+// again once QEMU is gone.
+func TestFakeFenced(t *testing.T) {
+	res, err := fakeRun(t, context.Background(), "fenced", func(c *Config) { c.CPUs = 2 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ml := res.MainLoop
+	if ml == nil {
+		t.Fatal("no main-loop record for two vCPUs under icount")
+	}
+	if !ml.Fenced {
+		if !strings.Contains(ml.Why, "CAP_SYS_NICE") {
+			t.Fatalf("not fenced: %q", ml.Why)
+		}
+		t.Skip("needs root or CAP_SYS_NICE: " + ml.Why)
+	}
+	b, err := os.ReadFile(res.Console)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "kci-fake: policy 1 cpus [" + strconv.Itoa(ml.HostCPU) + "]"
+	if !strings.Contains(string(b), want) {
+		t.Errorf("console %q: want %q", b, want)
+	}
+	if ml.String() != "fenced on host CPU "+strconv.Itoa(ml.HostCPU) {
+		t.Errorf("record %q", ml.String())
+	}
+	h, err := tryHostCPU(fenceLockDir, ml.HostCPU)
+	if h == nil || err != nil {
+		t.Errorf("host CPU %d still held after QEMU exited: %v", ml.HostCPU, err)
+	}
+	h.release()
+}
