@@ -208,7 +208,7 @@ func (b *VMBooter) bootConfig(ctx context.Context, req BootRequest) (vm.Config, 
 		if err != nil {
 			return ""
 		}
-		return syms.Lookup(pc)
+		return syms.Where(pc)
 	}
 	cfg.Kernel, cfg.Initrd, cfg.Dir = req.Kernel.BzImage, initrd, tmp
 	cfg.StepTimeout = req.Plan.StepTimeout

@@ -12,6 +12,10 @@ import (
 type KernelSymbols struct {
 	funcs []symbol // sorted by start
 	text  [2]uint64
+	// labels are code symbols without a type (the entry code's
+	// asm_sysvec_*, entry_SYSCALL_64): only Where names them, so the
+	// counts' attribution stays on functions.
+	labels []symbol
 }
 
 type symbol struct {
@@ -33,43 +37,72 @@ func LoadKernelSymbols(vmlinux string) (*KernelSymbols, error) {
 	}
 	var fs []Func
 	for _, y := range syms {
-		if elf.ST_TYPE(y.Info) == elf.STT_FUNC && y.Value != 0 {
+		switch {
+		case y.Value == 0:
+		case elf.ST_TYPE(y.Info) == elf.STT_FUNC:
 			fs = append(fs, Func{Name: y.Name, Start: y.Value, Size: y.Size})
+		case elf.ST_TYPE(y.Info) == elf.STT_NOTYPE && inCode(f, y):
+			fs = append(fs, Func{Name: y.Name, Start: y.Value, Size: y.Size, Label: true})
 		}
 	}
-	if len(fs) == 0 {
+	s := NewKernelSymbols(fs)
+	if len(s.funcs) == 0 {
 		return nil, fmt.Errorf("kernel symbols: %s has no function symbols (stripped?)", vmlinux)
 	}
-	return NewKernelSymbols(fs), nil
+	return s, nil
+}
+
+// inCode: y is in an executable section (not a data label).
+func inCode(f *elf.File, y elf.Symbol) bool {
+	i := int(y.Section)
+	return i > 0 && i < len(f.Sections) && f.Sections[i].Flags&elf.SHF_EXECINSTR != 0
 }
 
 // Func is one function symbol: its name, start address and size (0 =
-// unknown: it ends where the next one starts).
+// unknown: it ends where the next one starts). A Label is a code symbol
+// without a type, which only Where names, and only with a size.
 type Func struct {
 	Name        string
 	Start, Size uint64
+	Label       bool
 }
 
-// NewKernelSymbols indexes fs (at least one) for Lookup.
+// NewKernelSymbols indexes fs (at least one function) for Lookup.
 func NewKernelSymbols(fs []Func) *KernelSymbols {
 	s := &KernelSymbols{}
 	for _, f := range fs {
-		s.funcs = append(s.funcs, symbol{name: f.Name, start: f.Start, end: f.Start + f.Size})
+		y := symbol{name: f.Name, start: f.Start, end: f.Start + f.Size}
+		if f.Label {
+			if f.Size > 0 { // a sizeless label marks a place (_etext), not code
+				s.labels = append(s.labels, y)
+			}
+		} else {
+			s.funcs = append(s.funcs, y)
+		}
 	}
-	sort.Slice(s.funcs, func(i, j int) bool {
-		a, b := s.funcs[i], s.funcs[j]
+	sortSymbols(s.funcs)
+	sortSymbols(s.labels)
+	if len(s.funcs) > 0 {
+		s.text = [2]uint64{s.funcs[0].start, s.funcs[len(s.funcs)-1].end}
+	}
+	return s
+}
+
+// sortSymbols orders ys by start, then name, and ends each sizeless one
+// where the next one starts.
+func sortSymbols(ys []symbol) {
+	sort.Slice(ys, func(i, j int) bool {
+		a, b := ys[i], ys[j]
 		if a.start != b.start {
 			return a.start < b.start
 		}
 		return a.name < b.name
 	})
-	for i := range s.funcs {
-		if s.funcs[i].end == s.funcs[i].start && i+1 < len(s.funcs) {
-			s.funcs[i].end = s.funcs[i+1].start
+	for i := range ys {
+		if ys[i].end == ys[i].start && i+1 < len(ys) {
+			ys[i].end = ys[i+1].start
 		}
 	}
-	s.text = [2]uint64{s.funcs[0].start, s.funcs[len(s.funcs)-1].end}
-	return s
 }
 
 // Lookup names the function holding addr ("" when none does). Of aliases
@@ -78,13 +111,27 @@ func (s *KernelSymbols) Lookup(addr uint64) string {
 	if addr < s.text[0] || addr >= s.text[1] {
 		return ""
 	}
-	i := sort.Search(len(s.funcs), func(i int) bool { return s.funcs[i].start > addr })
+	return holder(s.funcs, addr)
+}
+
+// Where names the function holding addr, else the code label (entry
+// code has no function symbol): what a hang report prints.
+func (s *KernelSymbols) Where(addr uint64) string {
+	if n := s.Lookup(addr); n != "" {
+		return n
+	}
+	return holder(s.labels, addr)
+}
+
+// holder is the first by name of the symbols of ys holding addr.
+func holder(ys []symbol, addr uint64) string {
+	i := sort.Search(len(ys), func(i int) bool { return ys[i].start > addr })
 	for j := i - 1; j >= 0 && j >= i-4; j-- {
-		if f := s.funcs[j]; addr >= f.start && addr < f.end {
-			for j > 0 && s.funcs[j-1].start == f.start {
+		if f := ys[j]; addr >= f.start && addr < f.end {
+			for j > 0 && ys[j-1].start == f.start {
 				j--
 			}
-			return s.funcs[j].name
+			return ys[j].name
 		}
 	}
 	return ""
