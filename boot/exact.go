@@ -35,6 +35,12 @@ func (b *VMBooter) pluginConfig(ctx context.Context) vm.Config {
 		if err != nil {
 			if b.Log != nil {
 				fmt.Fprintf(b.Log, "kci: warning: no exact counts (where the work goes, modelled cycles): %v\n", err)
+				if c.CPUs > 1 {
+					// kcicount.c's on_tb_unarmed: QEMU 7.2's own turns
+					// can starve every vCPU but the first.
+					fmt.Fprintf(b.Log, "kci: warning: without the plugin %d vCPUs take QEMU's own turns, "+
+						"which can give all but one vCPU no time while it spins (a stall, not a number)\n", c.CPUs)
+				}
 			}
 			return
 		}

@@ -126,15 +126,19 @@ func (b *VMBooter) GuestClock() string {
 // vCPUs under TCG's instruction clock is: QEMU refuses to record it, so
 // it is exact by construction (no host input reaches the guest while it
 // measures; the plugin, when it can be built, ends each vCPU's turn at
-// instruction counts), which the result cache's re-check boot tests.
+// instruction counts; QEMU's main loop is fenced), which the result
+// cache's re-check boot tests. Where the fence cannot be had it says so.
 func (b *VMBooter) warnSMPICount() {
 	c := b.VM
 	if b.Log == nil || c.Accel != vm.AccelTCG || (c.Clock != "" && c.Clock != vm.ClockICount) || c.CPUs <= 1 {
 		return
 	}
 	fmt.Fprintf(b.Log, "kci: %d vCPUs under TCG with the instruction clock: taking turns every %d instructions while "+
-		"a window is measured; not recorded (QEMU refuses replay for several vCPUs), exact by construction\n",
-		c.CPUs, vm.DefaultQuantum)
+		"a window is measured (after at most a million outside); not recorded (QEMU refuses replay for several vCPUs), "+
+		"exact by construction, QEMU's main loop fenced (docs/internals.md)\n", c.CPUs, vm.DefaultQuantum)
+	if err := vm.FenceCheck(c.Pin); err != nil {
+		fmt.Fprintf(b.Log, "kci: warning: QEMU's main loop cannot be fenced here (%v): two boots of one seed may count differently\n", err)
+	}
 }
 
 // Boot runs one plan on one kernel.

@@ -2,17 +2,15 @@ package job_test
 
 import (
 	"reflect"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/kci-dev/kci/boot"
 	"github.com/kci-dev/kci/job"
 	"github.com/kci-dev/kci/results"
 	"github.com/kci-dev/kci/results/verdict"
+	"github.com/kci-dev/kci/vm"
 )
 
 // A guest of two vCPUs under icount, through the whole pipeline: the
@@ -101,18 +99,12 @@ func checkPacketsAtMarkers(t *testing.T, role string, e *results.Exact) {
 	t.Errorf("%s: no call:bpf:cnt_egress among the window's calls", role)
 }
 
-// requireFIFO skips, before any build or boot, where kci may not make
-// QEMU's threads SCHED_FIFO (the fence needs root or CAP_SYS_NICE).
+// requireFIFO skips, before any build or boot, where kci cannot fence
+// QEMU's main loop (SCHED_FIFO needs root or CAP_SYS_NICE, and a spare
+// host CPU).
 func requireFIFO(t *testing.T) {
 	t.Helper()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	fifo := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: 1}
-	if err := unix.SchedSetAttr(0, &fifo, 0); err != nil {
-		t.Skipf("needs root or CAP_SYS_NICE to fence QEMU's main loop (SCHED_FIFO: %v)", err)
-	}
-	normal := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_NORMAL}
-	if err := unix.SchedSetAttr(0, &normal, 0); err != nil {
-		t.Fatal(err)
+	if err := vm.FenceCheck(nil); err != nil {
+		t.Skipf("needs QEMU's main loop fenced: %v", err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -262,4 +263,21 @@ func stressMainLoop(d time.Duration, mon *monitor, stop <-chan struct{}) {
 			}
 		}
 	}()
+}
+
+// FenceCheck says, before any boot, why kci could not fence a QEMU of
+// several vCPUs here (nil: it can): no spare host CPU in pin (or kci's
+// own CPUs), or no privilege for SCHED_FIFO, tried on a thread of kci's.
+func FenceCheck(pin []int) error {
+	if _, err := fencePool(pin); err != nil {
+		return err
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	fifo := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: 1}
+	if err := unix.SchedSetAttr(0, &fifo, 0); err != nil {
+		return fmt.Errorf("SCHED_FIFO needs root or CAP_SYS_NICE: %w", err)
+	}
+	normal := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_NORMAL}
+	return unix.SchedSetAttr(0, &normal, 0)
 }

@@ -157,3 +157,27 @@ func TestFakeFenced(t *testing.T) {
 	}
 	h.release()
 }
+
+// FenceCheck agrees with fenceThreads on whether this host lets kci
+// fence, and leaves no thread of kci's at real-time priority.
+func TestFenceCheck(t *testing.T) {
+	err := FenceCheck([]int{0})
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	ferr := fenceThreads(cmd.Process.Pid, 0)
+	if (err == nil) != (ferr == nil) {
+		t.Fatalf("FenceCheck: %v, but fencing a process: %v", err, ferr)
+	}
+	if err != nil && !strings.Contains(err.Error(), "CAP_SYS_NICE") {
+		t.Errorf("FenceCheck: %q: want the privilege named", err)
+	}
+	tids, _ := threadIDs(os.Getpid())
+	for _, tid := range tids {
+		if a, err := unix.SchedGetAttr(tid, 0); err == nil && a.Policy != unix.SCHED_NORMAL {
+			t.Errorf("kci's thread %d left at policy %d", tid, a.Policy)
+		}
+	}
+}

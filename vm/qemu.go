@@ -145,8 +145,9 @@ func Repeatable(c Config, clock Clock) bool {
 // two-vCPU boot to the root mount): without them every CPU's tick is an
 // IPI broadcast from the HPET, no CPU can switch to high-resolution
 // timers, a two-vCPU guest stalled in stop_machine (an RCU stall in
-// multi_cpu_stop, 1 of 2 boots), and the profiler's 99 Hz timer sampled
-// only the idle loop (727 of 739 samples in halt).
+// multi_cpu_stop, 1 of 2 boots, before the plugin guarded turns outside
+// windows), and the profiler's 99 Hz timer sampled only the idle loop
+// (727 of 739 samples in halt).
 func icountCmdline(c Config) []string {
 	args := []string{"nokaslr", "no_timer_check"}
 	if c.CPUs == 1 {
@@ -213,7 +214,8 @@ type Config struct {
 	SMT2 bool
 	// Quantum, in a guest of several vCPUs with the plugin, makes the
 	// vCPUs take turns every Quantum instructions while a window is
-	// instrumented (tcgplugin.Options.Quantum); 0 = DefaultQuantum.
+	// instrumented (tcgplugin.Options.Quantum; outside, the plugin's
+	// guard keeps one from starving the others); 0 = DefaultQuantum.
 	Quantum uint64
 	// Contexts, with the plugin, counts each block's entries by context
 	// (a BPF program's call, then the stack classes that Marks begin:

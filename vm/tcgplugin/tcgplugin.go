@@ -54,8 +54,10 @@ type Options struct {
 	SMT2 bool
 	// Quantum, for a guest of several vCPUs, ends a vCPU's turn after it
 	// ran that many instructions of instrumented code (0: QEMU's turns,
-	// which last until the vCPU halts or a timer is due, and can starve
-	// every vCPU but the first: README.md, Turns).
+	// which last until the vCPU halts or a timer is due); with it, under
+	// ArmAtMarker, a guard outside instrumented code ends a turn after a
+	// million instructions with no other vCPU running, as QEMU's turns
+	// can starve every vCPU but the first.
 	Quantum uint64
 	// ArmAtMarker instruments nothing but the markers until the guest
 	// runs the arm marker (MarkArm): the firmware and the kernel's boot

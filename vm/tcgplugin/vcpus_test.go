@@ -4,6 +4,8 @@ import (
 	"context"
 	"path/filepath"
 	"reflect"
+	"regexp"
+	"strconv"
 	"testing"
 
 	"github.com/kci-dev/kci/vm/tcgplugin"
@@ -100,5 +102,66 @@ func TestQEMUVCPUs(t *testing.T) {
 		if len(w.PerVCPU) != 2 || w.PerVCPU[0].Insns == 0 || w.PerVCPU[1].Insns == 0 {
 			t.Errorf("SMT siblings, window %d: per vCPU %+v: want both vCPUs counted", w.Index, w.PerVCPU)
 		}
+	}
+}
+
+// TestQEMUTurnsOutsideWindows boots testdata/starve.c on two vCPUs: CPU 0
+// spins, outside any window, on a flag only CPU 1 sets. QEMU 7.2 alone
+// gives CPU 1 no instructions while CPU 0 spins, for as long as nothing
+// else ends CPU 0's turn (logged; a QEMU that splits the budget itself,
+// 8.1 on, does not starve it); under the plugin with arm=marker, the
+// guard outside windows ends a turn after a million instructions with no
+// other vCPU running, so CPU 1 sets the flag within a bounded number of
+// spins, the same in two boots.
+func TestQEMUTurnsOutsideWindows(t *testing.T) {
+	g := newGuest(t)
+	g.initrd = buildInitrd(t, context.Background(), "testdata/starve.c")
+	g.smp = 2
+	spins := func(console string) (int64, bool) {
+		t.Helper()
+		m := regexp.MustCompile(`kci-starve: (flag seen after|CPU 1 never ran in) (\d+) spins`).FindStringSubmatch(console)
+		if m == nil {
+			t.Fatalf("no kci-starve line in the console:\n%s", console)
+		}
+		n, err := strconv.ParseInt(m[2], 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n, m[1] == "flag seen after"
+	}
+	plain, _ := g.boot(t, nil)
+	if n, seen := spins(plain); seen {
+		t.Logf("QEMU alone: CPU 1 set the flag only after %d spins of CPU 0", n)
+	} else {
+		t.Logf("QEMU alone: CPU 1 never ran in %d spins of CPU 0", n)
+	}
+	o := tcgplugin.Options{ArmAtMarker: true, Quantum: 1000}
+	run := func() (int64, *tcgplugin.Counts) {
+		out := filepath.Join(t.TempDir(), "counts.txt")
+		console, _ := g.boot(t, tcgplugin.Args(g.so, out, o))
+		n, seen := spins(console)
+		if !seen {
+			t.Fatalf("with the plugin's quantum: CPU 1 never ran in %d spins of CPU 0", n)
+		}
+		c := parseFile(t, out)
+		if len(c.Windows) != 1 || c.Windows[0].Incomplete {
+			t.Fatalf("windows %+v, want one complete", c.Windows)
+		}
+		return n, c
+	}
+	n, c := run()
+	if c.Coherence == nil {
+		t.Fatal("no turns line from a two-vCPU run")
+	}
+	t.Logf("with the plugin: flag seen after %d spins; %d turns ended by the plugin", n, c.Coherence.Turns)
+	// A spin is 3 instructions, so 1<<24 spins are about 50 of the
+	// guard's turns of CPU 0: CPU 1 moving itself and writing takes far
+	// fewer of its own. Starved, CPU 0 spins all 1<<28.
+	const most = 1 << 24
+	if n > most || c.Coherence.Turns == 0 {
+		t.Errorf("flag seen after %d spins, %d turns ended: want at most %d spins and turns ended", n, c.Coherence.Turns, most)
+	}
+	if again, _ := run(); again != n {
+		t.Errorf("second boot: flag seen after %d spins, first %d", again, n)
 	}
 }

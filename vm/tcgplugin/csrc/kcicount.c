@@ -152,6 +152,8 @@ static struct {
 	int nvcpu;
 	uint64_t quantum; /* instructions a vCPU runs before yielding; 0 = QEMU's turns */
 	int smt;          /* vCPUs to a core in the coherent model (coherent.h) */
+	unsigned fair_cur; /* outside instrumented code: the vCPU whose turn it is */
+	uint64_t fair_run; /* and the instructions of its blocks so far */
 	struct vcpus vc;
 	/* Call contexts (ctx.h); kernel: the range is in the kernel's half,
 	 * so only the kernel's calls and rets can reach it. */
@@ -461,6 +463,38 @@ static void on_callret(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t v
 	}
 }
 
+/* GUARD is how many instructions a vCPU may run outside instrumented code
+ * while no other vCPU runs, before the plugin ends its turn: a millisecond
+ * of guest time, so it rarely fires where vCPUs halt or pause. */
+#define GUARD 1000000
+
+/* on_tb_unarmed runs as each block starts outside instrumented code, with
+ * a guest of several vCPUs (udata: the block's instruction count). QEMU
+ * 7.2 gives the first vCPU of a round every instruction up to the next
+ * clock deadline, so one that never halts nor pauses (a busy loop in user
+ * space) leaves the others a budget of nothing, round after round, and
+ * the guest livelocks (fixed in QEMU 8.1, which splits the budget between
+ * vCPUs). This ends a vCPU's turn once it has run GUARD instructions with
+ * no other vCPU running in between, counted from each block's start, so
+ * where it ends is a function of the instruction stream. Outside windows
+ * the turns otherwise stay QEMU's (halts, pauses, deadlines): with the
+ * quantum there too, every later turn's end depended on each earlier one
+ * over the whole boot, and one two-vCPU boot of a loaded CI run counted
+ * other cycles than its twin. */
+static void on_tb_unarmed(unsigned int vcpu, void *udata)
+{
+	if (vcpu != st.fair_cur) {
+		st.fair_cur = vcpu;
+		st.fair_run = 0;
+	}
+	st.fair_run += (uintptr_t)udata;
+	if (st.fair_run >= GUARD) {
+		st.fair_run = 0;
+		st.vc.exits++;
+		cpu_exit(current_cpu);
+	}
+}
+
 /* on_ctx_entry runs as a block of the entry range starts (udata: its
  * slot), before any of its counters: a context it opens counts the whole
  * block. */
@@ -586,6 +620,9 @@ static void on_trans_unarmed(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 			on_trans(id, tb);
 			return;
 		}
+	}
+	if (st.quantum) {
+		qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb_unarmed, QEMU_PLUGIN_CB_NO_REGS, (void *)(uintptr_t)n);
 	}
 }
 
