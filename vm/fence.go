@@ -95,6 +95,7 @@ func takeHostCPU(ctx context.Context, dir string, pool []int) (*hostCPU, error) 
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, err
 	}
+	_ = os.Chmod(dir, os.ModePerm|os.ModeSticky) // like /tmp: every user's kci locks here
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -113,7 +114,9 @@ func takeHostCPU(ctx context.Context, dir string, pool []int) (*hostCPU, error) 
 }
 
 func tryHostCPU(dir string, c int) (*hostCPU, error) {
-	f, err := os.OpenFile(filepath.Join(dir, "cpu"+strconv.Itoa(c)+".lock"), os.O_CREATE|os.O_RDWR, 0o666)
+	// Read-only: another user's lock file is readable, and flock needs
+	// no write access.
+	f, err := os.OpenFile(filepath.Join(dir, "cpu"+strconv.Itoa(c)+".lock"), os.O_CREATE|os.O_RDONLY, 0o644)
 	if err != nil {
 		return nil, err
 	}
@@ -203,6 +206,9 @@ func holdFence(ctx context.Context, cfg Config, res *Result) (*hostCPU, error) {
 		return nil, nil
 	}
 	pool, err := fencePool(cfg.Pin)
+	if err == nil {
+		err = fifoAllowed()
+	}
 	if err != nil {
 		res.MainLoop = &MainLoop{Why: err.Error()}
 		return nil, nil
@@ -272,6 +278,11 @@ func FenceCheck(pin []int) error {
 	if _, err := fencePool(pin); err != nil {
 		return err
 	}
+	return fifoAllowed()
+}
+
+// fifoAllowed tries SCHED_FIFO on a thread of kci's and takes it back.
+func fifoAllowed() error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	fifo := unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: 1}
