@@ -57,10 +57,15 @@ func boot(ctx context.Context, cfg Config, res *Result, onEvent func(event.Event
 		return err
 	}
 	defer mon.close()
-	if err := mon.cont(ctx); err != nil {
+	wait := qmpTimeout
+	if res.MainLoop.fenced() {
+		wait = max(wait, cfg.BootTimeout)
+	}
+	// The guest starts when QEMU takes the command, not when it answers.
+	cont := time.Now()
+	if err := mon.cont(ctx, wait); err != nil {
 		return startError(ctx, m, "qmp", err)
 	}
-	cont := time.Now()
 	if res.MainLoop.fenced() {
 		mon.onCall = unfenceOnce(m.pid(), res.MainLoop)
 	}

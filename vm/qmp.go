@@ -72,10 +72,14 @@ func retryDial(ctx context.Context, path string, exited <-chan struct{}, dial fu
 // call runs f with a deadline. go-qemu has none, so on timeout the
 // connection is closed, which makes f return.
 func (m *monitor) call(ctx context.Context, f func() error) error {
+	return m.callWithin(ctx, qmpTimeout, f)
+}
+
+func (m *monitor) callWithin(ctx context.Context, d time.Duration, f func() error) error {
 	if m.onCall != nil {
 		m.onCall()
 	}
-	ctx, cancel := context.WithTimeout(ctx, qmpTimeout)
+	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	errc := make(chan error, 1)
 	go func() { errc <- f() }()
@@ -101,8 +105,11 @@ func (m *monitor) status(ctx context.Context) (string, error) {
 	return st.Status.String(), nil
 }
 
-func (m *monitor) cont(ctx context.Context) error {
-	if err := m.call(ctx, m.raw.Cont); err != nil {
+// cont starts the guest, waiting up to d for QEMU's answer: a fenced
+// QEMU gives it once its vCPU thread first blocks (fence.go), about a
+// second into the firmware.
+func (m *monitor) cont(ctx context.Context, d time.Duration) error {
+	if err := m.callWithin(ctx, d, m.raw.Cont); err != nil {
 		return fmt.Errorf("qmp cont: %w", err)
 	}
 	return nil
