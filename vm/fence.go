@@ -67,8 +67,9 @@ func (h *hostCPU) release() {
 }
 
 // fencePool is the host CPUs a fenced QEMU may take: the configured pin
-// list, else the CPUs kci may run on. A single CPU is refused: a fenced
-// QEMU leaves kci only the scheduler's few percent beside it.
+// list, else the CPUs kci may run on, less the first when there are three
+// or more (the rest of the machine keeps a CPU). A single CPU is refused:
+// a fenced QEMU leaves everything else the scheduler's few percent of it.
 func fencePool(pin []int) ([]int, error) {
 	if len(pin) > 0 {
 		return pin, nil
@@ -85,6 +86,9 @@ func fencePool(pin []int) ([]int, error) {
 	}
 	if len(cpus) < 2 {
 		return nil, fmt.Errorf("kci may run on %d host CPU: a fenced QEMU needs one of its own", len(cpus))
+	}
+	if len(cpus) >= 3 {
+		cpus = cpus[1:]
 	}
 	return cpus, nil
 }
