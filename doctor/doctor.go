@@ -112,7 +112,7 @@ func Run(ctx context.Context, o Options) []Check {
 		}
 	}
 	kvm, mayUseKVM := checkKVM(ctx, o)
-	checks := []Check{kvm, checkHaltPoll(o, mayUseKVM), checkCPUFreq(o), checkDisk(o), checkMemory(o)}
+	checks := []Check{kvm, checkHaltPoll(o, mayUseKVM), checkFence(o, mayUseKVM), checkCPUFreq(o), checkDisk(o), checkMemory(o)}
 	checks = append(checks, checkTools(ctx, o)...)
 	return append(checks, checkBaseSource(o))
 }
@@ -147,6 +147,25 @@ func checkHaltPoll(o Options, mayUseKVM bool) Check {
 		c.Detail = fmt.Sprintf("on (halt_poll_ns = %s): idle vCPUs spin on the host, guest CPU accounting is skewed", v)
 		c.Fix = "echo 0 | sudo tee " + p
 	}
+	return c
+}
+
+// checkFence: a TCG guest of several vCPUs (--cpus N) is exact only with
+// QEMU's main loop fenced (vm/fence.go), which needs SCHED_FIFO and a
+// spare host CPU.
+func checkFence(o Options, mayUseKVM bool) Check {
+	c := Check{Name: "several vCPUs under TCG"}
+	if mayUseKVM {
+		c.Status, c.Detail = OK, "not applicable: KVM runs the guests"
+		return c
+	}
+	if err := vm.FenceCheck(o.Pin); err != nil {
+		c.Status = Warn
+		c.Detail = "QEMU's main loop cannot be fenced (" + err.Error() + "): with --cpus N two boots of one seed may count differently"
+		c.Fix = "run kci as root, or give it CAP_SYS_NICE (sudo setcap cap_sys_nice+ep $(command -v kci))"
+		return c
+	}
+	c.Status, c.Detail = OK, "QEMU's main loop can be fenced (SCHED_FIFO on a host CPU of its own): --cpus N boots repeat exactly"
 	return c
 }
 

@@ -285,3 +285,18 @@ func TestDevOwnerGroup(t *testing.T) {
 		t.Errorf("0640: group %q suggested, but it gives no write access", g)
 	}
 }
+
+// The fence check agrees with vm.FenceCheck and says why not with a fix.
+func TestCheckFence(t *testing.T) {
+	if c := checkFence(Options{}, true); c.Status != OK || !strings.Contains(c.Detail, "KVM") {
+		t.Errorf("under KVM: %+v", c)
+	}
+	c := checkFence(Options{}, false)
+	err := vm.FenceCheck(nil)
+	switch {
+	case err == nil && c.Status != OK:
+		t.Errorf("fence possible, check %+v", c)
+	case err != nil && (c.Status != Warn || c.Fix == "" || !strings.Contains(c.Detail, err.Error())):
+		t.Errorf("fence impossible (%v), check %+v", err, c)
+	}
+}
