@@ -192,6 +192,7 @@ func (c *cachedBooter) recheck(ctx context.Context, req BootRequest, key rcache.
 		d = firstDifference(hit.res, res)
 	}
 	if d != "" {
+		d += unfencedNote(hit.res, res)
 		c.store.Drop(key.ID(), fmt.Sprintf("re-check of [%s] (kernel %s, seed %d) differs: %s; something outside the key "+
 			"(kernel, QEMU, initramfs, plan, guest, clock, seed) changed: no cached boot is used in this run", req.Label, key.Release, key.Seed, d))
 		if prefix {
@@ -326,6 +327,22 @@ func firstDifference(cached, now *BootResult) string {
 		return "exact counts differ"
 	}
 	return ""
+}
+
+// unfencedNote names the boots of a mismatch whose QEMU main loop ran
+// unfenced (vm/fence.go), a known cause with several vCPUs.
+func unfencedNote(cached, now *BootResult) string {
+	var which []string
+	if strings.HasPrefix(cached.MainLoop, "not fenced") {
+		which = append(which, "the cached boot")
+	}
+	if strings.HasPrefix(now.MainLoop, "not fenced") {
+		which = append(which, "this one")
+	}
+	if len(which) == 0 {
+		return ""
+	}
+	return "; QEMU's main loop ran unfenced in " + strings.Join(which, " and ") + ", which moves several vCPUs' counts (kci doctor)"
 }
 
 // firstPrefixDifference is firstDifference for a boot stopped after its

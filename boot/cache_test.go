@@ -150,3 +150,19 @@ func TestVMBooterCacheKey(t *testing.T) {
 		}
 	}
 }
+
+func TestUnfencedNote(t *testing.T) {
+	fenced, unfenced := &BootResult{MainLoop: "fenced on host CPU 1"}, &BootResult{MainLoop: "not fenced: no privilege"}
+	if n := unfencedNote(fenced, fenced); n != "" {
+		t.Errorf("both fenced: %q", n)
+	}
+	if n := unfencedNote(&BootResult{}, &BootResult{}); n != "" {
+		t.Errorf("one vCPU (no record): %q", n)
+	}
+	if n := unfencedNote(fenced, unfenced); !strings.Contains(n, "unfenced in this one,") {
+		t.Errorf("this boot unfenced: %q", n)
+	}
+	if n := unfencedNote(unfenced, unfenced); !strings.Contains(n, "the cached boot and this one") {
+		t.Errorf("both unfenced: %q", n)
+	}
+}
