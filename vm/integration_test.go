@@ -107,13 +107,22 @@ func assertNoQEMU(t *testing.T, res *vm.Result) {
 	}
 }
 
+// Two vCPUs under icount: at the agent's ready event every QEMU thread is
+// fenced, SCHED_FIFO on the one host CPU the run names (vm/fence.go).
 func TestBootReadyDone(t *testing.T) {
 	needQEMU(t)
 	k := jobtest.Base(t)
 	cfg := config(t, k, initrd(t, &wire.Plan{Command: []string{"uname", "-r"}}))
 	var types []string
-	res, err := vm.Run(context.Background(), cfg, func(e event.Event) { types = append(types, e.Type) })
+	var sched map[string][2]string // thread id -> policy, Cpus_allowed_list at ready
+	res, err := vm.Run(context.Background(), cfg, func(e event.Event) {
+		types = append(types, e.Type)
+		if e.Type == event.Ready {
+			sched = qemuThreadSched(t)
+		}
+	})
 	assertNoQEMU(t, res)
+	checkFenced(t, res, sched)
 	if err != nil {
 		t.Fatalf("run: %v (console %s)", err, res.Console)
 	}
@@ -129,6 +138,59 @@ func TestBootReadyDone(t *testing.T) {
 	}
 	t.Logf("TCG boot-to-ready %v (guest uptime at ready %.2fs), whole run %v",
 		res.BootToReady.Round(time.Millisecond), res.Hello.Uptime, res.Duration.Round(time.Millisecond))
+}
+
+// qemuThreadSched reads every thread of this test's QEMU: its policy
+// (field 41 of stat) and its CPUs.
+func qemuThreadSched(t *testing.T) map[string][2]string {
+	t.Helper()
+	out := map[string][2]string{}
+	for _, pid := range qemuChildren(t) {
+		dir := filepath.Join("/proc", strconv.Itoa(pid), "task")
+		tasks, _ := os.ReadDir(dir)
+		for _, task := range tasks {
+			stat, _ := os.ReadFile(filepath.Join(dir, task.Name(), "stat"))
+			status, _ := os.ReadFile(filepath.Join(dir, task.Name(), "status"))
+			var policy, cpus string
+			if i := bytes.LastIndexByte(stat, ')'); i > 0 {
+				if f := strings.Fields(string(stat[i+1:])); len(f) > 38 {
+					policy = f[38] // field 41 of stat, counted from the state (field 3)
+				}
+			}
+			for _, l := range strings.Split(string(status), "\n") {
+				if v, ok := strings.CutPrefix(l, "Cpus_allowed_list:"); ok {
+					cpus = strings.TrimSpace(v)
+				}
+			}
+			out[task.Name()] = [2]string{policy, cpus}
+		}
+	}
+	return out
+}
+
+// checkFenced: a fenced run's QEMU had every thread SCHED_FIFO (policy 1)
+// on its host CPU alone; a run kci could not fence says why.
+func checkFenced(t *testing.T, res *vm.Result, sched map[string][2]string) {
+	t.Helper()
+	ml := res.MainLoop
+	if ml == nil {
+		t.Fatal("no main-loop record for two vCPUs under icount")
+	}
+	if !ml.Fenced {
+		t.Logf("not fenced here: %s", ml.Why)
+		if vm.FenceCheck(nil) == nil {
+			t.Errorf("this host can fence, yet: %s", ml.Why)
+		}
+		return
+	}
+	if len(sched) < 2 {
+		t.Fatalf("QEMU threads at ready: %v", sched)
+	}
+	for tid, s := range sched {
+		if s != [2]string{"1", strconv.Itoa(ml.HostCPU)} {
+			t.Errorf("thread %s: policy %s on CPUs %s, want SCHED_FIFO (1) on %d", tid, s[0], s[1], ml.HostCPU)
+		}
+	}
 }
 
 // Cancelling the context mid-boot (what SIGINT does in kci) leaves no
@@ -285,7 +347,8 @@ func TestBootPinned(t *testing.T) {
 	needQEMU(t)
 	k := jobtest.Base(t)
 	cfg := config(t, k, initrd(t, &wire.Plan{Command: []string{"sleep", "1"}}))
-	cfg.Pin = []int{1, 0}
+	// The host clock: an icount guest of two vCPUs is fenced instead.
+	cfg.Pin, cfg.Clock = []int{1, 0}, vm.ClockHost
 	affinity := map[string]string{} // thread id -> Cpus_allowed_list, seen at ready
 	res, err := vm.Run(context.Background(), cfg, func(e event.Event) {
 		if e.Type != event.Ready {
