@@ -211,6 +211,9 @@ func connect(ctx context.Context, cfg Config, res *Result, m *machine, paths Pat
 		if err := fence(m.pid(), hc, res.MainLoop); err != nil {
 			return fail(infra("fence", err))
 		}
+		if !res.MainLoop.fenced() {
+			tids = nil // unfenced, every thread's wait stalls the guest
+		}
 		return mon, tids, nil
 	}
 	res.Pins = PinPlan(tids, cfg.Pin)

@@ -66,17 +66,13 @@ func (c *runClock) remaining(now time.Time) (left, waited time.Duration) {
 // time.
 func threadWaits(pid int) map[int]time.Duration {
 	dir := filepath.Join("/proc", strconv.Itoa(pid), "task")
-	ents, err := os.ReadDir(dir)
+	tids, err := threadIDs(pid)
 	if err != nil {
 		return nil
 	}
-	out := make(map[int]time.Duration, len(ents))
-	for _, e := range ents {
-		tid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(dir, e.Name(), "schedstat"))
+	out := make(map[int]time.Duration, len(tids))
+	for _, tid := range tids {
+		b, err := os.ReadFile(filepath.Join(dir, strconv.Itoa(tid), "schedstat"))
 		if err != nil {
 			continue // the thread ended
 		}
