@@ -67,9 +67,10 @@ func (h *hostCPU) release() {
 }
 
 // fencePool is the host CPUs a fenced QEMU may take: the configured pin
-// list, else the CPUs kci may run on, less the first when there are three
-// or more (the rest of the machine keeps a CPU). A single CPU is refused:
-// a fenced QEMU leaves everything else the scheduler's few percent of it.
+// list, else the CPUs kci may run on less the first. A fenced QEMU leaves
+// everything else on its CPU the scheduler's few percent, so the rest of
+// the machine (kci itself, builds, unfenced boots) keeps the first CPU; on
+// a host of two, fenced boots take turns on the second.
 func fencePool(pin []int) ([]int, error) {
 	if len(pin) > 0 {
 		return pin, nil
@@ -87,10 +88,7 @@ func fencePool(pin []int) ([]int, error) {
 	if len(cpus) < 2 {
 		return nil, fmt.Errorf("kci may run on %d host CPU: a fenced QEMU needs one of its own", len(cpus))
 	}
-	if len(cpus) >= 3 {
-		cpus = cpus[1:]
-	}
-	return cpus, nil
+	return cpus[1:], nil
 }
 
 // takeHostCPU locks the first free CPU of pool, waiting for one while ctx
