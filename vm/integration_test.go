@@ -131,6 +131,86 @@ func TestBootReadyDone(t *testing.T) {
 		res.BootToReady.Round(time.Millisecond), res.Hello.Uptime, res.Duration.Round(time.Millisecond))
 }
 
+// qemuThreadSched reads every thread of this test's QEMU: its policy
+// (field 41 of stat) and its CPUs.
+func qemuThreadSched(t *testing.T) map[string][2]string {
+	t.Helper()
+	out := map[string][2]string{}
+	for _, pid := range qemuChildren(t) {
+		dir := filepath.Join("/proc", strconv.Itoa(pid), "task")
+		tasks, _ := os.ReadDir(dir)
+		for _, task := range tasks {
+			stat, _ := os.ReadFile(filepath.Join(dir, task.Name(), "stat"))
+			status, _ := os.ReadFile(filepath.Join(dir, task.Name(), "status"))
+			var policy, cpus string
+			if i := bytes.LastIndexByte(stat, ')'); i > 0 {
+				if f := strings.Fields(string(stat[i+1:])); len(f) > 38 {
+					policy = f[38] // field 41 of stat, counted from the state (field 3)
+				}
+			}
+			for _, l := range strings.Split(string(status), "\n") {
+				if v, ok := strings.CutPrefix(l, "Cpus_allowed_list:"); ok {
+					cpus = strings.TrimSpace(v)
+				}
+			}
+			out[task.Name()] = [2]string{policy, cpus}
+		}
+	}
+	return out
+}
+
+// checkFenced: a fenced run's QEMU had every thread SCHED_FIFO (policy 1)
+// on its host CPU alone; a run kci could not fence says why.
+func checkFenced(t *testing.T, res *vm.Result, sched map[string][2]string) {
+	t.Helper()
+	ml := res.MainLoop
+	if ml == nil {
+		t.Fatal("no main-loop record for two vCPUs under icount")
+	}
+	if !ml.Fenced {
+		t.Logf("not fenced here: %s", ml.Why)
+		if vm.FenceCheck(nil) == nil {
+			t.Errorf("this host can fence, yet: %s", ml.Why)
+		}
+		return
+	}
+	if len(sched) < 2 {
+		t.Fatalf("QEMU threads at ready: %v", sched)
+	}
+	t.Logf("%d QEMU threads at ready, fenced on host CPU %d", len(sched), ml.HostCPU)
+	for tid, s := range sched {
+		if s != [2]string{"1", strconv.Itoa(ml.HostCPU)} {
+			t.Errorf("thread %s: policy %s on CPUs %s, want SCHED_FIFO (1) on %d", tid, s[0], s[1], ml.HostCPU)
+		}
+	}
+}
+
+// Two vCPUs under icount: at the agent's ready event every QEMU thread is
+// fenced, SCHED_FIFO on the one host CPU the run names (vm/fence.go). The
+// guest spins, so QEMU is there to be read however late kci hears of
+// ready; a guest that sleeps would not do: with icount's sleep=off its
+// sleep passes in no host time, and it powers off before a starved test
+// reads. The run is then cancelled.
+func TestBootFenced(t *testing.T) {
+	needQEMU(t)
+	k := jobtest.Base(t)
+	cfg := config(t, k, initrd(t, &wire.Plan{Command: []string{"gosh", "-c", "while true; do :; done"}}))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var sched map[string][2]string // thread id -> policy, Cpus_allowed_list at ready
+	res, err := vm.Run(ctx, cfg, func(e event.Event) {
+		if e.Type == event.Ready {
+			sched = qemuThreadSched(t)
+			cancel()
+		}
+	})
+	assertNoQEMU(t, res)
+	if vm.Kind(err) != failure.Interrupted {
+		t.Fatalf("err = %v, want the cancel after ready", err)
+	}
+	checkFenced(t, res, sched)
+}
+
 // Cancelling the context mid-boot (what SIGINT does in kci) leaves no
 // QEMU behind.
 func TestBootCancelLeavesNoQEMU(t *testing.T) {
