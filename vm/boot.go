@@ -20,6 +20,13 @@ func boot(ctx context.Context, cfg Config, res *Result, onEvent func(event.Event
 		end := time.Now()
 		res.Duration, res.Phases = end.Sub(start), pc.close(end)
 	}()
+	// Released after the deferred kill below: the CPU stays taken while
+	// this QEMU lives.
+	hc, err := holdFence(ctx, cfg, res, pc)
+	if err != nil {
+		return err
+	}
+	defer hc.release()
 	paths, cleanup, err := prepare(&cfg, res)
 	if err != nil {
 		return err
@@ -30,13 +37,6 @@ func boot(ctx context.Context, cfg Config, res *Result, onEvent func(event.Event
 		return err
 	}
 	defer con.close()
-	// Released after the deferred kill below: the CPU stays taken while
-	// this QEMU lives.
-	hc, err := holdFence(ctx, cfg, res)
-	if err != nil {
-		return err
-	}
-	defer hc.release()
 	m, err := startMachine(cfg.QEMU, res.Args[1:], cfg.Interactive)
 	if err != nil {
 		return err

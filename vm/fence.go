@@ -203,7 +203,9 @@ func (f *MainLoop) fenced() bool { return f != nil && f.Fenced }
 
 // holdFence takes a host CPU for a boot that needs the fence (nil for
 // one that does not, or when none can be spared: res.MainLoop says why).
-func holdFence(ctx context.Context, cfg Config, res *Result) (*hostCPU, error) {
+// It runs first in a boot: the time it waits for another fenced QEMU to
+// let go of a CPU is the boot's fence phase.
+func holdFence(ctx context.Context, cfg Config, res *Result, pc *phaseClock) (*hostCPU, error) {
 	if !needsFence(cfg, res.Clock) {
 		return nil, nil
 	}
@@ -215,7 +217,9 @@ func holdFence(ctx context.Context, cfg Config, res *Result) (*hostCPU, error) {
 		res.MainLoop = &MainLoop{Why: err.Error()}
 		return nil, nil
 	}
+	pc.rename(PhaseQEMU, PhaseFence)
 	h, err := takeHostCPU(ctx, fenceLockDir, pool)
+	pc.mark(PhaseQEMU, time.Now())
 	if err != nil {
 		return nil, infra("fence", err)
 	}

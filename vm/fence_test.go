@@ -176,6 +176,40 @@ func TestFakeFenced(t *testing.T) {
 	h.release()
 }
 
+// A boot whose host CPUs another fenced QEMU holds waits for one, and its
+// first phase says how long.
+func TestFakeFenceWaits(t *testing.T) {
+	if err := FenceCheck(nil); err != nil {
+		t.Skip("cannot fence here: " + err.Error())
+	}
+	pool, err := fencePool(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pin := pool[len(pool)-1:]
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	held, err := takeHostCPU(ctx, fenceLockDir, pin)
+	cancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const hold = 300 * time.Millisecond
+	time.AfterFunc(hold, held.release)
+	res, err := fakeRun(t, context.Background(), "fenced", func(c *Config) { c.CPUs, c.Pin = 2, pin })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Phases) < 2 || res.Phases[0].Name != PhaseFence || res.Phases[1].Name != PhaseQEMU {
+		t.Fatalf("phases %v: want fence, then qemu", res.Phases)
+	}
+	if w := res.Phases[0].Duration; w < hold-10*time.Millisecond {
+		t.Errorf("fence phase %v, want the %v another QEMU held the CPU", w, hold)
+	}
+	if !res.MainLoop.fenced() || res.MainLoop.HostCPU != pin[0] {
+		t.Errorf("main loop %v, want fenced on %d", res.MainLoop, pin[0])
+	}
+}
+
 // FenceCheck agrees with fenceThreads on whether this host lets kci
 // fence, and leaves no thread of kci's at real-time priority.
 func TestFenceCheck(t *testing.T) {

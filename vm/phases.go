@@ -12,7 +12,8 @@ type Phase struct {
 // Phase names besides the agent's own steps (sanity, caps, survival,
 // bench/<variant>), which are named as the agent announces them.
 const (
-	PhaseQEMU     = "qemu"     // kci's start of the boot to QMP cont: QEMU's exec, sockets, pinning
+	PhaseFence    = "fence"    // waiting for a host CPU no other fenced QEMU holds (vm/fence.go)
+	PhaseQEMU     = "qemu"     // kci's start of the boot (or the fence's CPU) to QMP cont: QEMU's exec, sockets, pinning
 	PhaseFirmware = "firmware" // cont to the kernel's first console line
 	PhaseKernel   = "kernel"   // that line to the agent's ready event
 	PhaseAgent    = "agent"    // ready to the agent's first step
