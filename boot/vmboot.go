@@ -214,6 +214,11 @@ func (b *VMBooter) bootConfig(ctx context.Context, req BootRequest) (vm.Config, 
 		}
 		return syms.Where(pc)
 	}
+	if b.Log != nil {
+		// A fenced boot's wait for a host CPU can be a whole boot long on a
+		// two-CPU host: say so rather than look stalled.
+		cfg.Note = func(msg string) { fmt.Fprintf(b.Log, "kci: [%s] %s\n", req.Label, msg) }
+	}
 	cfg.Kernel, cfg.Initrd, cfg.Dir = req.Kernel.BzImage, initrd, tmp
 	cfg.StepTimeout = req.Plan.StepTimeout
 	cfg.Seed = req.Seed

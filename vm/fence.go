@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -92,8 +93,9 @@ func fencePool(pin []int) ([]int, error) {
 }
 
 // takeHostCPU locks the first free CPU of pool, waiting for one while ctx
-// lasts. Locks are files under dir, so kci processes share them.
-func takeHostCPU(ctx context.Context, dir string, pool []int) (*hostCPU, error) {
+// lasts; busy, if set, is called once when every CPU of pool is held.
+// Locks are files under dir, so kci processes share them.
+func takeHostCPU(ctx context.Context, dir string, pool []int, busy func()) (*hostCPU, error) {
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return nil, err
 	}
@@ -106,6 +108,10 @@ func takeHostCPU(ctx context.Context, dir string, pool []int) (*hostCPU, error) 
 			if h != nil || err != nil {
 				return h, err
 			}
+		}
+		if busy != nil {
+			busy()
+			busy = nil
 		}
 		select {
 		case <-ctx.Done():
@@ -218,13 +224,38 @@ func holdFence(ctx context.Context, cfg Config, res *Result, pc *phaseClock) (*h
 		return nil, nil
 	}
 	pc.rename(PhaseQEMU, PhaseFence)
-	h, err := takeHostCPU(ctx, fenceLockDir, pool)
+	start, waited := time.Now(), false
+	h, err := takeHostCPU(ctx, fenceLockDir, pool, func() {
+		waited = true
+		note(cfg, "waiting for a host CPU to fence QEMU on: %s held by another fenced QEMU (of this kci or another)", cpuList(pool))
+	})
 	pc.mark(PhaseQEMU, time.Now())
 	if err != nil {
 		return nil, infra("fence", err)
 	}
+	if waited {
+		note(cfg, "fenced on host CPU %d after waiting %.1f s", h.cpu, time.Since(start).Seconds())
+	}
 	res.MainLoop = &MainLoop{HostCPU: h.cpu}
 	return h, nil
+}
+
+func note(cfg Config, format string, a ...any) {
+	if cfg.Note != nil {
+		cfg.Note(fmt.Sprintf(format, a...))
+	}
+}
+
+// cpuList names host CPUs as a reader counts them: "CPU 1", "CPUs 1, 2".
+func cpuList(cpus []int) string {
+	s := make([]string, len(cpus))
+	for i, c := range cpus {
+		s[i] = strconv.Itoa(c)
+	}
+	if len(s) == 1 {
+		return "CPU " + s[0] + " is"
+	}
+	return "CPUs " + strings.Join(s, ", ") + " are"
 }
 
 // fence applies hc to QEMU (paused, before its start). Without the

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,11 +20,11 @@ import (
 func TestTakeHostCPU(t *testing.T) {
 	dir := t.TempDir()
 	pool := []int{5, 7}
-	a, err := takeHostCPU(context.Background(), dir, pool)
+	a, err := takeHostCPU(context.Background(), dir, pool, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := takeHostCPU(context.Background(), dir, pool)
+	b, err := takeHostCPU(context.Background(), dir, pool, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,12 +33,12 @@ func TestTakeHostCPU(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	if c, err := takeHostCPU(ctx, dir, pool); err == nil || !strings.Contains(err.Error(), "held by another fenced QEMU") {
+	if c, err := takeHostCPU(ctx, dir, pool, nil); err == nil || !strings.Contains(err.Error(), "held by another fenced QEMU") {
 		t.Fatalf("a third QEMU on two CPUs: %+v, %v; want it to wait and give up", c, err)
 	}
 	got := make(chan *hostCPU)
 	go func() {
-		c, _ := takeHostCPU(context.Background(), dir, pool)
+		c, _ := takeHostCPU(context.Background(), dir, pool, nil)
 		got <- c
 	}()
 	time.Sleep(100 * time.Millisecond)
@@ -188,16 +189,28 @@ func TestFakeFenceWaits(t *testing.T) {
 	}
 	pin := pool[len(pool)-1:]
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-	held, err := takeHostCPU(ctx, fenceLockDir, pin)
+	held, err := takeHostCPU(ctx, fenceLockDir, pin, nil)
 	cancel()
 	if err != nil {
 		t.Fatal(err)
 	}
 	const hold = 300 * time.Millisecond
 	time.AfterFunc(hold, held.release)
-	res, err := fakeRun(t, context.Background(), "fenced", func(c *Config) { c.CPUs, c.Pin = 2, pin })
+	var mu sync.Mutex
+	var notes []string
+	res, err := fakeRun(t, context.Background(), "fenced", func(c *Config) {
+		c.CPUs, c.Pin = 2, pin
+		c.Note = func(m string) { mu.Lock(); notes = append(notes, m); mu.Unlock() }
+	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	cpu := strconv.Itoa(pin[0])
+	if len(notes) != 2 || notes[0] != "waiting for a host CPU to fence QEMU on: CPU "+cpu+" is held by another fenced QEMU (of this kci or another)" ||
+		!strings.HasPrefix(notes[1], "fenced on host CPU "+cpu+" after waiting ") || !strings.HasSuffix(notes[1], " s") {
+		t.Errorf("notes %q: want the wait's start, then its end", notes)
 	}
 	if len(res.Phases) < 2 || res.Phases[0].Name != PhaseFence || res.Phases[1].Name != PhaseQEMU {
 		t.Fatalf("phases %v: want fence, then qemu", res.Phases)

@@ -227,6 +227,10 @@ type Config struct {
 	// none), for where each vCPU was when a boot or step timed out; nil
 	// leaves the addresses bare.
 	Symbolize func(pc uint64) string
+	// Note, if set, hears a wait the boot would otherwise sit through in
+	// silence: a fenced boot's wait for a host CPU another fenced QEMU
+	// holds (fence.go), when it begins and when it ends.
+	Note func(msg string)
 }
 
 // eventChardev is the agent's event channel's chardev id.
