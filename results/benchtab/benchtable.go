@@ -2,6 +2,7 @@ package benchtab
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -35,6 +36,10 @@ type BenchTable struct {
 	// Splits are each program's calls split by function, where the
 	// plugin split them.
 	Splits []CallSplit `json:"splits,omitempty"`
+	// CallInsns, per Agg.Variants entry, are its programs' calls in
+	// instructions a packet (call:<prog>/instructions, exact): not rows
+	// of the table, the hardware's comparison divides by them.
+	CallInsns [][]BenchPath `json:"call_insns,omitempty"`
 }
 
 // BenchPath is one cost row of a variant: per set, then mean ± spread
@@ -120,7 +125,7 @@ const PatchedTree = "+patched"
 // (sets of every run and tree with the same seed share a column).
 func BuildBench(runs ...*results.Run) BenchTable {
 	bb := &benchBuilder{bt: BenchTable{Boots: map[string]int{}}, sets: map[string]*AggSet{},
-		values: map[string]map[string]map[string]float64{}, seen: map[string]bool{}, icount: true}
+		values: map[string]map[string]map[string]float64{}, insns: map[string]map[string]map[string]float64{}, seen: map[string]bool{}, icount: true}
 	for _, r := range runs {
 		bb.icount = bb.icount && r.ClockMode("") == results.ClockICount
 		for _, b := range verdict.SortedBoots(r) {
@@ -143,6 +148,7 @@ type benchBuilder struct {
 	sets   map[string]*AggSet
 	order  []string
 	values map[string]map[string]map[string]float64 // variant → row → set → ns/pkt
+	insns  map[string]map[string]map[string]float64 // the same, for CallInsns
 	seen   map[string]bool                          // tree/label
 	icount bool
 	// excluded: what is left out ("ext-gtp: kernel lacks ..."), in order,
@@ -207,10 +213,12 @@ func (bb *benchBuilder) addBoot(b results.Boot) {
 		}
 		if x, ok := verdict.CallsCycles(v); ok {
 			bb.put(name, verdict.CallsCyclesRow, label, x)
-			for _, r := range verdict.CallRows(v) {
-				if verdict.IsCyclesRow(r.Name) {
-					bb.put(name, r.Name, label, r.NsPerPkt)
-				}
+		}
+		for _, r := range verdict.CallRows(v) {
+			if verdict.IsCyclesRow(r.Name) {
+				bb.put(name, r.Name, label, r.NsPerPkt)
+			} else {
+				putRow(bb.insns, name, r.Name, label, r.NsPerPkt)
 			}
 		}
 		for row, x := range breakdownOf(v) {
@@ -230,13 +238,17 @@ func (bb *benchBuilder) addBoot(b results.Boot) {
 }
 
 func (bb *benchBuilder) put(variant, row, label string, x float64) {
-	if bb.values[variant] == nil {
-		bb.values[variant] = map[string]map[string]float64{}
+	putRow(bb.values, variant, row, label, x)
+}
+
+func putRow(values map[string]map[string]map[string]float64, variant, row, label string, x float64) {
+	if values[variant] == nil {
+		values[variant] = map[string]map[string]float64{}
 	}
-	if bb.values[variant][row] == nil {
-		bb.values[variant][row] = map[string]float64{}
+	if values[variant][row] == nil {
+		values[variant][row] = map[string]float64{}
 	}
-	bb.values[variant][row][label] = x
+	values[variant][row][label] = x
 }
 
 func (bb *benchBuilder) exclude(label, what string) {
@@ -281,6 +293,11 @@ func (bb *benchBuilder) table() BenchTable {
 	for _, v := range bt.Agg.Variants {
 		bt.Paths = append(bt.Paths, bb.pathRows(v.Variant))
 	}
+	if len(bb.insns) > 0 {
+		for _, v := range bt.Agg.Variants {
+			bt.CallInsns = append(bt.CallInsns, bb.rows(bb.insns[v.Variant], slices.Sorted(maps.Keys(bb.insns[v.Variant]))))
+		}
+	}
 	bt.Ratios = designRatios(bt)
 	var variants []string
 	for _, v := range bt.Agg.Variants {
@@ -294,7 +311,6 @@ func (bb *benchBuilder) table() BenchTable {
 // seed has none) and their mean ± spread: benchPathRows', then each
 // program's call row in modelled cycles, by name.
 func (bb *benchBuilder) pathRows(variant string) []BenchPath {
-	var rows []BenchPath
 	names := slices.Clone(benchPathRows)
 	var calls []string
 	for row := range bb.values[variant] {
@@ -303,8 +319,15 @@ func (bb *benchBuilder) pathRows(variant string) []BenchPath {
 		}
 	}
 	slices.Sort(calls)
-	for _, row := range append(names, calls...) {
-		byLabel := bb.values[variant][row]
+	return bb.rows(bb.values[variant], append(names, calls...))
+}
+
+// rows are byRow's rows of names, in order, a value per column (NaN
+// where a seed has none) and their mean ± spread.
+func (bb *benchBuilder) rows(byRow map[string]map[string]float64, names []string) []BenchPath {
+	var rows []BenchPath
+	for _, row := range names {
+		byLabel := byRow[row]
 		if byLabel == nil {
 			continue
 		}

@@ -65,6 +65,9 @@ type HardwareRow struct {
 	Program  string      `json:"program"`
 	HW       Spread      `json:"hw"`
 	KCI      []UnitValue `json:"kci"` // per unit kci has for the row
+	// Insns is a program's instructions a packet in its calls (exact,
+	// the plugin's call:<prog>/instructions), nil without them.
+	Insns *Spread `json:"insns,omitempty"`
 }
 
 // HardwareRatio is variant A's cost over B's: the hardware's ratio of
@@ -208,6 +211,12 @@ func hardwareRows(bt BenchTable, hw AggTable, kciName, hwName string) []Hardware
 		}
 		if c := pathValues(bt.Paths[i], callRow); c != nil {
 			r.KCI = append(r.KCI, UnitValue{Unit: calls, Spread: spreadOf(c)})
+		}
+		if prog != verdict.TotalRow && i < len(bt.CallInsns) {
+			if n := pathValues(bt.CallInsns[i], verdict.CallRowPrefix+prog+verdict.CallInsnsSuffix); n != nil {
+				sp := spreadOf(n)
+				r.Insns = &sp
+			}
 		}
 		return r
 	}

@@ -344,10 +344,16 @@ func TestHardwareProgramClocks(t *testing.T) {
 	if len(ht.Clocks) != 2 || math.Abs(ht.ClockMedian-1.3) > 1e-9 || ht.ClockUnit != "modelled cycles/pkt, 2 cores, the programs' calls" {
 		t.Fatalf("clocks %+v, median %v in %q: want two programs, median 1.30, in the calls' unit", ht.Clocks, ht.ClockMedian, ht.ClockUnit)
 	}
+	// Both programs' calls ran 50 instructions a packet: 0.5 and 0.2 a
+	// hardware ns, charged 2 and 8 cycles each.
+	factors := map[string][2]float64{"cnt_ingress": {0.5, 2}, "ext_write": {0.2, 8}}
 	for _, c := range ht.Clocks {
-		w := want[c.Program]
+		w, f := want[c.Program], factors[c.Program]
 		if math.Abs(c.CyclesPerNs-w[0]) > 1e-9 || math.Abs(c.ErrPct-w[1]) > 1e-9 {
 			t.Errorf("%s/%s: %.3f cycles/ns, %+.2f%%; want %.3f, %+.2f%%", c.Variant, c.Program, c.CyclesPerNs, c.ErrPct, w[0], w[1])
+		}
+		if math.Abs(c.InsnsPerNs-f[0]) > 1e-9 || math.Abs(c.CyclesPerInsn-f[1]) > 1e-9 {
+			t.Errorf("%s/%s: %.3f insns/ns, %.3f cycles/insn; want %.3f, %.3f", c.Variant, c.Program, c.InsnsPerNs, c.CyclesPerInsn, f[0], f[1])
 		}
 	}
 	ht = BuildHardware(cyclesBench(2), hwOf(8), nil, 0)

@@ -21,6 +21,15 @@ type ProgramClock struct {
 	CyclesPerNs float64 `json:"cycles_per_ns"`
 	// ErrPct is CyclesPerNs against the programs' median, in percent.
 	ErrPct float64 `json:"error_pct"`
+	// CyclesPerNs is the product of the two factors below, so a program
+	// off the median is off by what the model charges an instruction, by
+	// how fast the hardware ran them, or both; 0 without kci's
+	// instruction counts.
+	// InsnsPerNs is kci's exact instructions over the hardware's ns: what
+	// the hardware retired a ns (at a clock of f GHz, its IPC is this / f).
+	InsnsPerNs float64 `json:"insns_per_ns,omitempty"`
+	// CyclesPerInsn is the model's cycles an instruction in the calls.
+	CyclesPerInsn float64 `json:"cycles_per_insn,omitempty"`
 }
 
 // programClocks are the rows' programs with both numbers, and the median
@@ -37,7 +46,11 @@ func programClocks(rows []HardwareRow, unit string) ([]ProgramClock, float64) {
 		for _, v := range r.KCI {
 			if v.Unit == unit && v.Mean > 0 {
 				c := v.Mean / r.HW.Mean
-				out = append(out, ProgramClock{Variant: r.Variant, Program: r.Program, CyclesPerNs: c})
+				pc := ProgramClock{Variant: r.Variant, Program: r.Program, CyclesPerNs: c}
+				if r.Insns != nil && r.Insns.Mean > 0 {
+					pc.InsnsPerNs, pc.CyclesPerInsn = r.Insns.Mean/r.HW.Mean, v.Mean/r.Insns.Mean
+				}
+				out = append(out, pc)
 				all = append(all, c)
 			}
 		}

@@ -46,7 +46,9 @@ func HardwareText(w io.Writer, ht benchtab.HardwareTable, model string) error {
 		fmt.Fprintf(&tail, "\nper program, kci's %s [%d] per the hardware's ns: one figure for all if the model "+
 			"charged each program what the hardware spends; their median, %.2f, stands for the hardware's clock, "+
 			"and a program above it is one the model charges more than the others for the hardware's time, "+
-			"below it less (programs the hardware read at %g ns or less are left out):\n",
+			"below it less (programs the hardware read at %g ns or less are left out); cycles/ns is the product "+
+			"of insns/ns, kci's exact instructions in the calls per the hardware's ns (what the hardware "+
+			"retired a ns: at f GHz its IPC is insns/ns ÷ f), and cycles/insn, what the model charged each:\n",
 			ht.ClockUnit, slices.Index(units, ht.ClockUnit)+1, ht.ClockMedian, benchtab.MinHardwareNs)
 		b.WriteString(lines.Fold(tail.String(), lines.Width))
 		tail.Reset()
@@ -137,14 +139,19 @@ func hardwareRowsTable(ht benchtab.HardwareTable, legend []string) *table {
 // clockTable: a line per program with its modelled cycles per the
 // hardware's ns and their distance from the programs' median.
 func clockTable(ht benchtab.HardwareTable) *table {
-	t := &table{header: []string{"variant", "prog", "cycles/ns", "against the median"}, right: []bool{false, false, true, true}}
+	t := &table{header: []string{"variant", "prog", "cycles/ns", "against the median", "insns/ns", "cycles/insn"},
+		right: []bool{false, false, true, true, true, true}}
 	last := ""
 	for _, c := range ht.Clocks {
 		name := ""
 		if c.Variant != last {
 			name, last = c.Variant, c.Variant
 		}
-		t.add(name, c.Program, fmt.Sprintf("%.2f", c.CyclesPerNs), fmtErrPct(c.ErrPct))
+		insns, cpi := "-", "-"
+		if c.InsnsPerNs > 0 {
+			insns, cpi = fmt.Sprintf("%.2f", c.InsnsPerNs), fmt.Sprintf("%.2f", c.CyclesPerInsn)
+		}
+		t.add(name, c.Program, fmt.Sprintf("%.2f", c.CyclesPerNs), fmtErrPct(c.ErrPct), insns, cpi)
 	}
 	return t
 }

@@ -67,14 +67,16 @@ func TestHardwareTextNewUnit(t *testing.T) {
 }
 
 // The programs' clocks follow the legend: the calls' unit by its number,
-// the median, and a line per program with its distance from it.
+// the median, and a line per program with its distance from it and that
+// figure's two factors (a dash where kci has no instruction counts).
 func TestHardwareTextClocks(t *testing.T) {
 	sp := func(m float64) benchtab.Spread { return benchtab.Spread{Mean: m, Spread: 1, N: 3} }
 	unit := "modelled cycles/pkt, 6 cores, the programs' calls"
 	ht := benchtab.HardwareTable{Sets: []string{"s1"}, Unit: benchtab.HardwareUnit,
 		Rows: []benchtab.HardwareRow{{Variant: "gtp-gtp", Hardware: "gtp-gtp", Program: "gtp_write", HW: sp(521),
 			KCI: []benchtab.UnitValue{{Unit: "ns", Spread: sp(1400)}, {Unit: unit, Spread: sp(1429)}}}},
-		Clocks:    []benchtab.ProgramClock{{Variant: "gtp-gtp", Program: "gtp_write", CyclesPerNs: 2.74, ErrPct: -37.7}},
+		Clocks: []benchtab.ProgramClock{{Variant: "gtp-gtp", Program: "gtp_write", CyclesPerNs: 2.74, ErrPct: -37.7, InsnsPerNs: 1.0, CyclesPerInsn: 2.74},
+			{Variant: "gtp-gtp", Program: "gtp_read", CyclesPerNs: 4.4}},
 		ClockUnit: unit, ClockMedian: 4.40}
 	var b strings.Builder
 	if err := HardwareText(&b, ht, ""); err != nil {
@@ -82,7 +84,7 @@ func TestHardwareTextClocks(t *testing.T) {
 	}
 	flat := strings.Join(strings.Fields(b.String()), " ")
 	for _, want := range []string{"per program, kci's " + unit + " [2] per the hardware's ns", "their median, 4.40,",
-		"gtp-gtp gtp_write 2.74 -37.7%"} {
+		"insns/ns cycles/insn", "gtp-gtp gtp_write 2.74 -37.7% 1.00 2.74", "gtp_read 4.40 +0.0% - -"} {
 		if !strings.Contains(flat, want) {
 			t.Errorf("lacks %q:\n%s", want, b.String())
 		}
