@@ -31,7 +31,8 @@ func (h *hardwareFlags) register(f *pflag.FlagSet) {
 		"(gtp=gtp+patched: a kci test run's patched kernel); default: the same name")
 	f.Float64Var(&h.floorNs, "hardware-floor", 0, "NS: bpf_stats' own floor on the sets' machine, ns a call (what it reads for a program "+
 		"that does nothing: go test -run '^$' -bench StatsFloor ./bpf there), taken off every call, so his rows compare "+
-		"with kci's call rows, which hold no clock reads")
+		"with kci's call rows, which hold no clock reads; one figure for every hook, where a path's hooks can differ "+
+		"(tc egress above ingress: docs/cost.md)")
 }
 
 // hardwareInput is the sets read and their trees mapped to kci's, checked.
