@@ -27,8 +27,9 @@ type HardwareTable struct {
 	Trees  map[string]string `json:"trees,omitempty"`
 	Rows   []HardwareRow     `json:"rows"`
 	Ratios []HardwareRatio   `json:"ratios"`
-	// Clocks are the programs' modelled cycles per the hardware's ns
-	// (ProgramClock), in ClockUnit; ClockMedian their median.
+	// Clocks are the programs' instructions and modelled cycles per the
+	// hardware's ns (ProgramClock), the cycles in ClockUnit ("" without
+	// the cache model); ClockMedian their median.
 	Clocks      []ProgramClock `json:"clocks,omitempty"`
 	ClockUnit   string         `json:"clock_unit,omitempty"`
 	ClockMedian float64        `json:"clock_median,omitempty"`
@@ -170,7 +171,10 @@ func BuildHardware(bt BenchTable, hw AggTable, trees map[string]string, floorNs 
 	ht.Ratios = hardwareRatios(bt, hw, pairs)
 	unit := callsUnit(bt)
 	if cs, med := programClocks(ht.Rows, unit); len(cs) > 0 {
-		ht.Clocks, ht.ClockUnit, ht.ClockMedian = cs, unit, med
+		ht.Clocks = cs
+		if !math.IsNaN(med) {
+			ht.ClockUnit, ht.ClockMedian = unit, med
+		}
 	}
 	return ht
 }

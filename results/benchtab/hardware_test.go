@@ -176,7 +176,11 @@ func unitRatio(t *testing.T, r HardwareRatio, metric string) UnitRatio {
 // seeds 1-3): ext costs 900 modelled cycles per packet more than none, cnt
 // 300, their BPF totals are 200 and 100 instruction-time ns, and their
 // programs' calls 400 and 100 modelled cycles.
-func cyclesBench(cpus int) BenchTable {
+func cyclesBench(cpus int) BenchTable { return callsBench(cpus, true) }
+
+// callsBench is cyclesBench's run, with the cache model's counts or
+// without (the plugin's instructions alone).
+func callsBench(cpus int, model bool) BenchTable {
 	run := runtest.MkRun(results.AccelTCG, results.ClockICount, 3, 0,
 		[]runtest.VarSpec{{Name: "none"}, {Name: "cnt", Progs: []string{"cnt_ingress"}}, {Name: "ext", Progs: []string{"ext_write"}}},
 		func(_ string, _ int, v, _ string) float64 { return map[string]float64{"cnt": 100, "ext": 200}[v] })
@@ -191,6 +195,12 @@ func cyclesBench(cpus int) BenchTable {
 			if calls := map[string]uint64{"cnt": 100, "ext": 400}[v.Variant]; calls > 0 {
 				prog := v.Programs[0].Name
 				v.Exact.Calls = []results.CallCount{{Name: "call:bpf:" + prog, Calls: 1000, Insns: 50_000, Cycles: calls * 1000}}
+			}
+			if !model {
+				v.Exact.Cycles, v.Exact.Model = 0, ""
+				for k := range v.Exact.Calls {
+					v.Exact.Calls[k].Cycles = 0
+				}
 			}
 		}
 	}
@@ -324,6 +334,28 @@ func TestHardwareFloor(t *testing.T) {
 	ht := BuildHardware(BuildBench(&results.Run{Schema: results.SchemaVersion, ID: "r"}), hw, nil, 20)
 	if ht.Unit != hw.Unit || ht.FloorNs != 20 {
 		t.Errorf("the table's unit %q and floor %v, want the sets' %q and 20", ht.Unit, ht.FloorNs, hw.Unit)
+	}
+}
+
+// Without the cache model the programs still get the hardware's
+// instructions a ns (the plugin counts the calls' instructions anyway),
+// and no cycles, median or unit: cnt_ingress and ext_write ran 50
+// instructions a packet, in 100 and 250 ns.
+func TestHardwareProgramInsnsWithoutModel(t *testing.T) {
+	bt := callsBench(2, false)
+	hw := BuildAgg("", []AggSet{
+		{Label: "s1", Variants: []AggEntry{{Variant: "ext-cnt", Costs: []results.ProgCost{{Name: "cnt_ingress", NsPerPkt: 100}}},
+			{Variant: "ext-ext", Costs: []results.ProgCost{{Name: "ext_write", NsPerPkt: 250}}}}},
+	})
+	ht := BuildHardware(bt, hw, nil, 0)
+	want := map[string]float64{"cnt_ingress": 0.5, "ext_write": 0.2}
+	if len(ht.Clocks) != 2 || ht.ClockUnit != "" || ht.ClockMedian != 0 {
+		t.Fatalf("clocks %+v in %q, median %v: want two programs, no cycles' unit or median", ht.Clocks, ht.ClockUnit, ht.ClockMedian)
+	}
+	for _, c := range ht.Clocks {
+		if math.Abs(c.InsnsPerNs-want[c.Program]) > 1e-9 || c.CyclesPerNs != 0 || c.CyclesPerInsn != 0 {
+			t.Errorf("%s: %+v, want %.1f insns/ns and no cycles", c.Program, c, want[c.Program])
+		}
 	}
 }
 

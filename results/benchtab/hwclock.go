@@ -17,8 +17,9 @@ import (
 type ProgramClock struct {
 	Variant string `json:"variant"` // kci's row
 	Program string `json:"program"`
-	// CyclesPerNs is kci's mean over its mean of the hardware's.
-	CyclesPerNs float64 `json:"cycles_per_ns"`
+	// CyclesPerNs is kci's mean over its mean of the hardware's (0
+	// without the cache model).
+	CyclesPerNs float64 `json:"cycles_per_ns,omitempty"`
 	// ErrPct is CyclesPerNs against the programs' median, in percent.
 	ErrPct float64 `json:"error_pct"`
 	// CyclesPerNs is the product of the two factors below, so a program
@@ -32,10 +33,12 @@ type ProgramClock struct {
 	CyclesPerInsn float64 `json:"cycles_per_insn,omitempty"`
 }
 
-// programClocks are the rows' programs with both numbers, and the median
-// of their cycles per ns (NaN with none). A program the hardware read at
-// no more than MinHardwareNs a packet is left out: there the floor
-// (--hardware-floor) and the sets' spread are most of the number.
+// programClocks are the rows' programs with the hardware's number and
+// kci's instructions or modelled cycles (unit) in their calls, and the
+// median of their cycles per ns (NaN without the cache model's cycles).
+// A program the hardware read at no more than MinHardwareNs a packet is
+// left out: there the floor (--hardware-floor) and the sets' spread are
+// most of the number.
 func programClocks(rows []HardwareRow, unit string) ([]ProgramClock, float64) {
 	var out []ProgramClock
 	var all []float64
@@ -43,24 +46,31 @@ func programClocks(rows []HardwareRow, unit string) ([]ProgramClock, float64) {
 		if r.Program == verdict.TotalRow || !(r.HW.Mean > MinHardwareNs) {
 			continue
 		}
+		pc := ProgramClock{Variant: r.Variant, Program: r.Program}
+		if r.Insns != nil && r.Insns.Mean > 0 {
+			pc.InsnsPerNs = r.Insns.Mean / r.HW.Mean
+		}
 		for _, v := range r.KCI {
 			if v.Unit == unit && v.Mean > 0 {
-				c := v.Mean / r.HW.Mean
-				pc := ProgramClock{Variant: r.Variant, Program: r.Program, CyclesPerNs: c}
-				if r.Insns != nil && r.Insns.Mean > 0 {
-					pc.InsnsPerNs, pc.CyclesPerInsn = r.Insns.Mean/r.HW.Mean, v.Mean/r.Insns.Mean
+				pc.CyclesPerNs = v.Mean / r.HW.Mean
+				if pc.InsnsPerNs > 0 {
+					pc.CyclesPerInsn = v.Mean / r.Insns.Mean
 				}
-				out = append(out, pc)
-				all = append(all, c)
+				all = append(all, pc.CyclesPerNs)
 			}
+		}
+		if pc.CyclesPerNs > 0 || pc.InsnsPerNs > 0 {
+			out = append(out, pc)
 		}
 	}
 	if len(all) == 0 {
-		return nil, math.NaN()
+		return out, math.NaN()
 	}
 	med := stats.Median(all)
 	for i := range out {
-		out[i].ErrPct = 100 * (out[i].CyclesPerNs/med - 1)
+		if out[i].CyclesPerNs > 0 {
+			out[i].ErrPct = 100 * (out[i].CyclesPerNs/med - 1)
+		}
 	}
 	return out, med
 }

@@ -42,7 +42,14 @@ func HardwareText(w io.Writer, ht benchtab.HardwareTable, model string) error {
 	for _, t := range hwTrees {
 		fmt.Fprintf(&tail, "the hardware's %s-* variants are kci's %s-* rows (--hardware-tree)\n", t, ht.Trees[t])
 	}
-	if len(ht.Clocks) > 0 {
+	if len(ht.Clocks) > 0 && ht.ClockUnit == "" {
+		fmt.Fprintf(&tail, "\nper program, kci's exact instructions in its calls per the hardware's ns: what the "+
+			"hardware retired a ns (at f GHz its IPC is insns/ns ÷ f; programs the hardware read at %g ns or less "+
+			"are left out):\n", benchtab.MinHardwareNs)
+		b.WriteString(lines.Fold(tail.String(), lines.Width))
+		tail.Reset()
+		b.WriteString(insnsTable(ht).text(""))
+	} else if len(ht.Clocks) > 0 {
 		fmt.Fprintf(&tail, "\nper program, kci's %s [%d] per the hardware's ns: one figure for all if the model "+
 			"charged each program what the hardware spends; their median, %.2f, stands for the hardware's clock, "+
 			"and a program above it is one the model charges more than the others for the hardware's time, "+
@@ -147,11 +154,29 @@ func clockTable(ht benchtab.HardwareTable) *table {
 		if c.Variant != last {
 			name, last = c.Variant, c.Variant
 		}
+		if c.CyclesPerNs == 0 {
+			continue // no cycles in its calls
+		}
 		insns, cpi := "-", "-"
 		if c.InsnsPerNs > 0 {
 			insns, cpi = fmt.Sprintf("%.2f", c.InsnsPerNs), fmt.Sprintf("%.2f", c.CyclesPerInsn)
 		}
 		t.add(name, c.Program, fmt.Sprintf("%.2f", c.CyclesPerNs), fmtErrPct(c.ErrPct), insns, cpi)
+	}
+	return t
+}
+
+// insnsTable: a line per program with the hardware's instructions a ns
+// (no cache model ran).
+func insnsTable(ht benchtab.HardwareTable) *table {
+	t := &table{header: []string{"variant", "prog", "insns/ns"}, right: []bool{false, false, true}}
+	last := ""
+	for _, c := range ht.Clocks {
+		name := ""
+		if c.Variant != last {
+			name, last = c.Variant, c.Variant
+		}
+		t.add(name, c.Program, fmt.Sprintf("%.2f", c.InsnsPerNs))
 	}
 	return t
 }

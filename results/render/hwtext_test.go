@@ -95,3 +95,25 @@ func TestHardwareTextClocks(t *testing.T) {
 		}
 	}
 }
+
+// Without the cache model the table is the hardware's instructions a ns
+// alone, under a legend that says what they are.
+func TestHardwareTextInsnsOnly(t *testing.T) {
+	ht := benchtab.HardwareTable{Sets: []string{"s1"}, Unit: benchtab.HardwareUnit,
+		Rows: []benchtab.HardwareRow{{Variant: "gtp-gtp", Hardware: "gtp-gtp", Program: "gtp_write", HW: benchtab.Spread{Mean: 521, N: 1}}},
+		Clocks: []benchtab.ProgramClock{{Variant: "gtp-gtp", Program: "gtp_write", InsnsPerNs: 1.04}}}
+	var b strings.Builder
+	if err := HardwareText(&b, ht, ""); err != nil {
+		t.Fatal(err)
+	}
+	flat := strings.Join(strings.Fields(b.String()), " ")
+	for _, want := range []string{"per program, kci's exact instructions in its calls per the hardware's ns",
+		"variant prog insns/ns gtp-gtp gtp_write 1.04"} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("lacks %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(flat, "cycles/ns") || strings.Contains(flat, "median") {
+		t.Errorf("cycles' columns without the cache model:\n%s", b.String())
+	}
+}
