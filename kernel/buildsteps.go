@@ -5,17 +5,16 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/kci-dev/kci/internal/cachedir"
 	"github.com/kci-dev/kci/internal/fsutil"
+	"github.com/kci-dev/kci/internal/proc"
 )
 
 // The steps of Cache.Build, in the order it calls them. Each returns its
@@ -242,6 +241,14 @@ func (b *buildRun) configure() error {
 	})
 }
 
+// configTimeout is a hang guard for the config steps, not a speed
+// expectation. Each parses every Kconfig file and runs the compiler for
+// every cc-option test in it: 10-40 s of CPU. make runs at buildNice, so
+// beside a busy machine's full-priority work it gets a few percent of a
+// CPU: on two CPUs under a test run's builds and linters, a tinyconfig
+// outlived the 5 minutes this once was.
+const configTimeout = 30 * time.Minute
+
 // baseConfig puts the starting .config in place: the parent's for a leaf
 // build, else tinyconfig, defconfig or the given file.
 func (b *buildRun) baseConfig() error {
@@ -255,7 +262,7 @@ func (b *buildRun) baseConfig() error {
 		if base == "defconfig" {
 			target = "x86_64_defconfig"
 		}
-		if _, err := b.make(5*time.Minute, target); err != nil {
+		if _, err := b.make(configTimeout, target); err != nil {
 			return infra("make "+target, err)
 		}
 		return nil
@@ -274,7 +281,11 @@ func (b *buildRun) mergeAndVerify() error {
 	if err := os.WriteFile(cfg, mergeInto(cur, b.frags), 0o644); err != nil {
 		return infra("config", err)
 	}
-	if out, err := b.make(5*time.Minute, "olddefconfig"); err != nil {
+	if out, err := b.make(configTimeout, "olddefconfig"); err != nil {
+		if _, exited := proc.ExitCode(err); !exited {
+			// Killed at the deadline, or never started: the machine's.
+			return infra("make olddefconfig", err)
+		}
 		// A Kconfig syntax error is the patch's.
 		return &BuildError{First: firstError(out), Log: b.logPath, Tail: tail(out, 20)}
 	}
@@ -288,8 +299,8 @@ func (b *buildRun) mergeAndVerify() error {
 	return nil
 }
 
-// compile makes bzImage. make's own failure is the patch's; failing to
-// run make at all is the machine's.
+// compile makes bzImage. make's exit status is the patch's; make killed
+// or failing to run at all is the machine's.
 func (b *buildRun) compile() error {
 	return b.timed("build", func() error {
 		to := b.opt.Timeout
@@ -303,10 +314,10 @@ func (b *buildRun) compile() error {
 		if b.ctx.Err() != nil {
 			return b.ctx.Err()
 		}
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
+		if _, exited := proc.ExitCode(err); exited {
 			return &BuildError{First: firstError(out), Log: b.logPath, Tail: tail(out, 20)}
 		}
+		// Killed (its deadline, a signal) or never started.
 		return infra("make", err)
 	})
 }

@@ -314,6 +314,49 @@ func TestBuildMakeFailureIsBuildError(t *testing.T) {
 	}
 }
 
+// Makes olddefconfig exit the way a Kconfig syntax error does, or kills
+// make there (a deadline's SIGKILL, the OOM killer).
+const (
+	kconfigErrPatch = `--- a/Makefile
++++ b/Makefile
+@@ -8,3 +8,4 @@
+ olddefconfig:
++	@echo "Kconfig:3: syntax error" && false
+ 	@test -f $(O)/.config
+ bzImage:
+`
+	killedConfigPatch = `--- a/Makefile
++++ b/Makefile
+@@ -8,3 +8,4 @@
+ olddefconfig:
++	@kill -KILL $$PPID
+ 	@test -f $(O)/.config
+ bzImage:
+`
+)
+
+// olddefconfig's exit status is the patch's (a Kconfig it broke); make
+// killed there is the machine's, never blamed on the patch.
+func TestOlddefconfigFailureByWhoseFault(t *testing.T) {
+	c, base := fakeBase(t)
+	ctx := context.Background()
+	frag := writeConfig(t, "CONFIG_FAKE=y\n")
+	build := func(patch string) error {
+		req := Request{Base: base, Fragments: []string{frag}, Patches: []Patch{diffPatch("cfg.diff", "cfg", patch)}}
+		_, err := c.Build(ctx, req, Options{})
+		return err
+	}
+	var be *BuildError
+	if err := build(kconfigErrPatch); !errors.As(err, &be) {
+		t.Errorf("Kconfig error: got %v (%T), want *BuildError", err, err)
+	}
+	err := build(killedConfigPatch)
+	var ie *InfraError
+	if !errors.As(err, &ie) || errors.As(err, &be) || !strings.Contains(err.Error(), "olddefconfig") {
+		t.Errorf("make killed in olddefconfig: got %v (%T), want *InfraError naming the step", err, err)
+	}
+}
+
 // A requested option the final config lacks is a *ConfigError naming it.
 func TestBuildConfigViolation(t *testing.T) {
 	c, base := fakeBase(t)

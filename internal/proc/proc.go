@@ -75,8 +75,9 @@ type Cmd struct {
 // was killed, or outlived its deadline or its context.
 type Error struct {
 	Command string // name and arguments
-	// Err is ctx.Err() when the deadline or a cancel ended the command,
-	// else exec's error: an *exec.ExitError for an exit status.
+	// Err is a *TimeoutError when the command's own Timeout ended it,
+	// ctx.Err() when the caller's context did, else exec's error: an
+	// *exec.ExitError for an exit status.
 	Err error
 	// Tail is the end of the output (of stderr with StdoutOnly); empty on
 	// timeout and cancel, whose output explains nothing.
@@ -91,6 +92,18 @@ func (e *Error) Error() string {
 }
 
 func (e *Error) Unwrap() error { return e.Err }
+
+// TimeoutError is a command's own deadline (Cmd.Timeout) passing: it was
+// killed then. It is context.DeadlineExceeded to errors.Is, and says in
+// plain words how long the command had, which a bare "context deadline
+// exceeded" does not.
+type TimeoutError struct{ After time.Duration }
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("did not finish within %v, killed", e.After)
+}
+
+func (e *TimeoutError) Unwrap() error { return context.DeadlineExceeded }
 
 // ExitCode is the status a command exited with on its own: (0, true) for
 // err == nil, (status, true) for an exit status, and ok false when it was
@@ -124,6 +137,7 @@ type Process struct {
 	c      Cmd
 	cmd    *exec.Cmd
 	ctx    context.Context
+	parent context.Context // the caller's: its end is not the command's timeout
 	cancel context.CancelFunc
 	out    bytes.Buffer // what Wait returns
 	errOut bytes.Buffer // stderr with StdoutOnly, for the error's tail
@@ -131,7 +145,7 @@ type Process struct {
 
 // Start starts c for a caller that does other work while it runs.
 func (c Cmd) Start(ctx context.Context) (*Process, error) {
-	p := &Process{c: c}
+	p := &Process{c: c, parent: ctx}
 	if c.Timeout > 0 {
 		p.ctx, p.cancel = context.WithTimeout(ctx, c.Timeout)
 	} else {
@@ -263,7 +277,11 @@ func (p *Process) Wait() ([]byte, error) {
 		return out, nil
 	}
 	if p.ctx.Err() != nil {
-		return out, &Error{Command: p.c.String(), Err: p.ctx.Err()}
+		cause := p.ctx.Err()
+		if p.parent.Err() == nil && errors.Is(cause, context.DeadlineExceeded) {
+			cause = &TimeoutError{After: p.c.Timeout}
+		}
+		return out, &Error{Command: p.c.String(), Err: cause}
 	}
 	evidence := out
 	if p.c.StdoutOnly {

@@ -82,6 +82,10 @@ func TestTimeoutKillsTheProcessGroup(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.HasPrefix(err.Error(), "sh -c sleep 60 &") {
 		t.Errorf("timeout error = %v, want the command and context.DeadlineExceeded", err)
 	}
+	var te *TimeoutError
+	if !errors.As(err, &te) || te.After != c.Timeout || !strings.HasSuffix(err.Error(), ": did not finish within 300ms, killed") {
+		t.Errorf("timeout error = %v, want a *TimeoutError saying it had 300ms", err)
+	}
 	b, rerr := os.ReadFile(pidFile)
 	if rerr != nil {
 		t.Fatal(rerr)
@@ -117,6 +121,20 @@ func TestCancelReportsContextCanceled(t *testing.T) {
 	_, err := sh("sleep 60").Run(ctx)
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("cancel: error = %v, want context.Canceled", err)
+	}
+}
+
+// The caller's deadline is the caller's to word: the command's own
+// Timeout (longer here) did not pass, so no TimeoutError claims it did.
+func TestCallersDeadlineIsNotTheCommandsTimeout(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	c := sh("sleep 60")
+	c.Timeout = time.Minute
+	_, err := c.Run(ctx)
+	var te *TimeoutError
+	if !errors.Is(err, context.DeadlineExceeded) || errors.As(err, &te) {
+		t.Errorf("caller's deadline: error = %v, want context.DeadlineExceeded and no *TimeoutError", err)
 	}
 }
 
