@@ -114,7 +114,7 @@ func CapsOf(c *wire.Caps) *Caps {
 	}
 	return &Caps{
 		Kfuncs: maps.Clone(c.Kfuncs), Tracepoints: maps.Clone(c.Tracepoints), MapTypes: maps.Clone(c.MapTypes),
-		TCX: c.TCX, Links: maps.Clone(c.Links),
+		TCX: c.TCX, Links: maps.Clone(c.Links), XDPHelpers: maps.Clone(c.XDPHelpers),
 	}
 }
 

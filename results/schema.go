@@ -105,6 +105,7 @@ type Caps struct {
 	MapTypes    map[string]bool `json:"map_types"`
 	TCX         bool            `json:"tcx"`
 	Links       map[string]bool `json:"links,omitempty"`
+	XDPHelpers  map[string]bool `json:"xdp_helpers,omitempty"`
 }
 
 // Cell is one survival matrix cell as one boot observed it.

@@ -23,6 +23,10 @@ type Caps struct {
 	MapTypes    map[string]bool `json:"map_types"`
 	TCX         bool            `json:"tcx"`
 	Links       map[string]bool `json:"links,omitempty"` // device kinds the kernel can create (veth, ipip, gre)
+	// XDPHelpers are the helpers an XDP program may call, by loading one
+	// that calls it: a kernel can refuse one its BTF names (a sandbox
+	// host's refused bpf_xdp_adjust_meta).
+	XDPHelpers map[string]bool `json:"xdp_helpers,omitempty"`
 }
 
 // Cell is one survival matrix cell.

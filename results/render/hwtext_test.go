@@ -100,7 +100,7 @@ func TestHardwareTextClocks(t *testing.T) {
 // alone, under a legend that says what they are.
 func TestHardwareTextInsnsOnly(t *testing.T) {
 	ht := benchtab.HardwareTable{Sets: []string{"s1"}, Unit: benchtab.HardwareUnit,
-		Rows: []benchtab.HardwareRow{{Variant: "gtp-gtp", Hardware: "gtp-gtp", Program: "gtp_write", HW: benchtab.Spread{Mean: 521, N: 1}}},
+		Rows:   []benchtab.HardwareRow{{Variant: "gtp-gtp", Hardware: "gtp-gtp", Program: "gtp_write", HW: benchtab.Spread{Mean: 521, N: 1}}},
 		Clocks: []benchtab.ProgramClock{{Variant: "gtp-gtp", Program: "gtp_write", InsnsPerNs: 1.04}}}
 	var b strings.Builder
 	if err := HardwareText(&b, ht, ""); err != nil {

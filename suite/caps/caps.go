@@ -13,6 +13,7 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	"github.com/cilium/ebpf/btf"
+	"github.com/cilium/ebpf/features"
 	"github.com/cilium/ebpf/link"
 	"github.com/vishvananda/netlink"
 	"golang.org/x/sys/unix"
@@ -29,6 +30,7 @@ var (
 	}
 	probedTracepoints = []string{"skb_free", "skb_copy", "skb_scrub", "kfree_skb", "consume_skb"}
 	probedLinks       = []string{"veth", "ipip", "gre"}
+	probedXDPHelpers  = map[string]asm.BuiltinFunc{"bpf_xdp_adjust_meta": asm.FnXdpAdjustMeta}
 	// kfuncs every kernel with kfunc BTF tags marks; if one carries the
 	// tag, the BTF has tags and an untagged function is not a kfunc.
 	tagWitnesses = []string{"bpf_cast_to_kern_ctx", "bpf_rcu_read_lock", "bpf_dynptr_slice"}
@@ -105,6 +107,26 @@ func probeTCX() (bool, error) {
 	return true, l.Close()
 }
 
+// probeXDPHelpers loads, for each helper, an XDP program that calls it:
+// the kernel's own answer, which its BTF does not give (a kernel may
+// name a helper and refuse it to the program type).
+func probeXDPHelpers() (map[string]bool, error) {
+	out := map[string]bool{}
+	var errs []error
+	for name, fn := range probedXDPHelpers {
+		err := features.HaveProgramHelper(ebpf.XDP, fn)
+		switch {
+		case err == nil:
+			out[name] = true
+		case errors.Is(err, ebpf.ErrNotSupported):
+			out[name] = false
+		default:
+			errs = append(errs, fmt.Errorf("XDP helper probe %s: %w", name, err))
+		}
+	}
+	return out, errors.Join(errs...)
+}
+
 // probeLinks tries to create each kind of device the survival paths use,
 // in a scratch namespace; "not supported" from the kernel means absent.
 func probeLinks() (map[string]bool, error) {
@@ -149,12 +171,14 @@ func Probe(kernel *btf.Spec) (wire.Caps, error) {
 	errs = append(errs, err)
 	c.Links, err = probeLinks()
 	errs = append(errs, err)
+	c.XDPHelpers, err = probeXDPHelpers()
+	errs = append(errs, err)
 	return c, errors.Join(errs...)
 }
 
 // Requirement is one capability a variant or carrier needs.
 type Requirement struct {
-	kind string // kfunc | tracepoint | map type | link
+	kind string // kfunc | tracepoint | map type | link | XDP helper
 	name string
 }
 
@@ -168,6 +192,9 @@ func Tracepoint(n string) Requirement { return Requirement{"tracepoint", n} }
 
 // MapType needs the map type n of enum bpf_map_type.
 func MapType(n string) Requirement { return Requirement{"map type", n} }
+
+// XDPHelper needs an XDP program to be let call the helper n.
+func XDPHelper(n string) Requirement { return Requirement{"XDP helper", n} }
 
 // LinkKind needs devices of kind n (veth, ipip, gre).
 func LinkKind(n string) Requirement { return Requirement{"link", n} }
@@ -183,6 +210,8 @@ func has(c wire.Caps, r Requirement) bool {
 		return c.MapTypes[r.name]
 	case "link":
 		return c.Links[r.name]
+	case "XDP helper":
+		return c.XDPHelpers[r.name]
 	}
 	return false
 }

@@ -28,7 +28,8 @@ func carriers() []carrierDef {
 			requires: []caps.Requirement{caps.Kfunc("bpf_dynptr_from_skb_ext"), caps.Kfunc("bpf_dynptr_slice"), caps.Kfunc("bpf_dynptr_slice_rdwr")}},
 		{name: "skb-ptr-map", writer: "surv_map_write", reader: "surv_map_read"},
 		{name: "skb-mark", writer: "surv_mark_write", reader: "surv_mark_read"},
-		{name: "xdp-meta", writer: "surv_xdp_write", reader: "surv_xdp_read", xdp: true},
+		{name: "xdp-meta", writer: "surv_xdp_write", reader: "surv_xdp_read", xdp: true,
+			requires: []caps.Requirement{caps.XDPHelper("bpf_xdp_adjust_meta")}},
 	}
 }
 

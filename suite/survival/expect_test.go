@@ -15,6 +15,7 @@ func stockCaps() wire.Caps {
 		MapTypes:    map[string]bool{"BPF_MAP_TYPE_HASH": true, "BPF_MAP_TYPE_LRU_PERCPU_HASH": true},
 		TCX:         true,
 		Links:       map[string]bool{"veth": true, "ipip": true, "gre": true},
+		XDPHelpers:  map[string]bool{"bpf_xdp_adjust_meta": true},
 	}
 }
 
@@ -118,6 +119,23 @@ func TestExpectMissingLink(t *testing.T) {
 	o := expect(carriers()[1], gre, caps)
 	if o.expected != skip || o.reason != "kernel lacks link gre" {
 		t.Errorf("without gre: %+v, want skip naming link gre", o)
+	}
+}
+
+// A kernel that refuses XDP programs bpf_xdp_adjust_meta (a sandbox
+// host's does, though its BTF names the helper) skips the xdp-meta row
+// naming the helper, and only that row.
+func TestExpectRefusedXDPHelper(t *testing.T) {
+	caps := stockCaps()
+	caps.XDPHelpers["bpf_xdp_adjust_meta"] = false
+	for _, c := range carriers() {
+		for _, p := range paths() {
+			o := expect(c, p, caps)
+			refused := o.expected == skip && o.reason == "kernel lacks XDP helper bpf_xdp_adjust_meta"
+			if refused != (c.name == "xdp-meta") {
+				t.Errorf("without bpf_xdp_adjust_meta, %s × %s: %+v", c.name, p.name, o)
+			}
+		}
 	}
 }
 
