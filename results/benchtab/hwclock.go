@@ -18,16 +18,15 @@ type ProgramClock struct {
 	Variant string `json:"variant"` // kci's row
 	Program string `json:"program"`
 	// CyclesPerNs is kci's mean over its mean of the hardware's (0
-	// without the cache model).
+	// without the cache model). It is InsnsPerNs times CyclesPerInsn, so
+	// a program off the median is off by what the model charges an
+	// instruction, by how fast the hardware ran them, or both.
 	CyclesPerNs float64 `json:"cycles_per_ns,omitempty"`
 	// ErrPct is CyclesPerNs against the programs' median, in percent.
 	ErrPct float64 `json:"error_pct"`
-	// CyclesPerNs is the product of the two factors below, so a program
-	// off the median is off by what the model charges an instruction, by
-	// how fast the hardware ran them, or both; 0 without kci's
-	// instruction counts.
 	// InsnsPerNs is kci's exact instructions over the hardware's ns: what
-	// the hardware retired a ns (at a clock of f GHz, its IPC is this / f).
+	// the hardware retired a ns (at a clock of f GHz, its IPC is this / f);
+	// 0 without kci's instruction counts.
 	InsnsPerNs float64 `json:"insns_per_ns,omitempty"`
 	// CyclesPerInsn is the model's cycles an instruction in the calls.
 	CyclesPerInsn float64 `json:"cycles_per_insn,omitempty"`
